@@ -1,0 +1,89 @@
+#include "core/allocator.h"
+
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "core/config.h"
+#include "core/error.h"
+
+namespace rg {
+
+// Defined in core/cuda/cuda_allocator.cpp, compiled only into CUDA builds.
+Allocator& cuda_allocator(int index);
+
+namespace {
+
+constexpr int kMaxCudaDevices = 64;
+
+struct Counters {
+  std::atomic<int64_t> current{0};
+  std::atomic<int64_t> peak{0};
+  std::atomic<int64_t> allocations{0};
+};
+
+Counters& counters(const Device& device) {
+  static std::array<Counters, kMaxCudaDevices + 1> all;
+  if (device.is_cpu()) return all[0];
+  RG_CHECK(device.index >= 0 && device.index < kMaxCudaDevices, "invalid device ", device);
+  return all[device.index + 1];
+}
+
+class CpuAllocator final : public Allocator {
+ public:
+  // 64 bytes: a cache line and one AVX-512 register, so vector loads never split lines.
+  static constexpr std::size_t kAlignment = 64;
+
+  void* allocate(std::size_t nbytes) override {
+    const std::size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
+    void* ptr = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+    RG_CHECK(ptr != nullptr, "cpu allocator: out of memory allocating ", nbytes, " bytes (",
+             memory_stats(Device::cpu()).current_bytes, " bytes in use)");
+    record_allocation(Device::cpu(), static_cast<int64_t>(nbytes));
+    return ptr;
+  }
+  void deallocate(void* ptr, std::size_t nbytes) override {
+    std::free(ptr);
+    record_deallocation(Device::cpu(), static_cast<int64_t>(nbytes));
+  }
+};
+
+}  // namespace
+
+Allocator& allocator_for(const Device& device) {
+  static CpuAllocator cpu;
+  if (device.is_cpu()) return cpu;
+  if constexpr (kWithCuda) {
+    check_device_available(device);
+    return cuda_allocator(device.index);
+  } else {
+    check_device_available(device);  // throws: no CUDA backend
+    return cpu;
+  }
+}
+
+void record_allocation(const Device& device, int64_t nbytes) {
+  Counters& c = counters(device);
+  const int64_t now = c.current.fetch_add(nbytes) + nbytes;
+  int64_t peak = c.peak.load();
+  while (now > peak && !c.peak.compare_exchange_weak(peak, now)) {
+  }
+  c.allocations.fetch_add(1);
+}
+
+void record_deallocation(const Device& device, int64_t nbytes) {
+  counters(device).current.fetch_sub(nbytes);
+}
+
+MemoryStats memory_stats(const Device& device) {
+  Counters& c = counters(device);
+  return {c.current.load(), c.peak.load(), c.allocations.load()};
+}
+
+void reset_peak_memory(const Device& device) {
+  Counters& c = counters(device);
+  c.peak.store(c.current.load());
+}
+
+}  // namespace rg

@@ -1,0 +1,106 @@
+#pragma once
+// Autograd: a dynamic tape. Each differentiable op creates a Node that keeps only what its
+// backward needs and points (Edges) at the nodes that produced its inputs. backward() runs the
+// nodes reachable from the root in dependency order and accumulates into the leaves' .grad.
+//
+// How an op records itself (see ops/relu/relu.cpp for a complete example):
+//
+//   Tensor out = ...forward...;
+//   if (needs_grad({x})) {
+//     auto node = std::make_shared<ReluBackward>(saved(out));   // saved() detaches: no cycles
+//     record(node, {x}, {&out});
+//   }
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace rg {
+
+struct Edge {
+  std::shared_ptr<Node> node;  // null: that input needs no gradient
+  int input_nr = 0;            // which output of `node` the gradient flows into
+};
+
+// What the engine needs to know about each output of a node, to check incoming gradients and
+// to create zeros for outputs that got none.
+struct OutputMeta {
+  Shape shape;
+  DType dtype = DType::f32;
+  Device device;
+};
+
+uint64_t next_sequence_nr();  // creation order of nodes, for the engine's schedule
+
+class Node {
+ public:
+  virtual ~Node() = default;
+  virtual std::string name() const = 0;
+  // Gradients w.r.t. the inputs (one per next edge, undefined where none), given one defined
+  // gradient per output. Runs with grad mode off.
+  virtual std::vector<Tensor> apply(const std::vector<Tensor>& grad_outputs) = 0;
+  // Frees saved tensors after a backward without retain_graph.
+  virtual void release_saved() {}
+
+  std::vector<Edge> next_edges;
+  std::vector<OutputMeta> outputs;
+  bool released = false;  // set after backward without retain_graph
+  uint64_t sequence_nr = next_sequence_nr();
+};
+
+// Accumulates into a leaf's .grad and runs its post-accumulate hooks.
+class AccumulateGrad : public Node {
+ public:
+  // Runs as soon as it is ready (highest priority), so hooks fire early.
+  explicit AccumulateGrad(std::weak_ptr<TensorImpl> leaf) : leaf_(std::move(leaf)) {
+    sequence_nr = UINT64_MAX;
+  }
+  std::string name() const override { return "AccumulateGrad"; }
+  std::vector<Tensor> apply(const std::vector<Tensor>& grad_outputs) override;
+
+ private:
+  std::weak_ptr<TensorImpl> leaf_;  // weak: the leaf owns its accumulator, not the reverse
+};
+
+// ---- grad mode -----------------------------------------------------------------------------
+struct GradMode {
+  static bool is_enabled();
+  static void set_enabled(bool enabled);
+};
+
+// Disables graph recording in its scope (torch.no_grad()).
+class NoGradGuard {
+ public:
+  NoGradGuard() : previous_(GradMode::is_enabled()) { GradMode::set_enabled(false); }
+  ~NoGradGuard() { GradMode::set_enabled(previous_); }
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// ---- helpers for ops -----------------------------------------------------------------------
+// True when grad mode is on and any defined input requires grad.
+bool needs_grad(std::initializer_list<Tensor> inputs);
+bool needs_grad(const std::vector<Tensor>& inputs);
+// A tensor safe to keep in a node: same data, no history (keeping the output itself would make
+// a cycle output -> node -> output).
+Tensor saved(const Tensor& t);
+// Connects node to the inputs (next edges) and makes it the grad_fn of the outputs.
+void record(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs,
+            const std::vector<Tensor*>& outputs);
+// Reduces a broadcast gradient back to `shape` by summing over broadcast dims.
+// (Defined in core because the engine-level view ops need it too.)
+Tensor sum_to_shape(const Tensor& grad, const Shape& shape);
+// acc += g elementwise (same shape); the engine's gradient accumulation.
+void add_inplace(const Tensor& acc, const Tensor& g);
+
+// ---- the engine ----------------------------------------------------------------------------
+void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
+                  bool retain_graph);
+
+}  // namespace rg

@@ -1,0 +1,162 @@
+// Copies between layouts, dtypes and devices: the kernel behind contiguous(), clone(), to(),
+// fill_ and gradient accumulation.
+#include <cstring>
+
+#include "core/autograd.h"
+#include "core/config.h"
+#include "core/dispatch.h"
+#include "core/strided_loop.h"
+#include "core/tensor.h"
+#include "core/thread_pool.h"
+
+namespace rg {
+
+// Defined in core/cuda/cuda_memory.cpp, compiled only into CUDA builds.
+void cuda_copy_bytes(void* dst, const Device& dst_device, const void* src, const Device& src_device,
+                     std::size_t nbytes);
+void cuda_fill(void* dst, const Device& device, DType dtype, int64_t n, double value);
+
+namespace {
+
+constexpr int64_t kCopyGrain = 1 << 15;
+
+void copy_cpu(const Tensor& dst, const Tensor& src) {
+  if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous()) {
+    std::memcpy(dst.data_ptr(), src.data_ptr(), dst.nbytes());
+    return;
+  }
+  dispatch_all(dst.dtype(), [&](auto dst_tag) {
+    using D = decltype(dst_tag);
+    dispatch_all(src.dtype(), [&](auto src_tag) {
+      using S = decltype(src_tag);
+      D* out = static_cast<D*>(dst.data_ptr());
+      const S* in = static_cast<const S*>(src.data_ptr());
+      const Shape& shape = dst.shape();
+      const Shape& ds = dst.strides();
+      const Shape& ss = src.strides();
+      parallel_for(dst.numel(), kCopyGrain, [&](int64_t begin, int64_t end) {
+        strided_loop<2>(shape, {&ds, &ss}, begin, end,
+                        [&](const std::array<int64_t, 2>& o) { out[o[0]] = convert<D>(in[o[1]]); });
+      });
+    });
+  });
+}
+
+class IdentityBackward : public Node {
+ public:
+  std::string name() const override { return "CloneBackward"; }
+  std::vector<Tensor> apply(const std::vector<Tensor>& g) override { return {g[0]}; }
+};
+
+class ToDTypeBackward : public Node {
+ public:
+  explicit ToDTypeBackward(DType src) : src_(src) {}
+  std::string name() const override { return "ToDTypeBackward"; }
+  std::vector<Tensor> apply(const std::vector<Tensor>& g) override { return {g[0].to(src_)}; }
+
+ private:
+  DType src_;
+};
+
+class ToDeviceBackward : public Node {
+ public:
+  explicit ToDeviceBackward(Device src) : src_(src) {}
+  std::string name() const override { return "ToDeviceBackward"; }
+  std::vector<Tensor> apply(const std::vector<Tensor>& g) override { return {g[0].to(src_)}; }
+
+ private:
+  Device src_;
+};
+
+}  // namespace
+
+void copy_strided(const Tensor& dst, const Tensor& src) {
+  RG_CHECK(dst.shape() == src.shape(), "copy: shape mismatch, destination ", dst.describe(),
+           " and source ", src.describe());
+  if (dst.numel() == 0) return;
+  if (dst.device().is_cpu() && src.device().is_cpu()) return copy_cpu(dst, src);
+  if constexpr (kWithCuda) {
+    if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous()) {
+      cuda_copy_bytes(dst.data_ptr(), dst.device(), src.data_ptr(), src.device(), dst.nbytes());
+      return;
+    }
+    // A converting or strided copy touching a GPU goes through the host for now.
+    if (!src.device().is_cpu()) {
+      RG_CHECK(src.is_contiguous(), "copy: strided sources on ", src.device(),
+               " are not supported yet, got ", src.describe());
+      Tensor host = empty(src.shape(), {src.dtype(), Device::cpu()});
+      cuda_copy_bytes(host.data_ptr(), host.device(), src.data_ptr(), src.device(), host.nbytes());
+      return copy_strided(dst, host);
+    }
+    Tensor host = empty(dst.shape(), {dst.dtype(), Device::cpu()});
+    copy_cpu(host, src);
+    RG_CHECK(dst.is_contiguous(), "copy: strided destinations on ", dst.device(),
+             " are not supported yet, got ", dst.describe());
+    cuda_copy_bytes(dst.data_ptr(), dst.device(), host.data_ptr(), host.device(), host.nbytes());
+  } else {
+    fail("copy: ", dst.describe(), " <- ", src.describe(), ": this build has no CUDA backend");
+  }
+}
+
+void fill_(const Tensor& dst, double value) {
+  if (dst.numel() == 0) return;
+  if (dst.device().is_cuda()) {
+    if constexpr (kWithCuda) {
+      RG_CHECK(dst.is_contiguous(), "fill_: strided tensors on CUDA are not supported yet, got ",
+               dst.describe());
+      return cuda_fill(dst.data_ptr(), dst.device(), dst.dtype(), dst.numel(), value);
+    }
+    fail("fill_: ", dst.describe(), ": this build has no CUDA backend");
+  }
+  dispatch_all(dst.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T v = convert<T>(value);
+    T* out = static_cast<T*>(dst.data_ptr());
+    const Shape& shape = dst.shape();
+    const Shape& st = dst.strides();
+    if (dst.is_contiguous()) {
+      parallel_for(dst.numel(), kCopyGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) out[i] = v;
+      });
+    } else {
+      parallel_for(dst.numel(), kCopyGrain, [&](int64_t b, int64_t e) {
+        strided_loop<1>(shape, {&st}, b, e,
+                        [&](const std::array<int64_t, 1>& o) { out[o[0]] = v; });
+      });
+    }
+  });
+}
+
+Tensor Tensor::contiguous() const {
+  if (is_contiguous()) return *this;
+  return clone();
+}
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(shape(), {dtype(), device()});
+  {
+    NoGradGuard no_grad;
+    copy_strided(out, *this);
+  }
+  if (needs_grad({*this})) record(std::make_shared<IdentityBackward>(), {*this}, {&out});
+  return out;
+}
+
+Tensor Tensor::to(DType target) const {
+  if (target == dtype()) return *this;
+  Tensor out = empty(shape(), {target, device()});
+  copy_strided(out, *this);
+  if (needs_grad({*this}) && is_floating(target))
+    record(std::make_shared<ToDTypeBackward>(dtype()), {*this}, {&out});
+  return out;
+}
+
+Tensor Tensor::to(Device target) const {
+  if (target == device()) return *this;
+  Tensor out = empty(shape(), {dtype(), target});
+  copy_strided(out, contiguous());
+  if (needs_grad({*this})) record(std::make_shared<ToDeviceBackward>(device()), {*this}, {&out});
+  return out;
+}
+
+}  // namespace rg

@@ -1,0 +1,221 @@
+// safetensors reading (validating every field) and atomic writing.
+#include "core/safetensors.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace rg {
+namespace {
+
+using json = nlohmann::json;
+
+const char* st_name(DType d) {
+  switch (d) {
+    case DType::f32:
+      return "F32";
+    case DType::f64:
+      return "F64";
+    case DType::f16:
+      return "F16";
+    case DType::bf16:
+      return "BF16";
+    case DType::i64:
+      return "I64";
+    case DType::u8:
+      return "U8";
+  }
+  return "?";
+}
+
+bool st_dtype(const std::string& name, DType* out) {
+  for (DType d : {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i64, DType::u8})
+    if (name == st_name(d)) {
+      *out = d;
+      return true;
+    }
+  return false;
+}
+
+uint64_t read_le64(const unsigned char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = v << 8 | p[i];
+  return v;
+}
+
+struct Entry {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  uint64_t begin, end;
+};
+
+uint64_t checked_u64(const json& v, const std::string& what, const std::string& file) {
+  RG_CHECK(v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0),
+           "safetensors ", file, ": ", what, " must be a non-negative integer, got ", v.dump());
+  return v.get<uint64_t>();
+}
+
+}  // namespace
+
+SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& file) {
+  RG_CHECK(bytes.size() >= 8, "safetensors ", file, ": truncated, ", bytes.size(),
+           " bytes (the file must start with an 8-byte header length)");
+  const auto* raw = reinterpret_cast<const unsigned char*>(bytes.data());
+  const uint64_t header_len = read_le64(raw);
+  RG_CHECK(header_len <= kMaxSafetensorsHeader, "safetensors ", file, ": header length ",
+           header_len, " exceeds the limit of ", kMaxSafetensorsHeader, " bytes");
+  RG_CHECK(header_len <= bytes.size() - 8, "safetensors ", file, ": truncated, the header needs ",
+           header_len, " bytes but only ", bytes.size() - 8, " follow the length");
+  json header;
+  try {
+    header = json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<int64_t>(header_len));
+  } catch (const json::exception& e) {
+    fail("safetensors ", file, ": the header is not valid JSON (", e.what(), ")");
+  }
+  RG_CHECK(header.is_object(), "safetensors ", file, ": the header must be a JSON object");
+  const uint64_t data_size = bytes.size() - 8 - header_len;
+  const char* data = bytes.data() + 8 + header_len;
+
+  SafetensorsFile result;
+  std::vector<Entry> entries;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const std::string& name = it.key();
+    const json& v = it.value();
+    if (name == "__metadata__") {
+      RG_CHECK(v.is_object(), "safetensors ", file, ": __metadata__ must be an object");
+      for (auto m = v.begin(); m != v.end(); ++m) {
+        RG_CHECK(m.value().is_string(), "safetensors ", file, ": __metadata__ value of '", m.key(),
+                 "' must be a string");
+        result.metadata[m.key()] = m.value().get<std::string>();
+      }
+      continue;
+    }
+    RG_CHECK(
+        v.is_object() && v.contains("dtype") && v.contains("shape") && v.contains("data_offsets"),
+        "safetensors ", file, ": tensor '", name, "' needs dtype, shape and data_offsets");
+    Entry e;
+    e.name = name;
+    RG_CHECK(v["dtype"].is_string() && st_dtype(v["dtype"].get<std::string>(), &e.dtype),
+             "safetensors ", file, ": tensor '", name, "' has unsupported dtype ",
+             v["dtype"].dump(), " (supported: F32, F64, F16, BF16, I64, U8)");
+    RG_CHECK(v["shape"].is_array(), "safetensors ", file, ": shape of '", name, "' is not a list");
+    uint64_t numel = 1;
+    for (const json& s : v["shape"]) {
+      const uint64_t dim = checked_u64(s, "a dimension of '" + name + "'", file);
+      RG_CHECK(dim == 0 || numel <= std::numeric_limits<int64_t>::max() / dim, "safetensors ", file,
+               ": shape of '", name, "' overflows");
+      numel *= dim;
+      e.shape.push_back(static_cast<int64_t>(dim));
+    }
+    const json& off = v["data_offsets"];
+    RG_CHECK(off.is_array() && off.size() == 2, "safetensors ", file, ": data_offsets of '", name,
+             "' must be [begin, end]");
+    e.begin = checked_u64(off[0], "data_offsets of '" + name + "'", file);
+    e.end = checked_u64(off[1], "data_offsets of '" + name + "'", file);
+    RG_CHECK(e.begin <= e.end && e.end <= data_size, "safetensors ", file, ": data_offsets [",
+             e.begin, ", ", e.end, "] of '", name, "' are out of range (data section is ",
+             data_size, " bytes)");
+    RG_CHECK(e.end - e.begin == numel * element_size(e.dtype), "safetensors ", file, ": tensor '",
+             name, "' has ", e.end - e.begin, " bytes but shape ", shape_str(e.shape), " of ",
+             st_name(e.dtype), " needs ", numel * element_size(e.dtype));
+    entries.push_back(std::move(e));
+  }
+  std::vector<const Entry*> by_offset;
+  for (const Entry& e : entries) by_offset.push_back(&e);
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const Entry* a, const Entry* b) { return a->begin < b->begin; });
+  for (std::size_t i = 1; i < by_offset.size(); ++i)
+    RG_CHECK(by_offset[i]->begin >= by_offset[i - 1]->end, "safetensors ", file, ": tensors '",
+             by_offset[i - 1]->name, "' and '", by_offset[i]->name, "' overlap");
+  for (const Entry& e : entries) {
+    Tensor t = empty(e.shape, {e.dtype, Device::cpu()});
+    if (e.end > e.begin) std::memcpy(t.data_ptr(), data + e.begin, e.end - e.begin);
+    result.tensors[e.name] = t;
+  }
+  return result;
+}
+
+SafetensorsFile load_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  RG_CHECK(in.good(), "safetensors: cannot open '", path, "': ", std::strerror(errno));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  RG_CHECK(!in.bad(), "safetensors: error reading '", path, "'");
+  return parse_safetensors(buffer.str(), "'" + path + "'");
+}
+
+std::string serialize_safetensors(const std::map<std::string, Tensor>& tensors,
+                                  const std::map<std::string, std::string>& metadata) {
+  json header = json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  uint64_t offset = 0;
+  std::vector<Tensor> ordered;
+  for (const auto& [name, t] : tensors) {
+    RG_CHECK(name != "__metadata__", "safetensors: '__metadata__' is not a valid tensor name");
+    Tensor host = t.detach().to(Device::cpu()).contiguous();
+    header[name] = {{"dtype", st_name(host.dtype())},
+                    {"shape", host.shape()},
+                    {"data_offsets", {offset, offset + host.nbytes()}}};
+    offset += host.nbytes();
+    ordered.push_back(host);
+  }
+  std::string head = header.dump();
+  head.append((8 - head.size() % 8) % 8, ' ');  // keeps the data 8-byte aligned
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((head.size() >> (8 * i)) & 0xFF);
+  bytes += head;
+  for (const Tensor& t : ordered) bytes.append(static_cast<const char*>(t.data_ptr()), t.nbytes());
+  return bytes;
+}
+
+void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+  const std::string bytes = serialize_safetensors(tensors, metadata);
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string tmp = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  const int fd = ::mkstemp(tmp.data());
+  RG_CHECK(fd >= 0, "safetensors: cannot create a temporary file in '", dir.string(),
+           "': ", std::strerror(errno));
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      fail("safetensors: writing '", path, "' failed: ", std::strerror(err));
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  // fsync before rename: after a crash the name points at either the old or the complete new
+  // file, never at a partial one.
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    fail("safetensors: flushing '", path, "' failed: ", std::strerror(err));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    fail("safetensors: renaming onto '", path, "' failed: ", std::strerror(err));
+  }
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+}  // namespace rg

@@ -1,0 +1,34 @@
+#pragma once
+// Storage: one reference-counted block of device memory. Tensors are views onto a Storage;
+// copying a Tensor handle never copies data.
+
+#include <cstddef>
+#include <memory>
+
+#include "core/device.h"
+
+namespace rg {
+
+class Storage {
+ public:
+  Storage() = default;
+  // Allocates nbytes on device (uninitialised).
+  Storage(std::size_t nbytes, Device device);
+
+  void* data() const { return impl_ ? impl_->ptr : nullptr; }
+  std::size_t nbytes() const { return impl_ ? impl_->nbytes : 0; }
+  Device device() const { return impl_ ? impl_->device : Device::cpu(); }
+  bool defined() const { return impl_ != nullptr; }
+  bool same_as(const Storage& other) const { return impl_ == other.impl_; }
+
+ private:
+  struct Impl {
+    void* ptr = nullptr;
+    std::size_t nbytes = 0;
+    Device device;
+    ~Impl();
+  };
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace rg

@@ -1,0 +1,82 @@
+#pragma once
+// The elementwise engine shared by every pointwise op: broadcasting, dtype and device checks,
+// and a CPU loop that applies a host/device functor. Each op folder (ops/relu, ops/add, ...)
+// holds only its functors and its backward node.
+//
+// A functor takes and returns the compute type C (float for f16/bf16/f32, double for f64):
+//   struct ReluFn { template <class C> RG_HOST_DEVICE C operator()(C x) const { ... } };
+// so the same math runs in the CPU loop here and in a grid-stride CUDA kernel.
+
+#include <array>
+#include <string_view>
+#include <vector>
+
+#include "core/dispatch.h"
+#include "core/strided_loop.h"
+#include "core/tensor.h"
+#include "core/thread_pool.h"
+
+namespace rg {
+
+// The broadcast of two shapes (numpy rules); throws naming `op` and both shapes.
+Shape broadcast_shapes(const Shape& a, const Shape& b, std::string_view op);
+
+// Checks that all defined tensors share one device and one floating dtype; names `op`.
+void check_same_float(std::string_view op, const std::vector<Tensor>& tensors);
+
+// Throws the standard "no CUDA kernel yet" error for `op` when any tensor is on a GPU.
+void check_cpu(std::string_view op, const std::vector<Tensor>& tensors);
+
+namespace detail {
+inline constexpr int64_t kPointwiseGrain = 1 << 14;
+
+// Strides of `t` broadcast to `shape` (0 where t has size 1 or is missing).
+Shape broadcast_strides(const Tensor& t, const Shape& shape);
+}  // namespace detail
+
+// out[i] = f(in_0[i], ..., in_{N-1}[i]) over the broadcast shape of the inputs. Inputs must
+// share a floating dtype and a device (checked by the caller with check_same_float); the
+// result has that dtype. This is the CPU loop; it is what the tests check.
+template <class F, class... Ts>
+Tensor pointwise(std::string_view op, F f, const Ts&... inputs) {
+  constexpr std::size_t N = sizeof...(Ts);
+  const std::array<const Tensor*, N> in{&inputs...};
+  Shape shape = in[0]->shape();
+  for (std::size_t k = 1; k < N; ++k) shape = broadcast_shapes(shape, in[k]->shape(), op);
+  check_cpu(op, {inputs...});
+  Tensor out = empty(shape, {in[0]->dtype(), in[0]->device()});
+  const int64_t n = out.numel();
+  bool flat = true;
+  for (const Tensor* t : in) flat = flat && t->shape() == shape && t->is_contiguous();
+  dispatch_floating(out.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    T* o = static_cast<T*>(out.data_ptr());
+    std::array<const T*, N> p;
+    for (std::size_t k = 0; k < N; ++k) p[k] = static_cast<const T*>(in[k]->data_ptr());
+    if (flat) {
+      parallel_for(n, detail::kPointwiseGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i)
+          o[i] = T([&]<std::size_t... K>(std::index_sequence<K...>) {
+            return f(static_cast<C>(p[K][i])...);
+          }(std::make_index_sequence<N>{}));
+      });
+      return;
+    }
+    std::array<Shape, N + 1> strides;
+    strides[0] = out.strides();
+    for (std::size_t k = 0; k < N; ++k) strides[k + 1] = detail::broadcast_strides(*in[k], shape);
+    std::array<const Shape*, N + 1> sp;
+    for (std::size_t k = 0; k <= N; ++k) sp[k] = &strides[k];
+    parallel_for(n, detail::kPointwiseGrain, [&](int64_t b, int64_t e) {
+      strided_loop<N + 1>(shape, sp, b, e, [&](const std::array<int64_t, N + 1>& off) {
+        o[off[0]] = T([&]<std::size_t... K>(std::index_sequence<K...>) {
+          return f(static_cast<C>(p[K][off[K + 1]])...);
+        }(std::make_index_sequence<N>{}));
+      });
+    });
+  });
+  return out;
+}
+
+}  // namespace rg

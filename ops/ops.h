@@ -1,0 +1,5 @@
+#pragma once
+// Every op of ringgrad, for code above the ops layer: #include "ops/ops.h".
+
+#include "ops/add/add.h"
+#include "ops/relu/relu.h"

@@ -1,0 +1,66 @@
+#include "tests/support/fixtures.h"
+
+#include <cmath>
+
+namespace rg::testing {
+
+Fixture::Fixture(const std::string& name)
+    : path_(std::string(RG_FIXTURE_DIR) + "/" + name + ".safetensors"),
+      file_(load_safetensors(path_)) {}
+
+Tensor Fixture::operator[](const std::string& key) const {
+  auto it = file_.tensors.find(key);
+  RG_CHECK(it != file_.tensors.end(), "fixture ", path_, " has no tensor '", key,
+           "' (regenerate with tools/make_fixtures.py)");
+  return it->second;
+}
+
+::testing::AssertionResult all_close(const Tensor& actual, const Tensor& expected, double atol,
+                                     double rtol) {
+  if (!actual.defined() || !expected.defined())
+    return ::testing::AssertionFailure() << "undefined tensor: actual " << actual.describe()
+                                         << ", expected " << expected.describe();
+  if (actual.shape() != expected.shape())
+    return ::testing::AssertionFailure() << "shape mismatch: actual " << actual.describe()
+                                         << ", expected " << expected.describe();
+  const std::vector<double> a = actual.to_vector<double>();
+  const std::vector<double> e = expected.to_vector<double>();
+  double worst = 0;
+  std::size_t worst_i = 0;
+  bool ok = true;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double err = std::fabs(a[i] - e[i]);
+    const double excess = err - (atol + rtol * std::fabs(e[i]));
+    if (std::isnan(a[i]) != std::isnan(e[i]) || excess > 0) {
+      if (ok || excess > worst) {
+        worst = excess;
+        worst_i = i;
+      }
+      ok = false;
+    }
+  }
+  if (ok) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "tensors differ (" << actual.describe() << "): element " << worst_i << " is "
+         << a[worst_i] << ", expected " << e[worst_i] << " (atol " << atol << ", rtol " << rtol
+         << ")";
+}
+
+::testing::AssertionResult throws_error(const std::function<void()>& body,
+                                        const std::vector<std::string>& parts) {
+  try {
+    body();
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    for (const std::string& p : parts)
+      if (what.find(p) == std::string::npos)
+        return ::testing::AssertionFailure()
+               << "error message \"" << what << "\" lacks \"" << p << "\"";
+    return ::testing::AssertionSuccess();
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw a non-rg::Error: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "did not throw";
+}
+
+}  // namespace rg::testing
