@@ -1,0 +1,118 @@
+#include <gtest/gtest.h>
+
+#include "core/autograd.h"
+#include "ops/ops.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/gradcheck.h"
+
+namespace rg {
+namespace {
+using testing::throws_error;
+
+Tensor vec(std::vector<double> v) { return from_vector(v, {static_cast<int64_t>(v.size())}); }
+
+TEST(Autograd, AccumulatesAcrossUsesAndBackwardCalls) {
+  Tensor x = vec({1, 2, 3}).set_requires_grad(true);
+  Tensor y = relu(x + x);  // x used twice: gradients add
+  y.backward(ones({3}));
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{2, 2, 2}));
+  relu(x).backward(ones({3}));  // a second graph accumulates into the same .grad
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{3, 3, 3}));
+  x.zero_grad();
+  EXPECT_FALSE(x.grad().defined());
+}
+
+TEST(Autograd, LeafAndHistory) {
+  Tensor x = vec({1, -1}).set_requires_grad(true);
+  EXPECT_TRUE(x.is_leaf());
+  Tensor y = relu(x);
+  EXPECT_FALSE(y.is_leaf());
+  EXPECT_EQ(y.grad_fn()->name(), "ReluBackward");
+  EXPECT_TRUE(y.requires_grad());
+  Tensor d = y.detach();
+  EXPECT_FALSE(d.requires_grad());
+  EXPECT_TRUE(d.storage().same_as(y.storage()));
+  EXPECT_TRUE(throws_error([&] { y.set_requires_grad(false); }, {"leaf", "ReluBackward"}));
+  EXPECT_TRUE(throws_error([] { ones({2}, {DType::i64}).set_requires_grad(true); },
+                           {"floating", "[2] i64 cpu"}));
+}
+
+TEST(Autograd, NoGradGuardRecordsNothing) {
+  Tensor x = vec({1, 2}).set_requires_grad(true);
+  {
+    NoGradGuard guard;
+    EXPECT_FALSE(GradMode::is_enabled());
+    Tensor y = relu(x);
+    EXPECT_FALSE(y.requires_grad());
+  }
+  EXPECT_TRUE(GradMode::is_enabled());
+  EXPECT_TRUE(relu(x).requires_grad());
+}
+
+TEST(Autograd, ClearErrors) {
+  Tensor x = vec({1, 2}).set_requires_grad(true);
+  EXPECT_TRUE(throws_error([&] { relu(x).backward(); },
+                           {"implicitly created only for outputs with one element", "[2] f32 cpu"}));
+  EXPECT_TRUE(throws_error([] { vec({1}).backward(); }, {"does not require grad"}));
+  Tensor s = vec({2}).set_requires_grad(true);
+  Tensor y = relu(s + 1.0);
+  y.backward();
+  EXPECT_TRUE(throws_error([&] { y.backward(); }, {"second time", "retain_graph"}));
+  Tensor z = relu(s + 1.0);
+  z.backward(Tensor(), /*retain_graph=*/true);
+  z.backward();
+  EXPECT_EQ(s.grad().to_vector<float>(), (std::vector<float>{3}));
+  EXPECT_TRUE(throws_error([&] { relu(x).backward(ones({3})); }, {"does not match", "[3]", "[2]"}));
+}
+
+TEST(Autograd, PostAccumulateHooksRunAfterEachAccumulation) {
+  Tensor w1 = vec({1, 2}).set_requires_grad(true);
+  Tensor w2 = vec({3, 4}).set_requires_grad(true);
+  std::vector<std::string> order;
+  std::vector<float> seen;
+  w1.register_post_accumulate_hook([&](const Tensor& leaf) {
+    order.push_back("w1");
+    seen = leaf.grad().to_vector<float>();
+  });
+  w2.register_post_accumulate_hook([&](const Tensor&) { order.push_back("w2"); });
+  // w1 is used first in the forward pass, so its gradient is ready last (reverse order),
+  // which is the order DDP buckets rely on.
+  Tensor h = relu(w1 + 1.0);
+  Tensor y = relu(h + w2);
+  y.backward(ones({2}));
+  EXPECT_EQ(order, (std::vector<std::string>{"w2", "w1"}));
+  EXPECT_EQ(seen, (std::vector<float>{1, 1}));
+  EXPECT_TRUE(throws_error([&] { y.register_post_accumulate_hook([](const Tensor&) {}); },
+                           {"leaf"}));
+}
+
+TEST(Autograd, ViewsAndCopiesAreDifferentiable) {
+  using testing::gradcheck;
+  using testing::grad_input;
+  auto check = [](testing::TensorFn fn, Shape shape) {
+    EXPECT_TRUE(gradcheck(fn, {grad_input(shape)}));
+  };
+  check([](const std::vector<Tensor>& in) { return in[0].transpose(0, 1).reshape({6}); }, {2, 3});
+  check([](const std::vector<Tensor>& in) { return in[0].narrow(1, 1, 2); }, {2, 3});
+  check([](const std::vector<Tensor>& in) { return in[0].select(0, 1); }, {2, 3});
+  check([](const std::vector<Tensor>& in) { return in[0].unsqueeze(1).expand({2, 4, 3}); }, {2, 3});
+  check([](const std::vector<Tensor>& in) { return in[0].view({3, 2}).squeeze(0).clone(); }, {2, 3});
+  check([](const std::vector<Tensor>& in) { return in[0].transpose(0, 1).contiguous(); }, {2, 3});
+  // A dtype round trip loses too much for finite differences: check the gradient directly.
+  Tensor x = testing::grad_input({2, 3});
+  x.to(DType::f32).to(DType::f64).backward(full({2, 3}, 0.5, {DType::f64}));
+  EXPECT_EQ(x.grad().dtype(), DType::f64);
+  EXPECT_EQ(x.grad().to_vector<double>(), std::vector<double>(6, 0.5));
+  check([](const std::vector<Tensor>& in) { return in[0].flatten(); }, {2, 3});
+}
+
+TEST(Autograd, SumToShapeReducesBroadcastDims) {
+  Tensor g = arange(0, 6, 1, {DType::f64}).reshape({2, 3});
+  EXPECT_EQ(sum_to_shape(g, {3}).to_vector<double>(), (std::vector<double>{3, 5, 7}));
+  EXPECT_EQ(sum_to_shape(g, {2, 1}).to_vector<double>(), (std::vector<double>{3, 12}));
+  EXPECT_EQ(sum_to_shape(g, {1}).to_vector<double>(), (std::vector<double>{15}));
+  EXPECT_TRUE(throws_error([&] { sum_to_shape(g, {4}); }, {"sum_to_shape", "[4]"}));
+}
+
+}  // namespace
+}  // namespace rg
