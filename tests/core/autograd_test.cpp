@@ -9,7 +9,9 @@ namespace rg {
 namespace {
 using testing::throws_error;
 
-Tensor vec(std::vector<double> v) { return from_vector(v, {static_cast<int64_t>(v.size())}); }
+Tensor vec(std::vector<double> v) {
+  return from_vector(v, {static_cast<int64_t>(v.size())});
+}
 
 TEST(Autograd, AccumulatesAcrossUsesAndBackwardCalls) {
   Tensor x = vec({1, 2, 3}).set_requires_grad(true);
@@ -51,8 +53,9 @@ TEST(Autograd, NoGradGuardRecordsNothing) {
 
 TEST(Autograd, ClearErrors) {
   Tensor x = vec({1, 2}).set_requires_grad(true);
-  EXPECT_TRUE(throws_error([&] { relu(x).backward(); },
-                           {"implicitly created only for outputs with one element", "[2] f32 cpu"}));
+  EXPECT_TRUE(
+      throws_error([&] { relu(x).backward(); },
+                   {"implicitly created only for outputs with one element", "[2] f32 cpu"}));
   EXPECT_TRUE(throws_error([] { vec({1}).backward(); }, {"does not require grad"}));
   Tensor s = vec({2}).set_requires_grad(true);
   Tensor y = relu(s + 1.0);
@@ -82,13 +85,13 @@ TEST(Autograd, PostAccumulateHooksRunAfterEachAccumulation) {
   y.backward(ones({2}));
   EXPECT_EQ(order, (std::vector<std::string>{"w2", "w1"}));
   EXPECT_EQ(seen, (std::vector<float>{1, 1}));
-  EXPECT_TRUE(throws_error([&] { y.register_post_accumulate_hook([](const Tensor&) {}); },
-                           {"leaf"}));
+  EXPECT_TRUE(
+      throws_error([&] { y.register_post_accumulate_hook([](const Tensor&) {}); }, {"leaf"}));
 }
 
 TEST(Autograd, ViewsAndCopiesAreDifferentiable) {
-  using testing::gradcheck;
   using testing::grad_input;
+  using testing::gradcheck;
   auto check = [](testing::TensorFn fn, Shape shape) {
     EXPECT_TRUE(gradcheck(fn, {grad_input(shape)}));
   };
@@ -96,7 +99,11 @@ TEST(Autograd, ViewsAndCopiesAreDifferentiable) {
   check([](const std::vector<Tensor>& in) { return in[0].narrow(1, 1, 2); }, {2, 3});
   check([](const std::vector<Tensor>& in) { return in[0].select(0, 1); }, {2, 3});
   check([](const std::vector<Tensor>& in) { return in[0].unsqueeze(1).expand({2, 4, 3}); }, {2, 3});
-  check([](const std::vector<Tensor>& in) { return in[0].view({3, 2}).squeeze(0).clone(); }, {2, 3});
+  check(
+      [](const std::vector<Tensor>& in) {
+        return in[0].view({3, 2}).squeeze(0).clone();
+      },
+      {2, 3});
   check([](const std::vector<Tensor>& in) { return in[0].transpose(0, 1).contiguous(); }, {2, 3});
   // A dtype round trip loses too much for finite differences: check the gradient directly.
   Tensor x = testing::grad_input({2, 3});

@@ -64,13 +64,16 @@ TEST(ThreadPool, CoversRangeOnceAndPropagatesErrors) {
     for (int64_t i = b; i < e; ++i) ++hits[i];
   });
   for (int h : hits) EXPECT_EQ(h, 1);
-  EXPECT_THROW(parallel_for(1000, 1, [](int64_t b, int64_t) {
-    if (b == 0) fail("boom");
-  }), Error);
+  EXPECT_THROW(parallel_for(1000, 1,
+                            [](int64_t b, int64_t) {
+                              if (b == 0) fail("boom");
+                            }),
+               Error);
   // Nested calls run serially instead of deadlocking.
   std::atomic<int> total{0};
   parallel_for(4, 1, [&](int64_t b, int64_t e) {
-    parallel_for(10, 1, [&](int64_t b2, int64_t e2) { total += static_cast<int>((e - b) * (e2 - b2)); });
+    parallel_for(10, 1,
+                 [&](int64_t b2, int64_t e2) { total += static_cast<int>((e - b) * (e2 - b2)); });
   });
   EXPECT_EQ(total.load(), 40);
   EXPECT_TRUE(testing::throws_error([] { set_num_threads(0); }, {"set_num_threads", "0"}));

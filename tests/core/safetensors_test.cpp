@@ -61,8 +61,8 @@ TEST(Safetensors, SaveReplacesAtomicallyAndLeavesNoTemporaries) {
 TEST(Safetensors, RejectsTruncatedFiles) {
   EXPECT_TRUE(throws_error([] { parse_safetensors("abc", "t"); }, {"truncated", "3 bytes"}));
   const std::string good = serialize_safetensors({{"a", ones({4})}}, {});
-  EXPECT_TRUE(throws_error([&] { parse_safetensors(good.substr(0, 20), "t"); },
-                           {"truncated", "header"}));
+  EXPECT_TRUE(
+      throws_error([&] { parse_safetensors(good.substr(0, 20), "t"); }, {"truncated", "header"}));
   EXPECT_TRUE(throws_error([&] { parse_safetensors(good.substr(0, good.size() - 1), "t"); },
                            {"'a'", "out of range"}));
 }
@@ -97,8 +97,9 @@ TEST(Safetensors, RejectsCorruptHeaders) {
               "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})",
           {"overlap", "'a'", "'b'"});
   rejects(R"({"__metadata__": {"k": 1}})", {"__metadata__", "string"});
-  rejects(R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296, 4294967296], "data_offsets": [0, 8]}})",
-          {"overflows"});
+  rejects(
+      R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296, 4294967296], "data_offsets": [0, 8]}})",
+      {"overflows"});
 }
 
 TEST(Safetensors, MissingFileNamesThePath) {
