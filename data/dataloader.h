@@ -1,0 +1,72 @@
+#pragma once
+// DataLoader: turns a Dataset + Sampler + Transform into batches, with N worker threads and a
+// bounded prefetch queue. Batch b of an epoch is always built from the same samples with the
+// same augmentation, whatever the worker count: workers claim batch numbers, and the
+// consumer receives them strictly in order.
+//
+//   DataLoader loader(train_set, std::make_shared<RandomSampler>(n, seed), transform, opts);
+//   for (int epoch = 0; epoch < E; ++epoch) {
+//     loader.start_epoch(epoch);
+//     while (auto batch = loader.next()) { ... batch->images, batch->labels ... }
+//   }
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "data/dataset.h"
+#include "data/sampler.h"
+#include "data/transforms.h"
+
+namespace rg::data {
+
+struct Batch {
+  Tensor images;                 // (B, C, H, W) f32
+  Tensor labels;                 // (B) i64
+  std::vector<int64_t> indices;  // dataset indices of the samples
+};
+
+enum class LastBatch { keep, drop };  // keep a short last batch, or drop it (drop_last)
+
+struct DataLoaderOptions {
+  int64_t batch_size = 128;
+  LastBatch last_batch = LastBatch::keep;
+  int num_workers = 2;  // 0: batches are built in the caller's thread
+  int prefetch = 4;     // batches built ahead of the consumer, at most
+  uint64_t seed = 0;    // augmentation randomness
+};
+
+class DataLoader {
+ public:
+  DataLoader(std::shared_ptr<Dataset> dataset, std::shared_ptr<Sampler> sampler,
+             std::shared_ptr<Transform> transform, DataLoaderOptions options);
+  ~DataLoader();
+  DataLoader(const DataLoader&) = delete;
+  DataLoader& operator=(const DataLoader&) = delete;
+
+  // Sets the sampler's epoch (a new shuffle) and starts producing that epoch's batches.
+  void start_epoch(int64_t epoch);
+  // The next batch of the epoch, or nullopt at its end. Rethrows a worker's error (e.g. an
+  // undecodable image) when its batch is reached.
+  std::optional<Batch> next();
+  int64_t num_batches() const;
+  int64_t num_samples() const;  // samples per epoch after drop_last
+  const Dataset& dataset() const { return *dataset_; }
+  Sampler& sampler() { return *sampler_; }
+
+ private:
+  struct Epoch;
+  Batch build(int64_t batch_index) const;
+  void stop();
+
+  std::shared_ptr<Dataset> dataset_;
+  std::shared_ptr<Sampler> sampler_;
+  std::shared_ptr<Transform> transform_;
+  DataLoaderOptions options_;
+  std::vector<int64_t> order_;  // this epoch's indices
+  int64_t epoch_ = -1;
+  int64_t next_batch_ = 0;
+  std::unique_ptr<Epoch> running_;
+};
+
+}  // namespace rg::data
