@@ -6,3 +6,4 @@
 #include "ops/avg_pool2d/avg_pool2d.h"
 #include "ops/max_pool2d/max_pool2d.h"
 #include "ops/relu/relu.h"
+#include "ops/upsample/upsample.h"
