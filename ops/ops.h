@@ -4,6 +4,8 @@
 #include "ops/adaptive_avg_pool2d/adaptive_avg_pool2d.h"
 #include "ops/add/add.h"
 #include "ops/avg_pool2d/avg_pool2d.h"
+#include "ops/cat/cat.h"
 #include "ops/max_pool2d/max_pool2d.h"
 #include "ops/relu/relu.h"
+#include "ops/split/split.h"
 #include "ops/upsample/upsample.h"
