@@ -1,0 +1,42 @@
+#include "ops/adaptive_avg_pool2d/adaptive_avg_pool2d.h"
+
+#include "core/autograd.h"
+#include "ops/elementwise/elementwise.h"
+
+namespace rg {
+namespace {
+
+class AdaptiveAvgPool2dBackward : public Node {
+ public:
+  explicit AdaptiveAvgPool2dBackward(Shape input_shape) : input_shape_(std::move(input_shape)) {}
+  std::string name() const override { return "AdaptiveAvgPool2dBackward"; }
+  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
+    const Tensor gy = g[0].contiguous();
+    Tensor gx = zeros(input_shape_, {gy.dtype(), gy.device()});
+    adaptive_avg_pool2d_backward_cpu(gy, gx);
+    return {gx};
+  }
+
+ private:
+  Shape input_shape_;
+};
+
+}  // namespace
+
+Tensor adaptive_avg_pool2d(const Tensor& x, Pool2dSize output_size) {
+  check_same_float("adaptive_avg_pool2d", {x});
+  RG_CHECK(x.dim() == 4, "adaptive_avg_pool2d: expected a 4-D input (N, C, H, W), got ",
+           x.describe());
+  RG_CHECK(x.size(2) > 0 && x.size(3) > 0,
+           "adaptive_avg_pool2d: expected non-empty spatial dims (H, W), got ", x.describe());
+  RG_CHECK(output_size.h > 0 && output_size.w > 0,
+           "adaptive_avg_pool2d: output_size must be positive, got ", output_size, " for input ",
+           x.describe());
+  check_cpu("adaptive_avg_pool2d", {x});
+  Tensor y = empty({x.size(0), x.size(1), output_size.h, output_size.w}, {x.dtype(), x.device()});
+  adaptive_avg_pool2d_forward_cpu(x.detach().contiguous(), y);
+  if (needs_grad({x})) record(std::make_shared<AdaptiveAvgPool2dBackward>(x.shape()), {x}, {&y});
+  return y;
+}
+
+}  // namespace rg

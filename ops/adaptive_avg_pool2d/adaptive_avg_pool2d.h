@@ -1,0 +1,22 @@
+#pragma once
+// adaptive_avg_pool2d: average pooling into a fixed output size, whatever the input size.
+//   x: (N, C, H, W) -> y: (N, C, OH, OW)
+//   bin i of a dim of length H: rows [floor(i·H / OH), ceil((i + 1)·H / OH)) — PyTorch's
+//   bins, which overlap by a row when OH does not divide H, and always cover the whole input.
+//   y[n, c, i, j] = mean of x over bin i × bin j.
+// Backward: every x in a bin receives gy / (bin area); overlapping bins add up. The node keeps
+// only the input shape. (1, 1) is global average pooling (ResNet's head).
+
+#include "core/tensor.h"
+#include "ops/pool2d/pool2d_window.h"
+
+namespace rg {
+
+// Checks: 4-D floating input with H, W >= 1; output_size >= 1 in both dims.
+Tensor adaptive_avg_pool2d(const Tensor& x, Pool2dSize output_size);
+
+// The CPU kernels (adaptive_avg_pool2d_cpu.cpp): x, gy contiguous; gx zero-filled.
+void adaptive_avg_pool2d_forward_cpu(const Tensor& x, const Tensor& y);
+void adaptive_avg_pool2d_backward_cpu(const Tensor& gy, const Tensor& gx);
+
+}  // namespace rg

@@ -1,0 +1,70 @@
+#include "ops/cat/cat.h"
+
+#include "core/autograd.h"
+#include "ops/elementwise/elementwise.h"
+
+namespace rg {
+namespace {
+
+class CatBackward : public Node {
+ public:
+  CatBackward(int64_t dim, std::vector<int64_t> sizes) : dim_(dim), sizes_(std::move(sizes)) {}
+  std::string name() const override { return "CatBackward"; }
+  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
+    std::vector<Tensor> gx;
+    gx.reserve(sizes_.size());
+    int64_t start = 0;
+    for (int64_t size : sizes_) {
+      gx.push_back(g[0].narrow(dim_, start, size));
+      start += size;
+    }
+    return gx;
+  }
+
+ private:
+  int64_t dim_;
+  std::vector<int64_t> sizes_;
+};
+
+}  // namespace
+
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+  RG_CHECK(!tensors.empty(), "cat: expected a non-empty list of tensors");
+  const Tensor& first = tensors[0];
+  for (std::size_t k = 0; k < tensors.size(); ++k)
+    RG_CHECK(tensors[k].defined(), "cat: tensor ", k, " is undefined");
+  RG_CHECK(first.dim() >= 1, "cat: zero-dimensional tensor ", first.describe(),
+           " cannot be concatenated");
+  dim = normalize_dim(dim, first.dim(), "cat");
+  Shape shape = first.shape();
+  shape[dim] = 0;
+  std::vector<int64_t> sizes;
+  sizes.reserve(tensors.size());
+  for (std::size_t k = 0; k < tensors.size(); ++k) {
+    const Tensor& t = tensors[k];
+    RG_CHECK(t.dtype() == first.dtype(), "cat: dtype mismatch, tensor 0 is ", first.describe(),
+             ", tensor ", k, " is ", t.describe());
+    RG_CHECK(t.device() == first.device(), "cat: device mismatch, tensor 0 is ", first.describe(),
+             ", tensor ", k, " is ", t.describe());
+    RG_CHECK(t.dim() == first.dim(), "cat: tensors must have the same number of dims, tensor 0 is ",
+             first.describe(), ", tensor ", k, " is ", t.describe());
+    for (int64_t d = 0; d < t.dim(); ++d)
+      RG_CHECK(d == dim || t.size(d) == first.size(d), "cat: sizes must match except in dim ", dim,
+               ", tensor 0 is ", first.describe(), ", tensor ", k, " is ", t.describe(), " (dim ",
+               d, ")");
+    sizes.push_back(t.size(dim));
+    shape[dim] += t.size(dim);
+  }
+  check_cpu("cat", tensors);
+  Tensor y = empty(shape, {first.dtype(), first.device()});
+  // copy_strided runs parallel_for over the elements of each slice.
+  int64_t start = 0;
+  for (std::size_t k = 0; k < tensors.size(); ++k) {
+    copy_strided(y.narrow(dim, start, sizes[k]), tensors[k].detach());
+    start += sizes[k];
+  }
+  if (needs_grad(tensors)) record(std::make_shared<CatBackward>(dim, sizes), tensors, {&y});
+  return y;
+}
+
+}  // namespace rg

@@ -1,0 +1,35 @@
+#pragma once
+// max_pool2d: the maximum over each (dilated) window, with the position it came from.
+//   x: (N, C, H, W) -> output: (N, C, OH, OW), indices: (N, C, OH, OW) i64
+//   OH = floor((H + 2·PH − DH·(KH − 1) − 1) / SH) + 1 (ceil with CeilMode::on; OW alike)
+//   output[n, c, i, j] = max over a, b of x[n, c, i·SH − PH + a·DH, j·SW − PW + b·DW]
+// Padding is implicit −inf (never selected). indices hold the flat position ih·W + iw of the
+// maximum inside its (H, W) plane, as PyTorch's return_indices=True: the first maximum in
+// row-major window order wins ties; a NaN wins over any number (PyTorch propagates NaN).
+// Backward: gx[n, c, indices[n, c, i, j]] += gy[n, c, i, j] (overlapping windows add up).
+// The node keeps only the indices and the input shape.
+
+#include "core/tensor.h"
+#include "ops/pool2d/pool2d_window.h"
+
+namespace rg {
+
+struct MaxPool2dResult {
+  Tensor output;   // differentiable
+  Tensor indices;  // i64, no gradient
+};
+
+// stride {} (zero) means stride = kernel_size, as PyTorch's stride=None.
+// Checks (as PyTorch): 4-D floating input; kernel, stride, dilation > 0; 0 <= padding <=
+// kernel_size / 2; an output of at least 1 × 1.
+MaxPool2dResult max_pool2d(const Tensor& x, Pool2dSize kernel_size, Pool2dSize stride = {},
+                           Pool2dSize padding = 0, Pool2dSize dilation = 1,
+                           CeilMode ceil_mode = CeilMode::off);
+
+// The CPU kernels (max_pool2d_cpu.cpp). x, gy contiguous; outputs freshly allocated.
+void max_pool2d_forward_cpu(const Tensor& x, const Pool2dGeometry& g, const Tensor& output,
+                            const Tensor& indices);
+// gx must be zero-filled, (N, C, H, W).
+void max_pool2d_backward_cpu(const Tensor& gy, const Tensor& indices, const Tensor& gx);
+
+}  // namespace rg

@@ -1,0 +1,115 @@
+#include <gtest/gtest.h>
+
+#include "ops/ops.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/gradcheck.h"
+
+namespace rg {
+namespace {
+using namespace rg::testing;
+
+// Random distinct values: no two in a window are within the finite-difference step, so the
+// argmax never flips during gradcheck.
+TEST(MaxPool2d, GradcheckEveryOption) {
+  auto check = [](Shape shape, Pool2dSize k, Pool2dSize s, Pool2dSize p, Pool2dSize d,
+                  CeilMode ceil) {
+    return gradcheck(
+        [=](const std::vector<Tensor>& in) { return max_pool2d(in[0], k, s, p, d, ceil).output; },
+        {grad_input(shape)});
+  };
+  EXPECT_TRUE(check({1, 2, 4, 4}, 2, {}, 0, 1, CeilMode::off));  // default stride
+  EXPECT_TRUE(check({2, 1, 5, 5}, 3, 2, 1, 1, CeilMode::off));   // stride, padding
+  EXPECT_TRUE(check({1, 1, 5, 5}, 3, 1, 0, 1, CeilMode::off));   // overlapping windows
+  EXPECT_TRUE(check({1, 1, 6, 5}, 2, 1, 1, 2, CeilMode::off));   // dilation
+  EXPECT_TRUE(check({1, 1, 5, 6}, {2, 3}, {1, 2}, {1, 0}, 1, CeilMode::off));  // rectangular
+  EXPECT_TRUE(check({1, 2, 5, 5}, 2, 2, 0, 1, CeilMode::on));  // ceil: partial window
+}
+
+TEST(MaxPool2d, MatchesPyTorch) {
+  struct Case {
+    const char* name;
+    Pool2dSize k, s, p, d;
+    CeilMode ceil;
+  };
+  const Case cases[] = {
+      {"k2", 2, {}, 0, 1, CeilMode::off},
+      {"k3s2p1", 3, 2, 1, 1, CeilMode::off},
+      {"k3s1p1d2", 3, 1, 1, 2, CeilMode::off},
+      {"k3s2ceil", 3, 2, 0, 1, CeilMode::on},
+      {"k2x3s2x1p1", {2, 3}, {2, 1}, {1, 1}, 1, CeilMode::off},
+      {"k3s2p1ceil", 3, 2, 1, 1, CeilMode::on},
+  };
+  Fixture f("max_pool2d");
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string n = c.name;
+    Tensor x = f[n + ".x"].set_requires_grad(true);
+    MaxPool2dResult r = max_pool2d(x, c.k, c.s, c.p, c.d, c.ceil);
+    EXPECT_TRUE(all_close(r.output, f[n + ".y"]));
+    EXPECT_EQ(r.indices.dtype(), DType::i64);
+    EXPECT_EQ(r.indices.shape(), f[n + ".indices"].shape());
+    EXPECT_EQ(r.indices.to_vector<int64_t>(), f[n + ".indices"].to_vector<int64_t>());
+    r.output.backward(f[n + ".gy"]);
+    EXPECT_TRUE(all_close(x.grad(), f[n + ".gx"]));
+  }
+}
+
+TEST(MaxPool2d, TiesPickTheFirstAndNonContiguousInput) {
+  // All equal: PyTorch's index is the first element of each window in row-major order.
+  MaxPool2dResult r = max_pool2d(ones({1, 1, 4, 4}), 2);
+  EXPECT_EQ(r.indices.to_vector<int64_t>(), (std::vector<int64_t>{0, 2, 8, 10}));
+  Tensor x = rand({2, 3, 5, 6});
+  Tensor xt = x.transpose(2, 3);  // (2, 3, 6, 5), non-contiguous
+  EXPECT_TRUE(
+      all_close(max_pool2d(xt, 3, 2, 1).output, max_pool2d(xt.contiguous(), 3, 2, 1).output, 0, 0));
+}
+
+TEST(MaxPool2d, HalfMatchesFloat) {
+  Tensor x = randn({1, 2, 6, 6}).to(DType::f16).to(DType::f32);  // values exact in f16
+  Tensor y16 = max_pool2d(x.to(DType::f16), 3, 2, 1).output;
+  EXPECT_EQ(y16.dtype(), DType::f16);
+  EXPECT_TRUE(all_close(y16.to(DType::f32), max_pool2d(x, 3, 2, 1).output, 0, 0));
+}
+
+TEST(MaxPool2d, BadInput) {
+  EXPECT_TRUE(throws_error(
+      [] {
+        max_pool2d(ones({3, 4, 4}), 2);
+      },
+      {"max_pool2d", "4-D", "[3, 4, 4] f32 cpu"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        max_pool2d(ones({1, 1, 4, 4}, {DType::i64}), 2);
+      },
+      {"max_pool2d", "[1, 1, 4, 4] i64 cpu"}));
+  // Kernel larger than the padded input.
+  EXPECT_TRUE(throws_error(
+      [] {
+        max_pool2d(ones({1, 1, 3, 3}), 6, 1, 1);
+      },
+      {"max_pool2d", "too small", "[1, 1, 3, 3]", "(6, 6)"}));
+  // Padding more than half the kernel, refused as in PyTorch.
+  EXPECT_TRUE(throws_error(
+      [] {
+        max_pool2d(ones({1, 1, 8, 8}), 3, 1, 2);
+      },
+      {"max_pool2d", "padding (2, 2)", "half of kernel_size (3, 3)"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        max_pool2d(ones({1, 1, 8, 8}), {2, 0});
+      },
+      {"max_pool2d", "kernel_size must be positive", "(2, 0)"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        max_pool2d(ones({1, 1, 8, 8}), 2, -1);
+      },
+      {"max_pool2d", "stride must be positive"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        max_pool2d(ones({1, 1, 8, 8}), 2, 2, 0, 0);
+      },
+      {"max_pool2d", "dilation must be positive"}));
+}
+
+}  // namespace
+}  // namespace rg
