@@ -2,4 +2,8 @@
 // Every op of ringgrad, for code above the ops layer: #include "ops/ops.h".
 
 #include "ops/add/add.h"
+#include "ops/div/div.h"
+#include "ops/mul/mul.h"
+#include "ops/neg/neg.h"
 #include "ops/relu/relu.h"
+#include "ops/sub/sub.h"
