@@ -3,7 +3,10 @@
 
 #include "ops/add/add.h"
 #include "ops/div/div.h"
+#include "ops/exp/exp.h"
+#include "ops/log/log.h"
 #include "ops/mul/mul.h"
 #include "ops/neg/neg.h"
 #include "ops/relu/relu.h"
+#include "ops/sqrt/sqrt.h"
 #include "ops/sub/sub.h"
