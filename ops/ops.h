@@ -7,6 +7,7 @@
 #include "ops/log/log.h"
 #include "ops/mul/mul.h"
 #include "ops/neg/neg.h"
+#include "ops/pow/pow.h"
 #include "ops/relu/relu.h"
 #include "ops/sqrt/sqrt.h"
 #include "ops/sub/sub.h"
