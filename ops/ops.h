@@ -2,6 +2,8 @@
 // Every op of ringgrad, for code above the ops layer: #include "ops/ops.h".
 
 #include "ops/add/add.h"
+#include "ops/cast/cast.h"
+#include "ops/copy/copy.h"
 #include "ops/div/div.h"
 #include "ops/exp/exp.h"
 #include "ops/leaky_relu/leaky_relu.h"
