@@ -31,7 +31,10 @@ Tensor Fixture::operator[](const std::string& key) const {
   for (std::size_t i = 0; i < a.size(); ++i) {
     const double err = std::fabs(a[i] - e[i]);
     const double excess = err - (atol + rtol * std::fabs(e[i]));
-    if (std::isnan(a[i]) != std::isnan(e[i]) || excess > 0) {
+    // An infinity must match exactly: with e = inf the tolerance is inf too and inf - inf = nan
+    // would let any finite value (or -inf) pass.
+    const bool inf_mismatch = (std::isinf(a[i]) || std::isinf(e[i])) && a[i] != e[i];
+    if (std::isnan(a[i]) != std::isnan(e[i]) || inf_mismatch || excess > 0) {
       if (ok || excess > worst) {
         worst = excess;
         worst_i = i;
