@@ -1,5 +1,6 @@
 #include "ops/linear/linear.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 

@@ -1,5 +1,7 @@
 #include "ops/matmul/matmul.h"
 
+#include <algorithm>
+
 #include "core/autograd.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/matmul/gemm.h"
