@@ -3,6 +3,7 @@
 
 #include "ops/add/add.h"
 #include "ops/batch_norm/batch_norm.h"
+#include "ops/dropout/dropout.h"
 #include "ops/linear/linear.h"
 #include "ops/matmul/matmul.h"
 #include "ops/relu/relu.h"
