@@ -39,7 +39,7 @@ Tensor linear_forward(const Tensor& x2_in, const Tensor& w_in, const Tensor& bia
     using T = decltype(tag);
     T* y = y2.data<T>();
     if (bias.defined()) {
-      // Start from the bias and let the GEMM accumulate: one pass over y instead of two.
+      // Rows start as the bias and the GEMM adds into them: no separate pass to add the bias.
       const T* b = bias.data<T>();
       parallel_for(m, std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(o, 1)),
                    [&](int64_t r0, int64_t r1) {
