@@ -1,0 +1,319 @@
+#include "ops/batch_norm/batch_norm.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/autograd.h"
+#include "core/dispatch.h"
+#include "ops/batch_norm/batch_norm_kernels.h"
+#include "ops/elementwise/elementwise.h"
+
+namespace rg {
+namespace {
+
+using Channels = std::vector<double>;  // one f64 value per channel
+
+void check_input(std::string_view op, const Tensor& x) {
+  check_same_float(op, {x});
+  check_cpu(op, {x});
+  RG_CHECK(x.dim() >= 2, op, ": input must be (N, C, *) with at least 2 dims, got ", x.describe());
+}
+
+// A per-channel tensor (weight, bias, running stats, mean, invstd): undefined or (C).
+void check_channels(std::string_view op, const char* name, const Tensor& t, const Tensor& x) {
+  if (!t.defined()) return;
+  check_cpu(op, {t});
+  RG_CHECK(is_floating(t.dtype()), op, ": ", name, " must be floating, got ", t.describe());
+  RG_CHECK(t.dim() == 1 && t.size(0) == x.size(1), op, ": ", name, " must have shape [", x.size(1),
+           "] (one value per channel of input ", x.describe(), "), got ", t.describe());
+}
+
+void check_grad(std::string_view op, const Tensor& gy, const Tensor& x) {
+  check_same_float(op, {x, gy});
+  RG_CHECK(gy.shape() == x.shape(), op, ": gradient ", gy.describe(), " does not match input ",
+           x.describe());
+}
+
+Channels values(const Tensor& t, int64_t c, double fill) {
+  return t.defined() ? t.to_vector<double>() : Channels(static_cast<std::size_t>(c), fill);
+}
+
+Tensor f64_tensor(const Channels& v) {
+  return from_vector(v, {static_cast<int64_t>(v.size())}, {DType::f64});
+}
+
+int64_t count_of(const Tensor& x) {
+  const detail::BnDims d = detail::bn_dims(x);
+  return d.n * d.s;
+}
+
+Channels invstd_of(const Channels& var, double eps) {
+  Channels out(var.size());
+  for (std::size_t c = 0; c < var.size(); ++c) out[c] = 1.0 / std::sqrt(var[c] + eps);
+  return out;
+}
+
+// Writes per-channel values into a (C) tensor in place, whatever its dtype and stride.
+void write_channels(const Tensor& t, const Channels& v) {
+  dispatch_floating(t.dtype(), "batch_norm", [&](auto tag) {
+    using T = decltype(tag);
+    T* p = static_cast<T*>(t.data_ptr());
+    const int64_t stride = t.strides()[0];
+    for (std::size_t c = 0; c < v.size(); ++c)
+      p[static_cast<int64_t>(c) * stride] = convert<T>(v[c]);
+  });
+}
+
+void update_running(const Tensor& running_mean, const Tensor& running_var, const Channels& mean,
+                    const Channels& m2, int64_t count, double momentum) {
+  RG_CHECK(count > 1, "batch_norm: the running variance needs more than 1 value per channel, got ",
+           count);
+  if (running_mean.defined()) {
+    Channels rm = running_mean.to_vector<double>();
+    for (std::size_t c = 0; c < rm.size(); ++c) rm[c] = (1 - momentum) * rm[c] + momentum * mean[c];
+    write_channels(running_mean, rm);
+  }
+  if (running_var.defined()) {
+    Channels rv = running_var.to_vector<double>();
+    const double unbiased = 1.0 / static_cast<double>(count - 1);
+    for (std::size_t c = 0; c < rv.size(); ++c)
+      rv[c] = (1 - momentum) * rv[c] + momentum * m2[c] * unbiased;
+    write_channels(running_var, rv);
+  }
+}
+
+// x, y contiguous; y = (x − mean)·(invstd·w) + b.
+Tensor elemt(const Tensor& x, const Channels& w, const Channels& b, const Channels& mean,
+             const Channels& invstd) {
+  Channels scale(w.size());
+  for (std::size_t c = 0; c < w.size(); ++c) scale[c] = invstd[c] * w[c];
+  Tensor y = empty_like(x);
+  detail::bn_elemt_cpu(x, y, mean.data(), scale.data(), b.data());
+  return y;
+}
+
+// sum_dy = Σ gy, sum_dy_xhat = invstd·Σ gy·(x − mean); gy, x contiguous.
+void grad_sums(const Tensor& gy, const Tensor& x, const Channels& mean, const Channels& invstd,
+               Channels& sum_dy, Channels& sum_dy_xhat) {
+  sum_dy.assign(mean.size(), 0.0);
+  sum_dy_xhat.assign(mean.size(), 0.0);
+  detail::bn_backward_reduce_cpu(gy, x, mean.data(), sum_dy.data(), sum_dy_xhat.data());
+  for (std::size_t c = 0; c < mean.size(); ++c) sum_dy_xhat[c] *= invstd[c];
+}
+
+// gx = (w·invstd)·(gy − sum_dy/M − x̂·sum_dy_xhat/M); without sums: gx = gy·w·invstd.
+Tensor grad_input(const Tensor& gy, const Tensor& x, const Channels& w, const Channels& mean,
+                  const Channels& invstd, const Channels* sum_dy, const Channels* sum_dy_xhat,
+                  int64_t count) {
+  const std::size_t c_count = mean.size();
+  Channels k(c_count), a(c_count, 0.0), b(c_count, 0.0);
+  const double inv_m = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
+  for (std::size_t c = 0; c < c_count; ++c) {
+    k[c] = w[c] * invstd[c];
+    if (sum_dy) a[c] = (*sum_dy)[c] * inv_m;
+    if (sum_dy_xhat) b[c] = invstd[c] * (*sum_dy_xhat)[c] * inv_m;  // per unit of (x − mean)
+  }
+  Tensor gx = empty_like(x);
+  detail::bn_backward_elemt_cpu(gy, x, gx, mean.data(), k.data(), a.data(), b.data());
+  return gx;
+}
+
+class BatchNormBackward : public Node {
+ public:
+  BatchNormBackward(Tensor x, Tensor weight, Channels mean, Channels invstd, BatchNormMode mode)
+      : x_(std::move(x)),
+        weight_(std::move(weight)),
+        mean_(std::move(mean)),
+        invstd_(std::move(invstd)),
+        mode_(mode) {}
+  std::string name() const override { return "BatchNormBackward"; }
+  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
+    const Tensor gy = g[0].contiguous();
+    const bool want_x = next_edges[0].node != nullptr, want_w = next_edges[1].node != nullptr,
+               want_b = next_edges[2].node != nullptr;
+    const bool train = mode_ == BatchNormMode::train;
+    Channels sum_dy, sum_dy_xhat;
+    if (want_w || want_b || (train && want_x))
+      grad_sums(gy, x_, mean_, invstd_, sum_dy, sum_dy_xhat);
+    Tensor gx, gw, gb;
+    if (want_x) {
+      const Channels w = values(weight_, x_.size(1), 1.0);
+      gx = train ? grad_input(gy, x_, w, mean_, invstd_, &sum_dy, &sum_dy_xhat, count_of(x_))
+                 : grad_input(gy, x_, w, mean_, invstd_, nullptr, nullptr, count_of(x_));
+    }
+    if (want_w) gw = f64_tensor(sum_dy_xhat).to(x_.dtype());
+    if (want_b) gb = f64_tensor(sum_dy).to(x_.dtype());
+    return {gx, gw, gb};
+  }
+  void release_saved() override {
+    x_ = weight_ = Tensor();
+    mean_.clear();
+    invstd_.clear();
+  }
+
+ private:
+  Tensor x_, weight_;  // x contiguous; weight only when x needs a gradient
+  Channels mean_, invstd_;
+  BatchNormMode mode_;
+};
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                  const Tensor& running_mean, const Tensor& running_var, BatchNormMode mode,
+                  double momentum, double eps) {
+  constexpr std::string_view op = "batch_norm";
+  check_input(op, x);
+  check_same_float(op, {x, weight, bias, running_mean, running_var});
+  check_cpu(op, {weight, bias, running_mean, running_var});
+  check_channels(op, "weight", weight, x);
+  check_channels(op, "bias", bias, x);
+  check_channels(op, "running_mean", running_mean, x);
+  check_channels(op, "running_var", running_var, x);
+  RG_CHECK(eps >= 0, "batch_norm: eps must be >= 0, got ", eps);
+  const int64_t c = x.size(1), count = count_of(x);
+  const Tensor xc = x.detach().contiguous();
+  Channels mean, invstd;
+  if (mode == BatchNormMode::train) {
+    RG_CHECK(count > 1,
+             "batch_norm: expected more than 1 value per channel when training, got "
+             "input ",
+             x.describe());
+    Channels m2(static_cast<std::size_t>(c));
+    mean.resize(static_cast<std::size_t>(c));
+    detail::bn_stats_cpu(xc, mean.data(), m2.data());
+    Channels var(m2.size());
+    for (std::size_t i = 0; i < m2.size(); ++i) var[i] = m2[i] / static_cast<double>(count);
+    invstd = invstd_of(var, eps);
+    if (running_mean.defined() || running_var.defined())
+      update_running(running_mean, running_var, mean, m2, count, momentum);
+  } else {
+    RG_CHECK(running_mean.defined() && running_var.defined(),
+             "batch_norm: eval mode needs running_mean and running_var, got ",
+             running_mean.describe(), " and ", running_var.describe(), " for input ", x.describe());
+    mean = running_mean.to_vector<double>();
+    invstd = invstd_of(running_var.to_vector<double>(), eps);
+  }
+  Tensor y = elemt(xc, values(weight, c, 1.0), values(bias, c, 0.0), mean, invstd);
+  if (needs_grad({x, weight, bias})) {
+    auto node =
+        std::make_shared<BatchNormBackward>(saved(xc), x.requires_grad() ? saved(weight) : Tensor(),
+                                            std::move(mean), std::move(invstd), mode);
+    record(node, {x, weight, bias}, {&y});
+  }
+  return y;
+}
+
+// ---- pieces for SyncBatchNorm --------------------------------------------------------------
+
+BatchNormStats batch_norm_stats(const Tensor& x) {
+  check_input("batch_norm_stats", x);
+  const Tensor xc = x.detach().contiguous();
+  const auto c = static_cast<std::size_t>(x.size(1));
+  Channels mean(c), m2(c);
+  detail::bn_stats_cpu(xc, mean.data(), m2.data());
+  return {count_of(x), f64_tensor(mean), f64_tensor(m2)};
+}
+
+BatchNormStats batch_norm_combine_stats(const std::vector<BatchNormStats>& parts) {
+  RG_CHECK(!parts.empty(), "batch_norm_combine_stats: no statistics to combine");
+  const Shape shape = parts[0].mean.shape();
+  int64_t count = 0;
+  Channels mean(static_cast<std::size_t>(numel_of(shape)), 0.0), m2(mean.size(), 0.0);
+  for (const BatchNormStats& p : parts) {
+    RG_CHECK(p.count >= 0 && p.mean.shape() == shape && p.m2.shape() == shape,
+             "batch_norm_combine_stats: parts disagree: mean ", p.mean.describe(), ", m2 ",
+             p.m2.describe(), ", count ", p.count, " vs channels ", shape_str(shape));
+    if (p.count == 0) continue;  // an empty shard (a rank with no samples) adds nothing
+    const Channels pm = p.mean.to_vector<double>(), pm2 = p.m2.to_vector<double>();
+    // Chan et al.: merging (n_a, μ_a, M2_a) with (n_b, μ_b, M2_b), δ = μ_b − μ_a:
+    //   μ = μ_a + δ·n_b/n,  M2 = M2_a + M2_b + δ²·n_a·n_b/n — no cancellation, any sizes.
+    const double na = static_cast<double>(count), nb = static_cast<double>(p.count);
+    const double n = na + nb;
+    for (std::size_t c = 0; c < mean.size(); ++c) {
+      const double delta = pm[c] - mean[c];
+      mean[c] += delta * nb / n;
+      m2[c] += pm2[c] + delta * delta * na * nb / n;
+    }
+    count += p.count;
+  }
+  return {count, f64_tensor(mean), f64_tensor(m2)};
+}
+
+Tensor batch_norm_invstd(const BatchNormStats& stats, double eps) {
+  RG_CHECK(stats.count > 0 && stats.m2.defined(),
+           "batch_norm_invstd: statistics of an empty batch (count ", stats.count, ")");
+  RG_CHECK(eps >= 0, "batch_norm_invstd: eps must be >= 0, got ", eps);
+  Channels var = stats.m2.to_vector<double>();
+  for (double& v : var) v /= static_cast<double>(stats.count);
+  return f64_tensor(invstd_of(var, eps));
+}
+
+void batch_norm_update_running_stats(const Tensor& running_mean, const Tensor& running_var,
+                                     const BatchNormStats& stats, double momentum) {
+  constexpr std::string_view op = "batch_norm_update_running_stats";
+  for (const Tensor* t : {&running_mean, &running_var}) {
+    if (!t->defined()) continue;
+    check_cpu(op, {*t});
+    RG_CHECK(is_floating(t->dtype()) && t->shape() == stats.mean.shape(), op, ": running stat ",
+             t->describe(), " does not match the statistics ", stats.mean.describe());
+  }
+  update_running(running_mean, running_var, stats.mean.to_vector<double>(),
+                 stats.m2.to_vector<double>(), stats.count, momentum);
+}
+
+Tensor batch_norm_elemt(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                        const Tensor& mean, const Tensor& invstd) {
+  constexpr std::string_view op = "batch_norm_elemt";
+  check_input(op, x);
+  check_same_float(op, {x, weight, bias});
+  check_channels(op, "weight", weight, x);
+  check_channels(op, "bias", bias, x);
+  RG_CHECK(mean.defined() && invstd.defined(), op, ": mean and invstd are required");
+  check_channels(op, "mean", mean, x);
+  check_channels(op, "invstd", invstd, x);
+  const int64_t c = x.size(1);
+  return elemt(x.detach().contiguous(), values(weight, c, 1.0), values(bias, c, 0.0),
+               mean.to_vector<double>(), invstd.to_vector<double>());
+}
+
+BatchNormGradSums batch_norm_backward_reduce(const Tensor& gy, const Tensor& x, const Tensor& mean,
+                                             const Tensor& invstd) {
+  constexpr std::string_view op = "batch_norm_backward_reduce";
+  check_input(op, x);
+  check_grad(op, gy, x);
+  RG_CHECK(mean.defined() && invstd.defined(), op, ": mean and invstd are required");
+  check_channels(op, "mean", mean, x);
+  check_channels(op, "invstd", invstd, x);
+  Channels sum_dy, sum_dy_xhat;
+  grad_sums(gy.detach().contiguous(), x.detach().contiguous(), mean.to_vector<double>(),
+            invstd.to_vector<double>(), sum_dy, sum_dy_xhat);
+  return {f64_tensor(sum_dy), f64_tensor(sum_dy_xhat)};
+}
+
+Tensor batch_norm_backward_elemt(const Tensor& gy, const Tensor& x, const Tensor& weight,
+                                 const Tensor& mean, const Tensor& invstd,
+                                 const BatchNormGradSums& sums, int64_t count) {
+  constexpr std::string_view op = "batch_norm_backward_elemt";
+  check_input(op, x);
+  check_grad(op, gy, x);
+  check_same_float(op, {x, weight});
+  check_channels(op, "weight", weight, x);
+  RG_CHECK(mean.defined() && invstd.defined(), op, ": mean and invstd are required");
+  check_channels(op, "mean", mean, x);
+  check_channels(op, "invstd", invstd, x);
+  RG_CHECK(sums.sum_dy.defined() == sums.sum_dy_xhat.defined(), op,
+           ": give both sums (train) or neither (eval)");
+  const int64_t c = x.size(1);
+  const Tensor gyc = gy.detach().contiguous(), xc = x.detach().contiguous();
+  const Channels w = values(weight, c, 1.0), m = mean.to_vector<double>(),
+                 is = invstd.to_vector<double>();
+  if (!sums.sum_dy.defined()) return grad_input(gyc, xc, w, m, is, nullptr, nullptr, count);
+  check_channels(op, "sum_dy", sums.sum_dy, x);
+  check_channels(op, "sum_dy_xhat", sums.sum_dy_xhat, x);
+  RG_CHECK(count > 0, op, ": count must be > 0, got ", count);
+  const Channels s1 = sums.sum_dy.to_vector<double>(), s2 = sums.sum_dy_xhat.to_vector<double>();
+  return grad_input(gyc, xc, w, m, is, &s1, &s2, count);
+}
+
+}  // namespace rg

@@ -1,0 +1,232 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/thread_pool.h"
+#include "ops/ops.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/gradcheck.h"
+
+namespace rg {
+namespace {
+using namespace rg::testing;
+
+Tensor f64(const std::vector<double>& v) {
+  return from_vector(v, {static_cast<int64_t>(v.size())}, {DType::f64});
+}
+
+TEST(BatchNorm, GradcheckTrainAffine4dAnd2d) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    // Running stats are updated in place on every call but never read in train mode.
+    return batch_norm(in[0], in[1], in[2], zeros({in[0].size(1)}, {DType::f64}),
+                      ones({in[0].size(1)}, {DType::f64}), BatchNormMode::train);
+  };
+  EXPECT_TRUE(gradcheck(
+      fn, {grad_input({2, 3, 2, 2}), grad_input({3}, 0.5, 1.5, 2), grad_input({3}, -1, 1, 3)}));
+  EXPECT_TRUE(
+      gradcheck(fn, {grad_input({4, 3}), grad_input({3}, 0.5, 1.5, 2), grad_input({3}, -1, 1, 3)}));
+}
+
+TEST(BatchNorm, GradcheckTrainNonAffineAndNoRunningStats) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    return batch_norm(in[0], Tensor(), Tensor(), Tensor(), Tensor(), BatchNormMode::train);
+  };
+  EXPECT_TRUE(gradcheck(fn, {grad_input({2, 3, 2, 2})}));
+  EXPECT_TRUE(gradcheck(fn, {grad_input({4, 2})}));
+  // Weight without bias, non-contiguous input.
+  auto weight_only = [](const std::vector<Tensor>& in) {
+    return batch_norm(in[0].transpose(0, 1), in[1], Tensor(), Tensor(), Tensor(),
+                      BatchNormMode::train);
+  };
+  EXPECT_TRUE(gradcheck(weight_only, {grad_input({3, 2, 3}), grad_input({3}, 0.5, 1.5, 2)}));
+}
+
+TEST(BatchNorm, GradcheckEval) {
+  const Tensor rm = f64({0.1, -0.2, 0.3}), rv = f64({0.5, 1.5, 0.8});
+  auto affine = [&](const std::vector<Tensor>& in) {
+    return batch_norm(in[0], in[1], in[2], rm, rv, BatchNormMode::eval);
+  };
+  auto plain = [&](const std::vector<Tensor>& in) {
+    return batch_norm(in[0], Tensor(), Tensor(), rm, rv, BatchNormMode::eval);
+  };
+  const Tensor w = grad_input({3}, 0.5, 1.5, 2), b = grad_input({3}, -1, 1, 3);
+  EXPECT_TRUE(gradcheck(affine, {grad_input({2, 3, 2, 2}), w, b}));
+  EXPECT_TRUE(gradcheck(affine, {grad_input({4, 3}), w, b}));
+  EXPECT_TRUE(gradcheck(plain, {grad_input({2, 3, 2, 2})}));
+  EXPECT_TRUE(gradcheck(plain, {grad_input({4, 3})}));
+}
+
+TEST(BatchNorm, MatchesPyTorch) {
+  Fixture f("batch_norm");
+  struct Case {
+    const char* name;
+    BatchNormMode mode;
+    double momentum;
+  };
+  for (const Case& c :
+       {Case{"train4d", BatchNormMode::train, 0.1}, Case{"train2d", BatchNormMode::train, 0.1},
+        Case{"train_noaffine", BatchNormMode::train, 0.3}, Case{"eval4d", BatchNormMode::eval, 0.1},
+        Case{"eval2d_noaffine", BatchNormMode::eval, 0.1}}) {
+    SCOPED_TRACE(c.name);
+    const std::string p = std::string(c.name) + ".";
+    const bool affine = f.has(p + "w");
+    Tensor x = f[p + "x"].set_requires_grad(true);
+    Tensor w = affine ? f[p + "w"].set_requires_grad(true) : Tensor();
+    Tensor b = affine ? f[p + "b"].set_requires_grad(true) : Tensor();
+    Tensor rm = f[p + "running_mean_in"].clone(), rv = f[p + "running_var_in"].clone();
+    Tensor y = batch_norm(x, w, b, rm, rv, c.mode, c.momentum, 1e-5);
+    EXPECT_TRUE(all_close(y, f[p + "y"]));
+    EXPECT_TRUE(all_close(rm, f[p + "running_mean"]));
+    EXPECT_TRUE(all_close(rv, f[p + "running_var"]));
+    y.backward(f[p + "gy"]);
+    EXPECT_TRUE(all_close(x.grad(), f[p + "gx"]));
+    if (affine) {
+      EXPECT_TRUE(all_close(w.grad(), f[p + "gw"]));
+      EXPECT_TRUE(all_close(b.grad(), f[p + "gb"]));
+    }
+  }
+}
+
+TEST(BatchNorm, LargeMeanKeepsVarianceDigits) {
+  // f32 values 1000 + small noise: E[x²] − E[x]² in f32 would lose every digit of the variance.
+  std::vector<double> v = rand({64, 2, 8, 8}, {DType::f64}).to_vector<double>();
+  for (double& e : v) e = 1000.0 + 0.01 * e;
+  const Tensor x = from_vector(v, {64, 2, 8, 8});
+  Tensor rv = zeros({2});
+  batch_norm(x, Tensor(), Tensor(), Tensor(), rv, BatchNormMode::train, 1.0);
+  // Reference: the unbiased variance of the same f32 values, in f64 with two passes.
+  const std::vector<double> xv = x.to_vector<double>();
+  for (int64_t c = 0; c < 2; ++c) {
+    double sum = 0, sq = 0, n = 0;
+    for (std::size_t i = 0; i < xv.size(); ++i)
+      if (static_cast<int64_t>(i / 64) % 2 == c) sum += xv[i], n += 1;
+    const double mean = sum / n;
+    for (std::size_t i = 0; i < xv.size(); ++i)
+      if (static_cast<int64_t>(i / 64) % 2 == c) sq += (xv[i] - mean) * (xv[i] - mean);
+    EXPECT_NEAR(rv.to_vector<double>()[c], sq / (n - 1), 1e-6 * sq / (n - 1));
+  }
+}
+
+TEST(BatchNorm, SameResultOnAnyThreadCount) {
+  const Tensor x = randn({8, 16, 12, 12});
+  const Tensor gy = randn({8, 16, 12, 12});
+  std::vector<std::vector<float>> results;
+  const int before = num_threads();
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    Tensor xi = x.clone().set_requires_grad(true);
+    Tensor rm = zeros({16}), rv = ones({16});
+    Tensor y = batch_norm(xi, Tensor(), Tensor(), rm, rv, BatchNormMode::train);
+    y.backward(gy);
+    std::vector<float> all = y.to_vector<float>();
+    for (float v : xi.grad().to_vector<float>()) all.push_back(v);
+    for (float v : rv.to_vector<float>()) all.push_back(v);
+    results.push_back(all);
+  }
+  set_num_threads(before);
+  EXPECT_EQ(results[0], results[1]);
+  EXPECT_EQ(results[0], results[2]);
+}
+
+TEST(BatchNorm, PiecesCombineShardsLikeSyncBatchNorm) {
+  // Two "ranks" hold 3 and 5 samples: their combined statistics and gradient sums give what
+  // batch_norm computes on all 8 at once.
+  Tensor x = randn({8, 3, 2, 2}, {DType::f64}).set_requires_grad(true);
+  const Tensor w = rand({3}, {DType::f64}), b = rand({3}, {DType::f64});
+  const Tensor gy = randn({8, 3, 2, 2}, {DType::f64});
+  Tensor rm = zeros({3}, {DType::f64}), rv = ones({3}, {DType::f64});
+  Tensor y = batch_norm(x, w, b, rm, rv, BatchNormMode::train);
+  y.backward(gy);
+
+  const Tensor xs[2] = {x.detach().narrow(0, 0, 3), x.detach().narrow(0, 3, 5)};
+  const Tensor gys[2] = {gy.narrow(0, 0, 3), gy.narrow(0, 3, 5)};
+  const Tensor empty_shard = zeros({0, 3, 2, 2}, {DType::f64});
+  const BatchNormStats stats = batch_norm_combine_stats(
+      {batch_norm_stats(xs[0]), batch_norm_stats(empty_shard), batch_norm_stats(xs[1])});
+  EXPECT_EQ(stats.count, 32);
+  Tensor rm2 = zeros({3}, {DType::f64}), rv2 = ones({3}, {DType::f64});
+  batch_norm_update_running_stats(rm2, rv2, stats, 0.1);
+  EXPECT_TRUE(all_close(rm2, rm, 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(rv2, rv, 1e-12, 1e-12));
+  const Tensor invstd = batch_norm_invstd(stats, 1e-5);
+
+  BatchNormGradSums total{zeros({3}, {DType::f64}), zeros({3}, {DType::f64})};
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_TRUE(all_close(batch_norm_elemt(xs[r], w, b, stats.mean, invstd),
+                          r == 0 ? y.narrow(0, 0, 3) : y.narrow(0, 3, 5), 1e-12, 1e-12));
+    const BatchNormGradSums s = batch_norm_backward_reduce(gys[r], xs[r], stats.mean, invstd);
+    total.sum_dy = total.sum_dy + s.sum_dy;  // the allreduce
+    total.sum_dy_xhat = total.sum_dy_xhat + s.sum_dy_xhat;
+  }
+  for (int r = 0; r < 2; ++r) {
+    const Tensor gx =
+        batch_norm_backward_elemt(gys[r], xs[r], w, stats.mean, invstd, total, stats.count);
+    EXPECT_TRUE(all_close(gx, x.grad().narrow(0, r == 0 ? 0 : 3, r == 0 ? 3 : 5), 1e-12, 1e-12));
+  }
+  // Eval-style backward: no sums, gx = gy·w·invstd.
+  const Tensor gx_eval = batch_norm_backward_elemt(gys[0], xs[0], w, stats.mean, invstd, {}, 0);
+  const std::vector<double> gv = gys[0].contiguous().to_vector<double>(),
+                            ev = gx_eval.to_vector<double>(), wv = w.to_vector<double>(),
+                            iv = invstd.to_vector<double>();
+  for (std::size_t i = 0; i < gv.size(); ++i) {
+    const std::size_t c = (i / 4) % 3;
+    EXPECT_NEAR(ev[i], gv[i] * wv[c] * iv[c], 1e-12);
+  }
+}
+
+TEST(BatchNorm, EmptyShardStatsAreZeros) {
+  const BatchNormStats s = batch_norm_stats(zeros({0, 2}));
+  EXPECT_EQ(s.count, 0);
+  EXPECT_TRUE(all_close(s.mean, zeros({2}, {DType::f64})));
+  EXPECT_TRUE(all_close(s.m2, zeros({2}, {DType::f64})));
+}
+
+TEST(BatchNorm, BadShape) {
+  EXPECT_TRUE(throws_error(
+      [] { batch_norm(ones({4}), Tensor(), Tensor(), Tensor(), Tensor(), BatchNormMode::train); },
+      {"batch_norm", "(N, C, *)", "[4] f32 cpu"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        batch_norm(ones({4, 3}), ones({2}), Tensor(), Tensor(), Tensor(), BatchNormMode::train);
+      },
+      {"batch_norm", "weight", "[3]", "[2] f32 cpu"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        batch_norm(ones({2, 3, 2}), Tensor(), Tensor(), zeros({4}), ones({3}),
+                   BatchNormMode::train);
+      },
+      {"batch_norm", "running_mean", "[4] f32 cpu"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        batch_norm(ones({1, 3}), Tensor(), Tensor(), Tensor(), Tensor(), BatchNormMode::train);
+      },
+      {"batch_norm", "more than 1 value per channel", "[1, 3] f32 cpu"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        batch_norm(ones({2, 3}), Tensor(), Tensor(), Tensor(), Tensor(), BatchNormMode::eval);
+      },
+      {"batch_norm", "eval mode needs running_mean", "[2, 3] f32 cpu"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        batch_norm_backward_reduce(ones({2, 3}), ones({3, 3}), zeros({3}), ones({3}));
+      },
+      {"batch_norm_backward_reduce", "[2, 3] f32 cpu", "[3, 3] f32 cpu"}));
+}
+
+TEST(BatchNorm, BadDtype) {
+  EXPECT_TRUE(throws_error(
+      [] {
+        batch_norm(ones({2, 3}, {DType::i64}), Tensor(), Tensor(), Tensor(), Tensor(),
+                   BatchNormMode::train);
+      },
+      {"batch_norm", "[2, 3] i64 cpu"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        batch_norm(ones({2, 3}), ones({3}, {DType::f64}), Tensor(), Tensor(), Tensor(),
+                   BatchNormMode::train);
+      },
+      {"batch_norm", "dtype mismatch", "[2, 3] f32 cpu", "[3] f64 cpu"}));
+}
+
+}  // namespace
+}  // namespace rg
