@@ -2,6 +2,7 @@
 // Every op of ringgrad, for code above the ops layer: #include "ops/ops.h".
 
 #include "ops/add/add.h"
+#include "ops/max/max.h"
 #include "ops/mean/mean.h"
 #include "ops/reduction/reduction.h"
 #include "ops/relu/relu.h"
