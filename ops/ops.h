@@ -2,8 +2,10 @@
 // Every op of ringgrad, for code above the ops layer: #include "ops/ops.h".
 
 #include "ops/add/add.h"
+#include "ops/log_softmax/log_softmax.h"
 #include "ops/max/max.h"
 #include "ops/mean/mean.h"
 #include "ops/reduction/reduction.h"
 #include "ops/relu/relu.h"
+#include "ops/softmax/softmax.h"
 #include "ops/sum/sum.h"
