@@ -2,9 +2,11 @@
 // Every op of ringgrad, for code above the ops layer: #include "ops/ops.h".
 
 #include "ops/add/add.h"
+#include "ops/cross_entropy/cross_entropy.h"
 #include "ops/log_softmax/log_softmax.h"
 #include "ops/max/max.h"
 #include "ops/mean/mean.h"
+#include "ops/nll_loss/nll_loss.h"
 #include "ops/reduction/reduction.h"
 #include "ops/relu/relu.h"
 #include "ops/softmax/softmax.h"
