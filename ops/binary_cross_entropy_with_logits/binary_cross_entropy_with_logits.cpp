@@ -1,0 +1,89 @@
+#include "ops/binary_cross_entropy_with_logits/binary_cross_entropy_with_logits.h"
+
+#include "core/autograd.h"
+#include "ops/binary_cross_entropy_with_logits/bce_functors.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/mean/mean.h"
+#include "ops/sum/sum.h"
+
+namespace rg {
+namespace {
+
+constexpr const char* kOp = "binary_cross_entropy_with_logits";
+
+// Runs f(w, pw, ins...) pointwise, passing 1 for an absent weight or pos_weight — so the
+// common unweighted case reads only its own operands, on the contiguous fast path.
+template <class F, class... Ts>
+Tensor with_weights(std::string_view op, F f, const Tensor& w, const Tensor& pw, const Ts&... ins) {
+  if (w.defined() && pw.defined()) return pointwise(op, f, w, pw, ins...);
+  if (w.defined())
+    return pointwise(
+        op, [f](auto wv, auto... a) { return f(wv, decltype(wv)(1), a...); }, w, ins...);
+  if (pw.defined())
+    return pointwise(
+        op, [f](auto pv, auto... a) { return f(decltype(pv)(1), pv, a...); }, pw, ins...);
+  return pointwise(
+      op,
+      [f](auto a0, auto... a) {
+        using C = decltype(a0);
+        return f(C(1), C(1), a0, a...);
+      },
+      ins...);
+}
+
+class BceWithLogitsBackward : public Node {
+ public:
+  BceWithLogitsBackward(Tensor x, Tensor y, Tensor w, Tensor pw, double scale)
+      : x_(std::move(x)), y_(std::move(y)), w_(std::move(w)), pw_(std::move(pw)), scale_(scale) {}
+  std::string name() const override { return "BinaryCrossEntropyWithLogitsBackward"; }
+  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
+    // g is the loss's gradient: x's shape (none) or a 0-d tensor that broadcasts.
+    Tensor gx, gy;
+    if (next_edges[0].node)
+      gx = with_weights("binary_cross_entropy_with_logits_backward",
+                        BceWithLogitsGradInputFn{scale_}, w_, pw_, g[0], x_, y_);
+    if (next_edges[1].node)
+      gy = with_weights("binary_cross_entropy_with_logits_backward",
+                        BceWithLogitsGradTargetFn{scale_}, w_, pw_, g[0], x_, y_);
+    return {gx, gy, Tensor(), Tensor()};
+  }
+  void release_saved() override { x_ = y_ = w_ = pw_ = Tensor(); }
+
+ private:
+  Tensor x_, y_, w_, pw_;
+  double scale_;
+};
+
+void check_broadcasts_to(const Tensor& t, const char* what, const Tensor& x) {
+  if (!t.defined()) return;
+  bool ok = t.dim() <= x.dim();
+  for (int64_t d = 1; ok && d <= t.dim(); ++d) ok = t.size(-d) == 1 || t.size(-d) == x.size(-d);
+  RG_CHECK(ok, kOp, ": ", what, " ", t.describe(), " cannot be broadcast to input ", x.describe());
+}
+
+}  // namespace
+
+Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& y, const Tensor& weight,
+                                        const Tensor& pos_weight, Reduction reduction) {
+  RG_CHECK(x.defined() && y.defined(), kOp, ": input and target must be defined");
+  check_same_float(kOp, {x, y, weight, pos_weight});
+  check_cpu(kOp, {x, y, weight, pos_weight});
+  RG_CHECK(y.shape() == x.shape(), kOp, ": target ", y.describe(),
+           " must have the same shape as input ", x.describe());
+  check_broadcasts_to(weight, "weight", x);
+  check_broadcasts_to(pos_weight, "pos_weight", x);
+  Tensor out = with_weights(kOp, BceWithLogitsFn{}, weight, pos_weight, x, y);
+  double scale = 1.0;
+  if (reduction == Reduction::sum) out = sum(out);
+  if (reduction == Reduction::mean) {
+    out = mean(out);
+    scale = 1.0 / static_cast<double>(x.numel());
+  }
+  if (needs_grad({x, y}))
+    record(std::make_shared<BceWithLogitsBackward>(saved(x), saved(y), saved(weight),
+                                                   saved(pos_weight), scale),
+           {x, y, weight, pos_weight}, {&out});
+  return out;
+}
+
+}  // namespace rg

@@ -1,0 +1,66 @@
+#include "ops/mse_loss/mse_loss.h"
+
+#include "core/autograd.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/mean/mean.h"
+#include "ops/sum/sum.h"
+
+namespace rg {
+namespace {
+
+struct SquaredErrorFn {  // (x, y) -> (x − y)²
+  template <class C>
+  RG_HOST_DEVICE C operator()(C x, C y) const {
+    const C d = x - y;
+    return d * d;
+  }
+};
+
+struct SquaredErrorGradFn {  // (g, x, y) -> ±2·(x − y)·g·scale
+  double scale;              // 2/numel (mean) or 2, negated for the target
+  template <class C>
+  RG_HOST_DEVICE C operator()(C g, C x, C y) const {
+    return static_cast<C>(scale) * (x - y) * g;
+  }
+};
+
+class MseLossBackward : public Node {
+ public:
+  MseLossBackward(Tensor x, Tensor y, double scale)
+      : x_(std::move(x)), y_(std::move(y)), scale_(scale) {}
+  std::string name() const override { return "MseLossBackward"; }
+  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
+    Tensor gx, gy;
+    if (next_edges[0].node)
+      gx = pointwise("mse_loss_backward", SquaredErrorGradFn{scale_}, g[0], x_, y_);
+    if (next_edges[1].node)
+      gy = pointwise("mse_loss_backward", SquaredErrorGradFn{-scale_}, g[0], x_, y_);
+    return {gx, gy};
+  }
+  void release_saved() override { x_ = y_ = Tensor(); }
+
+ private:
+  Tensor x_, y_;
+  double scale_;
+};
+
+}  // namespace
+
+Tensor mse_loss(const Tensor& x, const Tensor& y, Reduction reduction) {
+  check_same_float("mse_loss", {x, y});
+  check_cpu("mse_loss", {x, y});
+  RG_CHECK(x.shape() == y.shape(), "mse_loss: target ", y.describe(),
+           " must have the same shape as input ", x.describe());
+  Tensor out = pointwise("mse_loss", SquaredErrorFn{}, x, y);
+  double scale = 2.0;
+  if (reduction == Reduction::sum) out = sum(out);
+  if (reduction == Reduction::mean) {
+    out = mean(out);
+    scale = 2.0 / static_cast<double>(x.numel());
+  }
+  if (needs_grad({x, y}))
+    record(std::make_shared<MseLossBackward>(saved(x), saved(y), scale), {x, y}, {&out});
+  return out;
+}
+
+}  // namespace rg

@@ -1,0 +1,81 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/rng.h"
+#include "ops/ops.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/gradcheck.h"
+
+namespace rg {
+namespace {
+using namespace rg::testing;
+
+TEST(Softmax, GradcheckEveryDim) {
+  for (int64_t dim : {0, 1, 2, -1}) {
+    SCOPED_TRACE(dim);
+    EXPECT_TRUE(gradcheck([=](const std::vector<Tensor>& in) { return softmax(in[0], dim); },
+                          {grad_input({2, 3, 2}, -2, 2)}));
+  }
+  EXPECT_TRUE(
+      gradcheck([](const std::vector<Tensor>& in) { return softmax(in[0].transpose(0, 1), 1); },
+                {grad_input({3, 2}, -2, 2)}));
+}
+
+TEST(Softmax, MatchesPyTorch) {
+  Fixture f("softmax");
+  for (auto [name, dim] : std::vector<std::pair<std::string, int64_t>>{
+           {"last", -1}, {"d1", 1}, {"d0", 0}, {"big", 1}}) {
+    SCOPED_TRACE(name);
+    Tensor x = f[name + ".x"].set_requires_grad(true);
+    Tensor y = softmax(x, dim);
+    EXPECT_TRUE(all_close(y, f[name + ".y"]));
+    y.backward(f[name + ".gy"]);
+    EXPECT_TRUE(all_close(x.grad(), f[name + ".gx"]));
+  }
+}
+
+TEST(Softmax, StableForHugeLogitsAndRowsSumToOne) {
+  manual_seed(1);  // fixed data whatever ran before
+  Tensor y = softmax(from_vector<float>({1000, 999, -1000, 0}, {1, 4}), 1);
+  const std::vector<float> v = y.to_vector<float>();
+  EXPECT_NEAR(v[0], 1 / (1 + std::exp(-1.0)), 1e-6);
+  EXPECT_NEAR(v[1], std::exp(-1.0) / (1 + std::exp(-1.0)), 1e-6);
+  EXPECT_EQ(v[2], 0.0f);
+  // Many threads, both layouts: every lane sums to 1.
+  Tensor x = randn({64, 50, 33});
+  EXPECT_TRUE(all_close(sum(softmax(x, 2), {2}), ones({64, 50}), 1e-5, 0));
+  EXPECT_TRUE(all_close(sum(softmax(x, 1), {1}), ones({64, 33}), 1e-5, 0));
+  EXPECT_TRUE(all_close(sum(softmax(x, 0), {0}), ones({50, 33}), 1e-5, 0));
+}
+
+TEST(Softmax, HalfTypesAndScalars) {
+  manual_seed(2);  // fixed data whatever ran before
+  Tensor x = randn({5, 7});
+  EXPECT_TRUE(all_close(softmax(x.to(DType::bf16), 1).to(DType::f32), softmax(x, 1), 1e-2, 1e-2));
+  EXPECT_TRUE(all_close(softmax(x.to(DType::f16), 0).to(DType::f32), softmax(x, 0), 1e-3, 1e-3));
+  EXPECT_EQ(softmax(scalar_tensor(3.0), 0).item(), 1.0);
+  // Backward through the 16-bit staging path, rows and segments.
+  for (int64_t dim : {0, 1}) {
+    Tensor xf = x.detach().set_requires_grad(true);
+    Tensor xh = x.to(DType::f16).detach().set_requires_grad(true);
+    Tensor gy = randn({5, 7});
+    softmax(xf, dim).backward(gy);
+    softmax(xh, dim).backward(gy.to(DType::f16));
+    EXPECT_TRUE(all_close(xh.grad().to(DType::f32), xf.grad(), 2e-3, 1e-2));
+  }
+}
+
+TEST(Softmax, BadInput) {
+  EXPECT_TRUE(throws_error([] { softmax(ones({2, 3}), 2); }, {"softmax", "dim 2", "out of range"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        softmax(ones({2, 3}), -3);
+      },
+      {"softmax", "dim -3", "out of range"}));
+  EXPECT_TRUE(
+      throws_error([] { softmax(ones({2}, {DType::i64}), 0); }, {"softmax", "[2] i64 cpu"}));
+}
+
+}  // namespace
+}  // namespace rg
