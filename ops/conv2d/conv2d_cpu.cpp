@@ -25,6 +25,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -64,6 +65,9 @@ struct Scratch {
 
 // Narrow GEMMs run far below peak; below this many columns, images are batched into one GEMM.
 constexpr int64_t kMinGemmCols = 256;
+// Stride-1 backward-data runs as a forward convolution with C/G output rows per GEMM; with
+// fewer (the 3-channel stem) Wᵀ·gy + col2im is faster (measured: 45 vs 14 GFLOP/s on the stem).
+constexpr int64_t kMinFlipChannels = 32;
 // ...but one thread's column matrix stays below this many elements (16 MiB of f32).
 constexpr int64_t kMaxColElements = int64_t{4} << 20;
 
@@ -103,16 +107,36 @@ struct Geometry {
   int64_t y_image() const { return O * P; }
 };
 
-// Splits the batch into one contiguous part per thread; fn(part, n_begin, n_end).
+int64_t thread_parts(int64_t n) {
+  return std::max<int64_t>(1, std::min<int64_t>(num_threads(), n));
+}
+
+// Images per GEMM for a batch of N split over the threads: g.B, but leaving every thread work.
+int64_t images_per_gemm(const Geometry& g) {
+  return std::max<int64_t>(1, std::min(g.B, (g.N + num_threads() - 1) / num_threads()));
+}
+
+// Runs body(n0, b, scratch) over batches of b <= B images, claimed dynamically by the threads
+// (one busy core does not hold up the others: every image's result is independent of the
+// split). make_scratch() runs once per thread.
+template <class MakeScratch, class Body>
+void for_each_image_batch(int64_t N, int64_t B, MakeScratch&& make_scratch, Body&& body) {
+  const int64_t items = (N + B - 1) / B;
+  std::atomic<int64_t> next{0};
+  parallel_for(thread_parts(items), 1, [&](int64_t, int64_t) {
+    auto scratch = make_scratch();
+    for (int64_t it; (it = next.fetch_add(1)) < items;)
+      body(it * B, std::min(B, N - it * B), scratch);
+  });
+}
+
+// Splits the batch into one contiguous part per thread; fn(part, n_begin, n_end). A fixed
+// split, for backward-weight whose partial sums must not depend on thread timing.
 template <class F>
 void for_each_part(int64_t N, int64_t parts, F&& fn) {
   parallel_for(parts, 1, [&](int64_t b, int64_t e) {
     for (int64_t part = b; part < e; ++part) fn(part, part * N / parts, (part + 1) * N / parts);
   });
-}
-
-int64_t batch_parts(int64_t N) {
-  return std::max<int64_t>(1, std::min<int64_t>(num_threads(), N));
 }
 
 // Columns of images n0..n0+b of group g side by side: col (K, b·P). Returns the matrix to use
@@ -138,83 +162,85 @@ const T* gather_gy(const Geometry& g, const T* gy, int64_t n0, int64_t b, int64_
 }
 
 template <class T>
+struct ColScratch {
+  Scratch<T> col, tmp;  // column matrix (K, B·P); gy or y of B images as one (Og, B·P) matrix
+};
+
+template <class T>
+ColScratch<T> make_col_scratch(const Geometry& g, int64_t B) {
+  return {Scratch<T>(g.direct(B) ? 0 : g.K * B * g.P), Scratch<T>(B > 1 ? g.Og * B * g.P : 0)};
+}
+
+template <class T>
 void forward(const Geometry& g, const T* x, const T* w, const T* bias, T* y) {
-  for_each_part(g.N, batch_parts(g.N), [&](int64_t, int64_t lo, int64_t hi) {
-    const int64_t B = std::min(g.B, hi - lo);
-    Scratch<T> col(g.direct(B) ? 0 : g.K * B * g.P);
-    Scratch<T> tmp(B > 1 ? g.Og * B * g.P : 0);
-    for (int64_t n0 = lo; n0 < hi; n0 += B) {
-      const int64_t b = std::min(B, hi - n0);
-      for (int64_t grp = 0; grp < g.G; ++grp) {
-        const T* c = columns(g, x, n0, b, grp, col.get());
-        auto Wg = cmat(w + grp * g.Og * g.K, g.Og, g.K, g.K);
-        auto Col = cmat(c, g.K, b * g.P, b * g.P);
-        T* y0 = y + n0 * g.y_image() + grp * g.Og * g.P;
-        if (b == 1) {
-          mat(y0, g.Og, g.P, g.P).noalias() = Wg * Col;
-          continue;
-        }
-        mat(tmp.get(), g.Og, b * g.P, b * g.P).noalias() = Wg * Col;
-        for (int64_t o = 0; o < g.Og; ++o)
-          for (int64_t i = 0; i < b; ++i)
-            std::memcpy(y0 + i * g.y_image() + o * g.P, tmp.get() + o * b * g.P + i * g.P,
-                        static_cast<std::size_t>(g.P) * sizeof(T));
+  const int64_t B = images_per_gemm(g);
+  auto body = [&](int64_t n0, int64_t b, ColScratch<T>& s) {
+    for (int64_t grp = 0; grp < g.G; ++grp) {
+      const T* c = columns(g, x, n0, b, grp, s.col.get());
+      auto Wg = cmat(w + grp * g.Og * g.K, g.Og, g.K, g.K);
+      auto Col = cmat(c, g.K, b * g.P, b * g.P);
+      T* y0 = y + n0 * g.y_image() + grp * g.Og * g.P;
+      if (b == 1) {
+        mat(y0, g.Og, g.P, g.P).noalias() = Wg * Col;
+        continue;
       }
-      if (!bias) continue;
-      for (int64_t i = 0; i < b; ++i)
-        for (int64_t o = 0; o < g.O; ++o) {
-          T* row = y + (n0 + i) * g.y_image() + o * g.P;
-          const T v = bias[o];
-          for (int64_t p = 0; p < g.P; ++p) row[p] += v;
-        }
+      mat(s.tmp.get(), g.Og, b * g.P, b * g.P).noalias() = Wg * Col;
+      for (int64_t o = 0; o < g.Og; ++o)
+        for (int64_t i = 0; i < b; ++i)
+          std::memcpy(y0 + i * g.y_image() + o * g.P, s.tmp.get() + o * b * g.P + i * g.P,
+                      static_cast<std::size_t>(g.P) * sizeof(T));
     }
-  });
+    if (!bias) return;
+    for (int64_t i = 0; i < b; ++i)
+      for (int64_t o = 0; o < g.O; ++o) {
+        T* row = y + (n0 + i) * g.y_image() + o * g.P;
+        const T v = bias[o];
+        for (int64_t p = 0; p < g.P; ++p) row[p] += v;
+      }
+  };
+  for_each_image_batch(
+      g.N, B, [&] { return make_col_scratch<T>(g, B); }, body);
 }
 
 template <class T>
 void backward_data(const Geometry& g, const T* gy, const T* w, T* gx) {
-  for_each_part(g.N, batch_parts(g.N), [&](int64_t, int64_t lo, int64_t hi) {
-    const int64_t B = std::min(g.B, hi - lo);
-    Scratch<T> col(g.direct(B) ? 0 : g.K * B * g.P);
-    Scratch<T> buf(B > 1 ? g.Og * B * g.P : 0);
-    for (int64_t n0 = lo; n0 < hi; n0 += B) {
-      const int64_t b = std::min(B, hi - n0);
-      for (int64_t grp = 0; grp < g.G; ++grp) {
-        auto Wg = cmat(w + grp * g.Og * g.K, g.Og, g.K, g.K);
-        auto Gy = cmat(gather_gy(g, gy, n0, b, grp, buf.get()), g.Og, b * g.P, b * g.P);
-        T* gx0 = gx + n0 * g.x_image() + grp * g.Cg * g.H * g.W;
-        if (g.direct(b)) {  // the column matrix is the image: write gx directly
-          mat(gx0, g.K, g.P, g.P).noalias() = Wg.transpose() * Gy;
-          continue;
-        }
-        mat(col.get(), g.K, b * g.P, b * g.P).noalias() = Wg.transpose() * Gy;
-        for (int64_t i = 0; i < b; ++i) {
-          // Zeroed here, just before col2im accumulates into it, while it is in cache.
-          T* img = gx0 + i * g.x_image();
-          std::fill(img, img + g.Cg * g.H * g.W, T(0));
-          col2im(col.get() + i * g.P, b * g.P, g.im, img);
-        }
+  const int64_t B = images_per_gemm(g);
+  auto body = [&](int64_t n0, int64_t b, ColScratch<T>& s) {
+    for (int64_t grp = 0; grp < g.G; ++grp) {
+      auto Wg = cmat(w + grp * g.Og * g.K, g.Og, g.K, g.K);
+      auto Gy = cmat(gather_gy(g, gy, n0, b, grp, s.tmp.get()), g.Og, b * g.P, b * g.P);
+      T* gx0 = gx + n0 * g.x_image() + grp * g.Cg * g.H * g.W;
+      if (g.direct(b)) {  // the column matrix is the image: write gx directly
+        mat(gx0, g.K, g.P, g.P).noalias() = Wg.transpose() * Gy;
+        continue;
+      }
+      mat(s.col.get(), g.K, b * g.P, b * g.P).noalias() = Wg.transpose() * Gy;
+      for (int64_t i = 0; i < b; ++i) {
+        // Zeroed here, just before col2im accumulates into it, while it is in cache.
+        T* img = gx0 + i * g.x_image();
+        std::fill(img, img + g.Cg * g.H * g.W, T(0));
+        col2im(s.col.get() + i * g.P, b * g.P, g.im, img);
       }
     }
-  });
+  };
+  for_each_image_batch(
+      g.N, B, [&] { return make_col_scratch<T>(g, B); }, body);
 }
 
 template <class T>
 void backward_weight(const Geometry& g, const T* gy, const T* x, T* gw) {
-  const int64_t parts = batch_parts(g.N), size = g.O * g.K;
+  const int64_t parts = thread_parts(g.N), size = g.O * g.K, B = images_per_gemm(g);
   // Part 0 accumulates into gw itself, part k > 0 into partial k − 1.
   Scratch<T> partials((parts - 1) * size);
   for_each_part(g.N, parts, [&](int64_t part, int64_t lo, int64_t hi) {
     T* acc = part == 0 ? gw : partials.get() + (part - 1) * size;
     std::fill(acc, acc + size, T(0));
-    const int64_t B = std::min(g.B, hi - lo);
-    Scratch<T> col(g.direct(B) ? 0 : g.K * B * g.P);
-    Scratch<T> buf(B > 1 ? g.Og * B * g.P : 0);
+    ColScratch<T> s = make_col_scratch<T>(g, B);
     for (int64_t n0 = lo; n0 < hi; n0 += B) {
       const int64_t b = std::min(B, hi - n0);
       for (int64_t grp = 0; grp < g.G; ++grp) {
-        auto Col = cmat(columns(g, x, n0, b, grp, col.get()), g.K, b * g.P, b * g.P);
-        auto Gy = cmat(gather_gy(g, gy, n0, b, grp, buf.get()), g.Og, b * g.P, b * g.P);
+        auto Col = cmat(columns(g, x, n0, b, grp, s.col.get()), g.K, b * g.P, b * g.P);
+        auto Gy = cmat(gather_gy(g, gy, n0, b, grp, s.tmp.get()), g.Og, b * g.P, b * g.P);
         mat(acc + grp * g.Og * g.K, g.Og, g.K, g.K).noalias() += Gy * Col.transpose();
       }
     }
@@ -225,6 +251,22 @@ void backward_weight(const Geometry& g, const T* gy, const T* x, T* gw) {
     for (int64_t k = 0; k + 1 < parts; ++k) {
       const T* p = partials.get() + k * size;
       for (int64_t i = b; i < e; ++i) gw[i] += p[i];
+    }
+  });
+}
+
+// wf[g·Cg + c, o, i, j] = w[g·Og + o, c, kH − 1 − i, kW − 1 − j]: w: (O, Cg, kH, kW) ->
+// wf: (C, Og, kH, kW), the weight of the stride-1 convolution that computes backward-data.
+template <class T>
+void flip_transpose(const T* w, int64_t G, int64_t Og, int64_t Cg, int64_t kk, T* wf) {
+  parallel_for(G * Og, std::max<int64_t>(1, 4096 / (Cg * kk)), [&](int64_t lo, int64_t hi) {
+    for (int64_t go = lo; go < hi; ++go) {
+      const int64_t grp = go / Og, o = go % Og;
+      for (int64_t c = 0; c < Cg; ++c) {
+        const T* src = w + (go * Cg + c) * kk;
+        T* dst = wf + ((grp * Cg + c) * Og + o) * kk;
+        for (int64_t t = 0; t < kk; ++t) dst[t] = src[kk - 1 - t];
+      }
     }
   });
 }
@@ -282,6 +324,21 @@ Tensor conv2d_backward_data(const Tensor& gy_in, const Tensor& w_in, const Shape
   const Shape y_shape = conv2d_output_shape("conv2d_backward_data", x_shape, w_in.shape(), p);
   check_gy("conv2d_backward_data", gy_in, y_shape);
   const Tensor gy = gy_in.contiguous(), w = w_in.contiguous();
+  // Stride 1: gx is the convolution of gy (padded by d·(k − 1) − p) with the flipped,
+  // transposed kernel. That GEMM has O·kH·kW deep inner products, where Wᵀ·gy has only O,
+  // and needs no col2im; it is the forward kernel, at the forward's speed.
+  const int64_t flip_ph = p.dilation[0] * (w.size(2) - 1) - p.padding[0];
+  const int64_t flip_pw = p.dilation[1] * (w.size(3) - 1) - p.padding[1];
+  if (p.stride == Conv2dPair{1, 1} && flip_ph >= 0 && flip_pw >= 0 && gy.shape() == y_shape &&
+      w.size(1) >= kMinFlipChannels) {
+    const int64_t G = p.groups, Og = w.size(0) / G, Cg = w.size(1);
+    Tensor wf = empty({Cg * G, Og, w.size(2), w.size(3)}, {w.dtype(), w.device()});
+    dispatch_f32_f64(w.dtype(), "conv2d_backward_data", [&](auto tag) {
+      using T = decltype(tag);
+      flip_transpose<T>(w.data<T>(), G, Og, Cg, w.size(2) * w.size(3), wf.data<T>());
+    });
+    return conv2d_forward(gy, wf, Tensor(), {{1, 1}, {flip_ph, flip_pw}, p.dilation, G});
+  }
   Tensor gx = empty(x_shape, {gy.dtype(), gy.device()});
   const Geometry g(x_shape, w.shape(), gy.size(2), gy.size(3), p);
   dispatch_f32_f64(gy.dtype(), "conv2d_backward_data", [&](auto tag) {

@@ -60,6 +60,13 @@ TEST(Conv2d, GradcheckPointwise) {  // 1x1 kernel, stride 1, no padding
                                       grad_input({2}, -1, 1, 3)}));
 }
 
+// >= 32 channels per group: stride-1 backward-data runs as a convolution of gy with the
+// flipped, transposed kernel (the other tests have fewer channels and use col2im).
+TEST(Conv2d, GradcheckManyChannelsFlippedKernelPath) {
+  EXPECT_TRUE(gradcheck(conv_fn({.padding = {1, 0}, .dilation = {1, 2}, .groups = 2}),
+                        {grad_input({1, 64, 3, 3}), grad_input({2, 32, 2, 2}, -1, 1, 2)}));
+}
+
 TEST(Conv2d, GradcheckOnlyWeightNeedsGrad) {
   Tensor x = grad_input({2, 2, 3, 3}).detach();  // the data: no gradient, no backward-data
   EXPECT_TRUE(gradcheck(conv_fn({.padding = {1, 1}}), {x, grad_input({2, 2, 3, 3}, -1, 1, 2)}));
@@ -93,6 +100,8 @@ TEST(Conv2d, MatchesPyTorch) {
   check_case(f, "pointwise", {});
   check_case(f, "big", {.padding = {1, 1}});
   check_case(f, "pointwise_big", {});
+  check_case(f, "wide", {.padding = {1, 1}});
+  check_case(f, "wide_groups", {.padding = {2, 1}, .dilation = {2, 1}, .groups = 2});
   check_case(f, "short_s2", {.stride = {2, 2}});
   check_case(f, "small", {.padding = {1, 1}});
 }
