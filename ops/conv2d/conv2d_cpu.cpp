@@ -7,9 +7,13 @@
 // - Small images (8×8, 4×4) make thin GEMMs (Ho·Wo = 64 or 16 columns) that Eigen runs far
 //   below peak, so several images are laid side by side in one wide column matrix
 //   (kMinGemmCols columns at least) and share one GEMM.
+// - Forward and backward-data hand out batches of images dynamically (a core busy with something
+//   else does not hold up the other); each image's result does not depend on the split.
+//   Backward-weight gives each thread a fixed part of the batch and one partial gW, summed in a
+//   fixed order, so its result does not depend on thread timing either.
 // - 1x1 stride-1 unpadded convolutions use the image itself as the column matrix.
-// - Backward-weight accumulates one partial gW per batch part and sums the parts in a fixed
-//   order, so results do not depend on thread timing.
+// - Stride-1 backward-data is the forward kernel on gy with the flipped, transposed weight
+//   (see conv2d_backward_data): deep GEMMs and no col2im.
 //
 // Eigen runs its GEMMs single-threaded here: the build has no OpenMP, and this define makes
 // sure a later -fopenmp cannot make every worker thread spawn its own team.
@@ -84,19 +88,11 @@ struct Geometry {
   Geometry(const Shape& x, const Shape& w, int64_t Ho, int64_t Wo, const Conv2dParams& p) {
     N = x[0], C = x[1], H = x[2], W = x[3];
     O = w[0], G = p.groups, Cg = C / G, Og = O / G;
-    im = {Cg,
-          H,
-          W,
-          w[2],
-          w[3],
-          p.stride[0],
-          p.stride[1],
-          p.padding[0],
-          p.padding[1],
-          p.dilation[0],
-          p.dilation[1],
-          Ho,
-          Wo};
+    im = {.channels = Cg, .height = H, .width = W, .kernel_h = w[2], .kernel_w = w[3]};
+    im.stride_h = p.stride[0], im.stride_w = p.stride[1];
+    im.pad_h = p.padding[0], im.pad_w = p.padding[1];
+    im.dilation_h = p.dilation[0], im.dilation_w = p.dilation[1];
+    im.out_h = Ho, im.out_w = Wo;
     K = im.rows(), P = im.cols();
     B = std::max<int64_t>(1, (kMinGemmCols + P - 1) / P);
     B = std::max<int64_t>(1, std::min(B, kMaxColElements / std::max<int64_t>(1, K * P)));

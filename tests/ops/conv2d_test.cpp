@@ -135,6 +135,16 @@ TEST(Conv2d, SameResultForAnyThreadCount) {
     EXPECT_TRUE(all_close(three[i], one[i], 1e-12, 1e-12)) << "result " << i;
 }
 
+TEST(Conv2d, EmptyBatch) {
+  Tensor x = zeros({0, 2, 5, 5}).set_requires_grad(true);
+  Tensor w = ones({3, 2, 3, 3}).set_requires_grad(true);
+  Tensor y = conv2d(x, w, Tensor(), {1, 1}, {1, 1});
+  EXPECT_EQ(y.shape(), (Shape{0, 3, 5, 5}));
+  y.backward(zeros({0, 3, 5, 5}));
+  EXPECT_EQ(x.grad().shape(), x.shape());
+  EXPECT_TRUE(all_close(w.grad(), zeros({3, 2, 3, 3})));
+}
+
 TEST(Conv2d, BadInputShapes) {
   EXPECT_TRUE(throws_error(
       [] {
