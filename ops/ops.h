@@ -8,6 +8,8 @@
 #include "ops/binary_cross_entropy_with_logits/binary_cross_entropy_with_logits.h"
 #include "ops/cast/cast.h"
 #include "ops/cat/cat.h"
+#include "ops/conv2d/conv2d.h"
+#include "ops/conv_transpose2d/conv_transpose2d.h"
 #include "ops/copy/copy.h"
 #include "ops/cross_entropy/cross_entropy.h"
 #include "ops/div/div.h"

@@ -1,0 +1,167 @@
+// bench_ops: GFLOP/s of the CPU convolution kernels on every distinct convolution of the CIFAR
+// ResNet18, against a multithreaded 2048³ sgemm as the machine's practical peak. Prints JSON.
+//
+//   ./build/apps/bench_ops [--threads N] [--batch 128] [--repeat 3] [--only NAME_PART]
+//
+// FLOPs of each of forward, backward-data and backward-weight: 2·N·O·(C/G)·kH·kW·Ho·Wo.
+// Each time is the best of --repeat calls after one warm-up call (the machine is shared); the
+// sgemm runs before and after the convolutions and reports its best.
+// The aggregate weighs each shape by how often it occurs in ResNet18 and counts all three
+// kernels for every conv (also the stem's backward-data, which training skips).
+// GCC 12 false positive inside Eigen 3.4's AVX-512 GEMM packing (see ops/conv2d/conv2d_cpu.cpp).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#ifndef EIGEN_DONT_PARALLELIZE
+#define EIGEN_DONT_PARALLELIZE
+#endif
+
+#include <Eigen/Core>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "ops/ops.h"
+
+namespace {
+
+double best_seconds(int repeat, const std::function<void()>& fn) {
+  fn();  // warm-up: page faults, pool start-up
+  double best = 1e30;
+  for (int r = 0; r < repeat; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
+    best = std::min(best, dt.count());
+  }
+  return best;
+}
+
+// C = A·B, n×n f32, rows of C split over the pool's threads, each a single-threaded Eigen GEMM:
+// the same threading the convolution kernels use.
+double sgemm_gflops(int64_t n, int repeat, double& seconds) {
+  using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Mat a = Mat::Random(n, n), b = Mat::Random(n, n), c(n, n);
+  const int64_t parts = rg::num_threads();
+  seconds = best_seconds(repeat, [&] {
+    rg::parallel_for(parts, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t p = lo; p < hi; ++p) {
+        const int64_t r0 = p * n / parts, r1 = (p + 1) * n / parts;
+        c.middleRows(r0, r1 - r0).noalias() = a.middleRows(r0, r1 - r0) * b;
+      }
+    });
+  });
+  return 2.0 * n * n * n / seconds * 1e-9;
+}
+
+struct ConvShape {
+  const char* name;
+  int count;  // occurrences in ResNet18
+  int64_t C, O, H, k, stride, pad;
+};
+
+// CIFAR ResNet18 (3x3 stem, stages of 64/128/256/512 channels at 32/16/8/4 pixels).
+const std::vector<ConvShape> kResNet18 = {
+    {"stem_3x3_3to64_32", 1, 3, 64, 32, 3, 1, 1},
+    {"s1_3x3_64_32", 4, 64, 64, 32, 3, 1, 1},
+    {"s2_3x3_64to128_s2", 1, 64, 128, 32, 3, 2, 1},
+    {"s2_3x3_128_16", 3, 128, 128, 16, 3, 1, 1},
+    {"s2_1x1_64to128_s2", 1, 64, 128, 32, 1, 2, 0},
+    {"s3_3x3_128to256_s2", 1, 128, 256, 16, 3, 2, 1},
+    {"s3_3x3_256_8", 3, 256, 256, 8, 3, 1, 1},
+    {"s3_1x1_128to256_s2", 1, 128, 256, 16, 1, 2, 0},
+    {"s4_3x3_256to512_s2", 1, 256, 512, 8, 3, 2, 1},
+    {"s4_3x3_512_4", 3, 512, 512, 4, 3, 1, 1},
+    {"s4_1x1_256to512_s2", 1, 256, 512, 8, 1, 2, 0},
+};
+
+int64_t arg_value(int& i, int argc, char** argv) {
+  if (i + 1 >= argc) {
+    std::fprintf(stderr, "bench_ops: %s needs a value\n", argv[i]);
+    std::exit(2);
+  }
+  return std::atoll(argv[++i]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t threads = std::thread::hardware_concurrency(), batch = 128, repeat = 3;
+  std::string only;  // run only the shapes whose name contains this
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--threads")) {
+      threads = arg_value(i, argc, argv);
+    } else if (!std::strcmp(argv[i], "--batch")) {
+      batch = arg_value(i, argc, argv);
+    } else if (!std::strcmp(argv[i], "--repeat")) {
+      repeat = arg_value(i, argc, argv);
+    } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
+      only = argv[++i];
+    } else {
+      std::fprintf(
+          stderr, "usage: bench_ops [--threads N] [--batch 128] [--repeat 3] [--only NAME_PART]\n");
+      return 2;
+    }
+  }
+  if (threads < 1 || batch < 1 || repeat < 1) {
+    std::fprintf(stderr, "bench_ops: --threads, --batch and --repeat must be >= 1\n");
+    return 2;
+  }
+  rg::set_num_threads(static_cast<int>(threads));
+
+  double sgemm_s = 0;
+  double sgemm = sgemm_gflops(2048, static_cast<int>(repeat), sgemm_s);
+  std::printf("{\n  \"threads\": %d,\n  \"batch\": %lld,\n  \"repeat\": %lld,\n  \"convs\": [\n",
+              rg::num_threads(), static_cast<long long>(batch), static_cast<long long>(repeat));
+
+  double total_flops = 0, total_s = 0;
+  int printed = 0;
+  for (std::size_t s = 0; s < kResNet18.size(); ++s) {
+    const ConvShape& c = kResNet18[s];
+    if (!std::strstr(c.name, only.c_str())) continue;
+    const rg::Conv2dParams p{{c.stride, c.stride}, {c.pad, c.pad}, {1, 1}, 1};
+    const rg::Tensor x = rg::randn({batch, c.C, c.H, c.H});
+    const rg::Tensor w = rg::randn({c.O, c.C, c.k, c.k});
+    const rg::Shape y_shape = rg::conv2d_output_shape("bench_ops", x.shape(), w.shape(), p);
+    const rg::Tensor gy = rg::randn(y_shape);
+    const double flops = 2.0 * batch * c.O * c.C * c.k * c.k * y_shape[2] * y_shape[3];
+    const int r = static_cast<int>(repeat);
+    const double t[3] = {
+        best_seconds(r, [&] { rg::conv2d_forward(x, w, rg::Tensor(), p); }),
+        best_seconds(r, [&] { rg::conv2d_backward_data(gy, w, x.shape(), p); }),
+        best_seconds(r, [&] { rg::conv2d_backward_weight(gy, x, w.shape(), p); }),
+    };
+    const char* names[3] = {"forward", "backward_data", "backward_weight"};
+    std::printf(
+        "%s    {\"name\": \"%s\", \"count\": %d, \"C\": %lld, \"O\": %lld, \"H\": %lld, "
+        "\"k\": %lld, \"stride\": %lld, \"pad\": %lld, \"gflop\": %.3f",
+        printed++ ? ",\n" : "", c.name, c.count, static_cast<long long>(c.C),
+        static_cast<long long>(c.O), static_cast<long long>(c.H), static_cast<long long>(c.k),
+        static_cast<long long>(c.stride), static_cast<long long>(c.pad), flops * 1e-9);
+    for (int k = 0; k < 3; ++k) {
+      std::printf(", \"%s\": {\"ms\": %.3f, \"gflops\": %.1f}", names[k], t[k] * 1e3,
+                  flops / t[k] * 1e-9);
+      total_flops += c.count * flops;
+      total_s += c.count * t[k];
+    }
+    std::printf("}");
+    std::fflush(stdout);
+  }
+  double sgemm_s2 = 0;
+  const double sgemm2 = sgemm_gflops(2048, static_cast<int>(repeat), sgemm_s2);
+  if (sgemm2 > sgemm) sgemm = sgemm2, sgemm_s = sgemm_s2;
+  const double agg = total_s > 0 ? total_flops / total_s * 1e-9 : 0;  // 0: --only matched none
+  std::printf("\n  ],\n  \"sgemm_2048\": {\"ms\": %.3f, \"gflops\": %.1f},\n", sgemm_s * 1e3,
+              sgemm);
+  std::printf(
+      "  \"aggregate\": {\"gflop\": %.3f, \"seconds\": %.4f, \"gflops\": %.1f, "
+      "\"fraction_of_sgemm\": %.3f}\n}\n",
+      total_flops * 1e-9, total_s, agg, agg / sgemm);
+  return 0;
+}
