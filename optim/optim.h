@@ -1,0 +1,8 @@
+#pragma once
+// Everything of the optim layer: #include "optim/optim.h".
+
+#include "optim/adamw.h"
+#include "optim/clip_grad.h"
+#include "optim/lr_scheduler.h"
+#include "optim/optimizer.h"
+#include "optim/sgd.h"
