@@ -19,7 +19,7 @@ std::string slurp(const std::string& path) {
 }
 
 TEST(CsvLog, HeaderOnceAndAppendsAcrossRestarts) {
-  const std::string path = ::testing::TempDir() + "/metrics.csv";
+  const std::string path = rg::testing::temp_path("metrics.csv");
   std::filesystem::remove(path);
   {
     CsvLog log(path);

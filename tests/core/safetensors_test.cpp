@@ -27,7 +27,7 @@ TEST(Safetensors, RoundTripAllDtypesAndMetadata) {
       {"i", arange(0, 4, 1, {DType::i64})},
       {"u", full({2, 2}, 7, {DType::u8})},
       {"empty", zeros({0, 3})}};
-  const std::string path = ::testing::TempDir() + "/roundtrip.safetensors";
+  const std::string path = rg::testing::temp_path("roundtrip.safetensors");
   save_safetensors(path, tensors, {{"epoch", "3"}, {"note", "{\"json\": true}"}});
   SafetensorsFile f = load_safetensors(path);
   ASSERT_EQ(f.tensors.size(), tensors.size());
@@ -45,7 +45,7 @@ TEST(Safetensors, RoundTripAllDtypesAndMetadata) {
 }
 
 TEST(Safetensors, SaveReplacesAtomicallyAndLeavesNoTemporaries) {
-  const std::string dir = ::testing::TempDir() + "/atomic";
+  const std::string dir = rg::testing::temp_path("atomic");
   std::filesystem::create_directories(dir);
   const std::string path = dir + "/ckpt.safetensors";
   save_safetensors(path, {{"a", ones({2})}});

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/fixtures.h"
+
 namespace rg {
 namespace {
 
@@ -16,7 +18,7 @@ TEST(TensorBoard, Crc32cKnownAnswer) {
 }
 
 TEST(TensorBoard, RecordsAreFramedAndChecksummed) {
-  const std::string dir = ::testing::TempDir() + "/tb";
+  const std::string dir = rg::testing::temp_path("tb");
   std::filesystem::create_directories(dir);
   std::string path;
   {

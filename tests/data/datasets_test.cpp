@@ -16,7 +16,7 @@ using testing::write_bmp;
 using testing::write_cifar_batch;
 
 std::string fresh_dir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/rg_data_" + name;
+  const std::string dir = rg::testing::temp_path(name);
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

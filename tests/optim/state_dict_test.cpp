@@ -74,7 +74,7 @@ void check_resume(const MakeOpt& make, const MakeOpt& make_fresh, const MakeSche
     sched_a->step();
     sched_b->step();
   }
-  const std::string path = ::testing::TempDir() + "/optim_resume.safetensors";
+  const std::string path = rg::testing::temp_path("optim_resume.safetensors");
   save(path, *opt_b, *sched_b, b);
 
   const SafetensorsFile file = load_safetensors(path);

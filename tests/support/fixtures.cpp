@@ -1,5 +1,7 @@
 #include "tests/support/fixtures.h"
 
+#include <unistd.h>
+
 #include <cmath>
 
 namespace rg::testing {
@@ -47,6 +49,13 @@ Tensor Fixture::operator[](const std::string& key) const {
          << "tensors differ (" << actual.describe() << "): element " << worst_i << " is "
          << a[worst_i] << ", expected " << e[worst_i] << " (atol " << atol << ", rtol " << rtol
          << ")";
+}
+
+std::string temp_path(const std::string& name) {
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string path = ::testing::TempDir() + "rg_" + std::to_string(::getpid());
+  if (info) path += std::string("_") + info->test_suite_name() + "_" + info->name();
+  return path + "_" + name;
 }
 
 ::testing::AssertionResult throws_error(const std::function<void()>& body,

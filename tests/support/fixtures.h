@@ -30,6 +30,10 @@ class Fixture {
 ::testing::AssertionResult all_close(const Tensor& actual, const Tensor& expected,
                                      double atol = 1e-5, double rtol = 1e-4);
 
+// A path unique to the running test (and process), so tests that CTest runs in parallel never
+// share a file: <tmp>/rg_<pid>_<Suite>_<Test>_<name>.
+std::string temp_path(const std::string& name);
+
 // Runs `body` and checks it throws rg::Error whose message contains every one of `parts`.
 ::testing::AssertionResult throws_error(const std::function<void()>& body,
                                         const std::vector<std::string>& parts);

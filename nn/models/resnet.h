@@ -1,0 +1,61 @@
+#pragma once
+// ResNets for CIFAR-10 (32x32 inputs):
+// - ResNet18 as in pytorch-cifar (kuangliu): a 3x3 stem conv, no max-pool, four stages of two
+//   BasicBlocks at widths 64, 128, 256, 512 (strides 1, 2, 2, 2), global average pool, linear.
+//   11,173,962 parameters — the count PyTorch gives for the same definition.
+// - ResNet-20 as in He et al. 2016 §4.2: three stages of three BasicBlocks at widths 16, 32,
+//   64; projection (1x1 conv + BN) shortcuts where the shape changes ("option B").
+// A width multiplier scales every stage's channels (ResNet18 at 0.5 has widths 32..256).
+// Parameter names follow pytorch-cifar, so its checkpoints' keys match ours.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/layers.h"
+
+namespace rg::nn {
+
+// x -> relu(bn1(conv1(x))) -> bn2(conv2(.)) -> + shortcut(x) -> relu.
+class BasicBlock : public Module {
+ public:
+  BasicBlock(int64_t in, int64_t out, int64_t stride);
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "BasicBlock"; }
+
+ private:
+  std::shared_ptr<Conv2d> conv1_, conv2_;
+  std::shared_ptr<BatchNorm2d> bn1_, bn2_;
+  std::shared_ptr<Sequential> shortcut_;  // empty: identity
+};
+
+struct ResNetConfig {
+  std::vector<int64_t> blocks;  // per stage
+  std::vector<int64_t> widths;  // per stage, before the multiplier
+  int64_t stem_width = 64;
+  int64_t num_classes = 10;
+  double width_multiplier = 1.0;
+};
+
+class ResNet : public Module {
+ public:
+  explicit ResNet(const ResNetConfig& config);
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "ResNet"; }
+
+ private:
+  std::shared_ptr<Conv2d> conv1_;
+  std::shared_ptr<BatchNorm2d> bn1_;
+  std::vector<std::shared_ptr<Sequential>> stages_;  // "layer1", "layer2", ...
+  std::shared_ptr<Linear> linear_;
+};
+
+ResNetConfig resnet18_config(int64_t num_classes = 10, double width_multiplier = 1.0);
+ResNetConfig resnet20_config(int64_t num_classes = 10, double width_multiplier = 1.0);
+
+// Builds a model by name: "resnet18", "resnet20", optionally with a width suffix such as
+// "resnet18@0.5". Unknown names are an error that lists the known ones.
+std::shared_ptr<Module> make_model(const std::string& name, int64_t num_classes = 10);
+std::vector<std::string> model_names();
+
+}  // namespace rg::nn

@@ -1,0 +1,169 @@
+#include "nn/module.h"
+
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include "core/autograd.h"
+
+namespace rg::nn {
+
+namespace {
+void check_name(const std::string& name, const std::string& owner) {
+  RG_CHECK(!name.empty() && name.find('.') == std::string::npos, owner, ": invalid member name '",
+           name, "' (must be non-empty, without '.')");
+}
+}  // namespace
+
+void Module::register_parameter(const std::string& name, Tensor* member) {
+  check_name(name, type_name());
+  if (member->defined() && !member->requires_grad()) member->set_requires_grad(true);
+  parameters_.emplace_back(name, member);
+}
+
+void Module::register_buffer(const std::string& name, Tensor* member) {
+  check_name(name, type_name());
+  buffers_.emplace_back(name, member);
+}
+
+void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
+  check_name(name, type_name());
+  RG_CHECK(module != nullptr, type_name(), ": child '", name, "' is null");
+  children_.emplace_back(name, std::move(module));
+}
+
+void Module::collect(const std::string& prefix, bool params,
+                     std::vector<std::pair<std::string, Tensor>>& out) const {
+  for (const auto& [name, t] : params ? parameters_ : buffers_)
+    if (t->defined()) out.emplace_back(prefix + name, *t);  // undefined: e.g. no bias
+  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", params, out);
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  collect("", true, out);
+  return out;
+}
+
+std::vector<Tensor> Module::parameters() const {
+  std::vector<Tensor> out;
+  for (auto& [_, t] : named_parameters()) out.push_back(t);
+  return out;
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_buffers() const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  collect("", false, out);
+  return out;
+}
+
+std::vector<std::pair<std::string, Module*>> Module::named_modules() {
+  std::vector<std::pair<std::string, Module*>> out{{"", this}};
+  for (auto& [name, child] : children_)
+    for (auto& [sub, m] : child->named_modules())
+      out.emplace_back(sub.empty() ? name : name + "." + sub, m);
+  return out;
+}
+
+int64_t Module::parameter_count() const {
+  int64_t n = 0;
+  for (auto& [_, t] : named_parameters()) n += t.numel();
+  return n;
+}
+
+std::map<std::string, Tensor> Module::state_dict() const {
+  std::map<std::string, Tensor> out;
+  for (auto& [name, t] : named_parameters()) out[name] = t.detach();
+  for (auto& [name, t] : named_buffers()) out[name] = t.detach();
+  return out;
+}
+
+void Module::load_state_dict(const std::map<std::string, Tensor>& state, LoadMode mode) {
+  std::map<std::string, Tensor> own;
+  for (auto& [name, t] : named_parameters()) own[name] = t;
+  for (auto& [name, t] : named_buffers()) own[name] = t;
+  std::vector<std::string> missing, unexpected, mismatched;
+  for (const auto& [name, t] : own) {
+    auto it = state.find(name);
+    if (it == state.end()) {
+      missing.push_back(name);
+    } else if (it->second.shape() != t.shape()) {
+      mismatched.push_back(name + ": checkpoint " + shape_str(it->second.shape()) + ", model " +
+                           shape_str(t.shape()));
+    }
+  }
+  for (const auto& [name, _] : state)
+    if (!own.count(name)) unexpected.push_back(name);
+  const bool refuse = !mismatched.empty() ||
+                      (mode == LoadMode::strict && (!missing.empty() || !unexpected.empty()));
+  if (refuse) {
+    std::ostringstream msg;
+    msg << "load_state_dict: the state does not fit " << type_name() << ":";
+    auto list = [&](const char* what, const std::vector<std::string>& keys) {
+      if (keys.empty()) return;
+      msg << "\n  " << what << " (" << keys.size() << "):";
+      for (const auto& k : keys) msg << "\n    " << k;
+    };
+    list("missing keys", missing);
+    list("unexpected keys", unexpected);
+    list("shape mismatches", mismatched);
+    throw Error(msg.str());
+  }
+  NoGradGuard no_grad;
+  for (auto& [name, t] : own) {
+    auto it = state.find(name);
+    if (it != state.end()) copy_strided(t, it->second.to(t.device()));
+  }
+}
+
+void Module::set_mode(Mode mode) {
+  mode_ = mode;
+  for (auto& [_, child] : children_) child->set_mode(mode);
+}
+
+void Module::to(Device device) {
+  for (auto& [_, t] : parameters_)
+    if (t->defined() && t->device() != device) *t = t->detach().to(device).set_requires_grad(true);
+  for (auto& [_, t] : buffers_)
+    if (t->defined()) *t = t->to(device);
+  for (auto& [_, child] : children_) child->to(device);
+}
+
+void Module::to(DType dtype) {
+  const DType target = keeps_float32() ? DType::f32 : dtype;
+  for (auto& [_, t] : parameters_)
+    if (t->defined() && t->dtype() != target) *t = t->detach().to(target).set_requires_grad(true);
+  for (auto& [_, t] : buffers_)
+    if (t->defined() && is_floating(t->dtype())) *t = t->to(target);
+  for (auto& [_, child] : children_) child->to(dtype);
+}
+
+void Module::zero_grad() {
+  for (auto& [_, t] : named_parameters()) t.zero_grad();
+}
+
+void Module::str_into(std::string& out, int indent) const {
+  out += type_name() + "(" + extra_repr();
+  if (!children_.empty()) {
+    out += "\n";
+    for (const auto& [name, child] : children_) {
+      out += std::string(static_cast<std::size_t>(indent + 2), ' ') + "(" + name + "): ";
+      child->str_into(out, indent + 2);
+      out += "\n";
+    }
+    out += std::string(static_cast<std::size_t>(indent), ' ');
+  }
+  out += ")";
+}
+
+std::string Module::str() const {
+  std::string out;
+  str_into(out, 0);
+  return out;
+}
+
+std::ostream& operator<<(std::ostream& out, const Module& module) {
+  return out << module.str();
+}
+
+}  // namespace rg::nn

@@ -1,0 +1,135 @@
+#include <gtest/gtest.h>
+
+#include "core/autograd.h"
+#include "core/safetensors.h"
+#include "nn/layers.h"
+#include "nn/models/resnet.h"
+#include "tests/support/fixtures.h"
+
+namespace rg::nn {
+namespace {
+using rg::testing::all_close;
+using rg::testing::throws_error;
+
+// Two linear layers around a ReLU, the smallest model with children and nesting.
+class Mlp : public Module {
+ public:
+  Mlp() {
+    body_ =
+        register_module("body", std::make_shared<Sequential>(std::vector<std::shared_ptr<Module>>{
+                                    std::make_shared<Linear>(4, 3), std::make_shared<ReLU>()}));
+    head_ = register_module("head", std::make_shared<Linear>(3, 2, Bias::without));
+  }
+  Tensor forward(const Tensor& x) override { return head_->forward(body_->forward(x)); }
+  std::string type_name() const override { return "Mlp"; }
+
+ private:
+  std::shared_ptr<Sequential> body_;
+  std::shared_ptr<Linear> head_;
+};
+
+TEST(Module, NamesNestWithDots) {
+  Mlp m;
+  std::vector<std::string> names;
+  for (auto& [n, t] : m.named_parameters()) {
+    names.push_back(n);
+    EXPECT_TRUE(t.requires_grad()) << n;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"body.0.weight", "body.0.bias", "head.weight"}));
+  EXPECT_EQ(m.parameter_count(), 4 * 3 + 3 + 3 * 2);
+  EXPECT_EQ(m.named_modules().size(), 5u);  // Mlp, body, body.0, body.1, head
+  EXPECT_NE(m.str().find("(head): Linear(3, 2, bias=false)"), std::string::npos) << m.str();
+}
+
+TEST(Module, StateDictRoundTripThroughSafetensors) {
+  manual_seed(1);
+  Mlp a;
+  manual_seed(2);
+  Mlp b;
+  const std::string path = rg::testing::temp_path("mlp.safetensors");
+  save_safetensors(path, a.state_dict());
+  Tensor before = b.named_parameters()[0].second;
+  b.load_state_dict(load_safetensors(path).tensors);
+  EXPECT_TRUE(before.same_as(b.named_parameters()[0].second));  // loaded in place
+  Tensor x = randn({5, 4});
+  EXPECT_TRUE(all_close(a.forward(x), b.forward(x), 0, 0));
+}
+
+TEST(Module, LoadStateDictListsEveryDifference) {
+  Mlp m;
+  auto state = m.state_dict();
+  state.erase("head.weight");
+  state["body.0.bias"] = zeros({7});
+  state["extra.weight"] = zeros({1});
+  EXPECT_TRUE(
+      throws_error([&] { m.load_state_dict(state); },
+                   {"missing keys (1)", "head.weight", "unexpected keys (1)", "extra.weight",
+                    "shape mismatches (1)", "body.0.bias: checkpoint [7], model [3]"}));
+  state["body.0.bias"] = zeros({3});
+  m.load_state_dict(state, LoadMode::non_strict);  // missing/unexpected tolerated
+  EXPECT_EQ(m.state_dict()["body.0.bias"].to_vector<float>(), std::vector<float>(3, 0.f));
+}
+
+TEST(Module, ModeAndDtypeConversion) {
+  auto net = std::make_shared<Sequential>(std::vector<std::shared_ptr<Module>>{
+      std::make_shared<Conv2d>(3, 4, Size2{3, 3}), std::make_shared<BatchNorm2d>(4)});
+  net->eval();
+  for (auto& [_, m] : net->named_modules()) EXPECT_FALSE(m->is_training());
+  net->to(DType::f16);
+  auto state = net->state_dict();
+  EXPECT_EQ(state["0.weight"].dtype(), DType::f16);
+  EXPECT_EQ(state["1.weight"].dtype(), DType::f32);  // BatchNorm stays f32
+  EXPECT_EQ(state["1.num_batches_tracked"].dtype(), DType::i64);
+  EXPECT_TRUE(net->named_parameters()[0].second.is_leaf());
+  EXPECT_TRUE(net->named_parameters()[0].second.requires_grad());
+}
+
+TEST(Layers, InitialisationFollowsTheReferences) {
+  manual_seed(0);
+  Conv2d conv(64, 128, {3, 3}, {.bias = Bias::without});
+  std::vector<double> w = conv.weight_.to_vector<double>();
+  double s2 = 0;
+  for (double v : w) s2 += v * v;
+  // Kaiming normal, fan_out = 128·9: std = sqrt(2 / 1152).
+  EXPECT_NEAR(std::sqrt(s2 / w.size()), std::sqrt(2.0 / 1152), 0.002);
+  Linear lin(100, 10);
+  for (double v : lin.weight_.to_vector<double>()) EXPECT_LE(std::fabs(v), 0.1);
+  BatchNorm2d bn(8);
+  EXPECT_EQ(bn.weight_.to_vector<float>(), std::vector<float>(8, 1.f));
+  EXPECT_EQ(bn.bias_.to_vector<float>(), std::vector<float>(8, 0.f));
+}
+
+TEST(Layers, BatchNormTracksBatches) {
+  BatchNorm2d bn(2);
+  Tensor x = randn({4, 2, 3, 3});
+  bn.forward(x);
+  bn.forward(x);
+  EXPECT_EQ(bn.num_batches_tracked_.item(), 2);
+  bn.eval();
+  bn.forward(x);
+  EXPECT_EQ(bn.num_batches_tracked_.item(), 2);
+  EXPECT_TRUE(throws_error([&] { bn.forward(randn({4, 2})); }, {"BatchNorm2d", "[4, 2]"}));
+}
+
+TEST(Models, ResNet18ParameterCountMatchesPyTorch) {
+  // torchvision-style CIFAR ResNet18 of pytorch-cifar, counted with PyTorch:
+  // sum(p.numel() for p in ResNet18().parameters()) == 11173962.
+  EXPECT_EQ(make_model("resnet18")->parameter_count(), 11173962);
+  // ResNet-20 with projection shortcuts: 0.27 M.
+  EXPECT_EQ(make_model("resnet20")->parameter_count(), 272474);
+  EXPECT_LT(make_model("resnet18@0.5")->parameter_count(), 11173962 / 3);
+}
+
+TEST(Models, ForwardShapesAndBackward) {
+  auto model = make_model("resnet20@0.25");
+  Tensor x = randn({2, 3, 32, 32});
+  Tensor y = model->forward(x);
+  EXPECT_EQ(y.shape(), (Shape{2, 10}));
+  cross_entropy(y, from_vector<int64_t>({1, 7}, {2}, {DType::i64})).backward();
+  for (auto& [name, p] : model->named_parameters()) EXPECT_TRUE(p.grad().defined()) << name;
+  EXPECT_TRUE(throws_error([] { make_model("vgg"); }, {"unknown model 'vgg'", "resnet18"}));
+  EXPECT_TRUE(throws_error([] { make_model("resnet18@x"); }, {"width multiplier"}));
+}
+
+}  // namespace
+}  // namespace rg::nn

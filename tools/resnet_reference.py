@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""The CIFAR ResNets of nn/models/resnet.h in PyTorch, to check parameter counts (and, later,
+to time PyTorch on the same model). Definitions follow pytorch-cifar (kuangliu)."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.shortcut = nn.Sequential()
+        if stride != 1 or cin != cout:
+            self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                          nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        return F.relu(self.bn2(self.conv2(y)) + self.shortcut(x))
+
+
+class ResNet(nn.Module):
+    def __init__(self, blocks, widths, stem, num_classes=10, width=1.0):
+        super().__init__()
+        w = lambda c: max(1, round(c * width))
+        cin = w(stem)
+        self.conv1 = nn.Conv2d(3, cin, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cin)
+        for s, (n, c) in enumerate(zip(blocks, widths)):
+            layers = []
+            for b in range(n):
+                layers.append(BasicBlock(cin, w(c), 2 if b == 0 and s > 0 else 1))
+                cin = w(c)
+            setattr(self, f"layer{s + 1}", nn.Sequential(*layers))
+        self.stages = len(blocks)
+        self.linear = nn.Linear(cin, num_classes)
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        for s in range(self.stages):
+            y = getattr(self, f"layer{s + 1}")(y)
+        return self.linear(F.adaptive_avg_pool2d(y, 1).flatten(1))
+
+
+def resnet18(width=1.0):
+    return ResNet([2, 2, 2, 2], [64, 128, 256, 512], 64, width=width)
+
+
+def resnet20(width=1.0):
+    return ResNet([3, 3, 3], [16, 32, 64], 16, width=width)
+
+
+if __name__ == "__main__":
+    for name, m in [("resnet18", resnet18()), ("resnet20", resnet20())]:
+        print(name, sum(p.numel() for p in m.parameters()))
