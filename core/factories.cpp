@@ -55,6 +55,19 @@ Tensor empty(const Shape& shape, TensorOptions options) {
   return finish(Tensor(std::move(impl)), options);
 }
 
+Tensor from_blob(void* data, const Shape& shape, TensorOptions options,
+                 std::function<void(void*)> release) {
+  check_shape(shape, "from_blob");
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage =
+      Storage::wrap(data, static_cast<std::size_t>(numel_of(shape)) * element_size(options.dtype),
+                    options.device, std::move(release));
+  impl->shape = shape;
+  impl->strides = contiguous_strides(shape);
+  impl->dtype = options.dtype;
+  return finish(Tensor(std::move(impl)), options);
+}
+
 Tensor full(const Shape& shape, double value, TensorOptions options) {
   const bool requires_grad = options.requires_grad;
   options.requires_grad = false;

@@ -10,8 +10,22 @@ Storage::Storage(std::size_t nbytes, Device device) : impl_(std::make_shared<Imp
   impl_->device = device;
 }
 
+Storage Storage::wrap(void* ptr, std::size_t nbytes, Device device,
+                      std::function<void(void*)> release) {
+  Storage s;
+  s.impl_ = std::make_shared<Impl>();
+  s.impl_->ptr = ptr;
+  s.impl_->nbytes = nbytes;
+  s.impl_->device = device;
+  s.impl_->release = release ? std::move(release) : [](void*) {};
+  return s;
+}
+
 Storage::Impl::~Impl() {
-  if (ptr) allocator_for(device).deallocate(ptr, nbytes);
+  if (release)
+    release(ptr);
+  else if (ptr)
+    allocator_for(device).deallocate(ptr, nbytes);
 }
 
 }  // namespace rg

@@ -3,6 +3,7 @@
 // copying a Tensor handle never copies data.
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include "core/device.h"
@@ -14,6 +15,10 @@ class Storage {
   Storage() = default;
   // Allocates nbytes on device (uninitialised).
   Storage(std::size_t nbytes, Device device);
+  // Wraps memory owned elsewhere (a buffer from another library, a test double); `release`
+  // runs when the last tensor using it goes away. The memory is not counted in memory_stats.
+  static Storage wrap(void* ptr, std::size_t nbytes, Device device,
+                      std::function<void(void*)> release);
 
   void* data() const { return impl_ ? impl_->ptr : nullptr; }
   std::size_t nbytes() const { return impl_ ? impl_->nbytes : 0; }
@@ -26,6 +31,7 @@ class Storage {
     void* ptr = nullptr;
     std::size_t nbytes = 0;
     Device device;
+    std::function<void(void*)> release;  // set for wrapped memory
     ~Impl();
   };
   std::shared_ptr<Impl> impl_;

@@ -145,6 +145,11 @@ Tensor empty_like(const Tensor& t);
 template <class T>
 Tensor from_vector(const std::vector<T>& values, const Shape& shape, TensorOptions options = {});
 Tensor scalar_tensor(double value, TensorOptions options = {});
+// A contiguous tensor over memory owned elsewhere (torch.from_blob); `release` runs when the
+// last view of it goes away. No copy: `data` must hold numel(shape) elements of options.dtype
+// on options.device.
+Tensor from_blob(void* data, const Shape& shape, TensorOptions options,
+                 std::function<void(void*)> release = nullptr);
 
 // Copies src into dst elementwise, converting dtype, for any strides (the kernel behind
 // contiguous(), clone(), to() and ops/copy). Not differentiable by itself.

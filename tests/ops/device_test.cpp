@@ -1,0 +1,117 @@
+// Every op refuses tensors on a device it cannot use, naming the op and the device. No GPU is
+// needed: the "cuda:0" tensors here wrap host memory (from_blob) and are never read — an op
+// must reject them before touching data.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ops/ops.h"
+#include "tests/support/fixtures.h"
+
+namespace rg {
+namespace {
+using testing::throws_error;
+
+// Host memory labelled cuda:0. Each call gets its own buffer, released with the tensor.
+Tensor on_gpu(const Shape& shape, DType dtype = DType::f32) {
+  auto* buffer =
+      new std::vector<double>(static_cast<std::size_t>(std::max<int64_t>(numel_of(shape), 1)));
+  return from_blob(buffer->data(), shape, {dtype, Device::cuda(0)},
+                   [buffer](void*) { delete buffer; });
+}
+
+struct Case {
+  std::string op;
+  std::function<void()> call;
+};
+
+std::vector<Case> cases() {
+  const Tensor g4 = on_gpu({2, 3, 4, 4});
+  const Tensor g2 = on_gpu({2, 3});
+  const Tensor c4 = ones({2, 3, 4, 4});
+  const Tensor c2 = ones({2, 3});
+  const Tensor labels_gpu = on_gpu({2}, DType::i64);
+  const Tensor labels = zeros({2}, {DType::i64});
+  return {
+      {"adaptive_avg_pool2d",
+       [=] {
+         adaptive_avg_pool2d(g4, {1, 1});
+       }},
+      {"add", [=] { add(g2, g2); }},
+      {"add", [=] { add(c2, g2); }},
+      {"add", [=] { add(g2, 1.0); }},
+      {"avg_pool2d", [=] { avg_pool2d(g4, 2); }},
+      {"batch_norm",
+       [=] { batch_norm(g4, Tensor(), Tensor(), Tensor(), Tensor(), BatchNormMode::train); }},
+      {"batch_norm",
+       [=] { batch_norm(c4, on_gpu({3}), Tensor(), Tensor(), Tensor(), BatchNormMode::train); }},
+      {"binary_cross_entropy_with_logits", [=] { binary_cross_entropy_with_logits(g2, g2); }},
+      {"cat",
+       [=] {
+         cat({c2, g2}, 0);
+       }},
+      {"conv2d",
+       [=] {
+         conv2d(g4, on_gpu({4, 3, 3, 3}));
+       }},
+      {"conv2d",
+       [=] {
+         conv2d(c4, on_gpu({4, 3, 3, 3}));
+       }},
+      {"conv_transpose2d",
+       [=] {
+         conv_transpose2d(g4, on_gpu({3, 4, 3, 3}));
+       }},
+      {"cross_entropy", [=] { cross_entropy(g2, labels_gpu); }},
+      {"cross_entropy", [=] { cross_entropy(c2, labels_gpu); }},
+      {"div", [=] { div(g2, c2); }},
+      {"dropout", [=] { dropout(g2, 0.5, DropoutMode::train); }},
+      {"exp", [=] { exp(g2); }},
+      {"leaky_relu", [=] { leaky_relu(g2); }},
+      {"linear",
+       [=] {
+         linear(g2, on_gpu({4, 3}));
+       }},
+      {"linear",
+       [=] {
+         linear(c2, on_gpu({4, 3}));
+       }},
+      {"log", [=] { log(g2); }},
+      {"log_softmax", [=] { log_softmax(g2, 1); }},
+      {"matmul",
+       [=] {
+         matmul(g2, on_gpu({3, 2}));
+       }},
+      {"matmul",
+       [=] {
+         matmul(c2, on_gpu({3, 2}));
+       }},
+      {"max", [=] { max(g2); }},
+      {"max", [=] { max(g2, 1); }},
+      {"max_pool2d", [=] { max_pool2d(g4, 2); }},
+      {"mean", [=] { mean(g2); }},
+      {"mse_loss", [=] { mse_loss(g2, c2); }},
+      {"mul", [=] { mul(g2, g2); }},
+      {"neg", [=] { neg(g2); }},
+      {"nll_loss", [=] { nll_loss(g2, labels); }},
+      {"pow", [=] { pow(g2, 2.0); }},
+      {"relu", [=] { relu(g2); }},
+      {"sigmoid", [=] { sigmoid(g2); }},
+      {"softmax", [=] { softmax(g2, 1); }},
+      {"sqrt", [=] { sqrt(g2); }},
+      {"sub", [=] { sub(g2, c2); }},
+      {"sum", [=] { sum(g2); }},
+      {"tanh", [=] { tanh(g2); }},
+      {"upsample", [=] { upsample(g4, 2); }},
+  };
+}
+
+TEST(OpsOnDevices, EveryOpRejectsTensorsItCannotUse) {
+  for (const Case& c : cases()) EXPECT_TRUE(throws_error(c.call, {c.op, "cuda:0"})) << c.op;
+}
+
+}  // namespace
+}  // namespace rg
