@@ -11,18 +11,28 @@ namespace rg {
 namespace {
 using namespace rg::testing;
 
+// Host memory labelled cuda:0 (never read: the optimizers must refuse it first).
+Tensor labelled_cuda(std::vector<float>& buffer) {
+  return from_blob(buffer.data(), {2, 3}, {.device = Device::cuda()});
+}
+
 TEST(OptimDevice, CudaTensorsAreRefusedClearly) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no GPU on this machine";
-  Tensor p = ones({2, 3}, {.device = Device::cuda()});
+  std::vector<float> pb(6), gb(6);
+  Tensor p = labelled_cuda(pb);
   p.set_requires_grad(true);
-  p.set_grad(ones({2, 3}, {.device = Device::cuda()}));
+  p.set_grad(labelled_cuda(gb));
   SGD sgd({p}, {.lr = 0.1});
   EXPECT_TRUE(throws_error([&] { sgd.step(); }, {"SGD", "no CUDA kernel yet", "[2, 3] f32 cuda"}));
   AdamW adamw({p}, {});
   EXPECT_TRUE(throws_error([&] { adamw.step(); }, {"AdamW", "no CUDA kernel yet"}));
   EXPECT_TRUE(throws_error([&] { clip_grad_norm({p}, 1.0); },
                            {"clip_grad_norm", "no CUDA kernel yet", "[2, 3] f32 cuda"}));
-  // State loads onto the parameter's device.
+}
+
+TEST(OptimDevice, StateLoadsOntoTheParametersDevice) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no GPU on this machine";
+  Tensor p = ones({2, 3}, {.device = Device::cuda()});
+  p.set_requires_grad(true);
   Tensor q = ones({2, 3});
   q.set_requires_grad(true);
   q.set_grad(ones({2, 3}));
