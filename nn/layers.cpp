@@ -13,21 +13,29 @@ std::string pair_str(const Size2& s) {
   return s[0] == s[1] ? std::to_string(s[0])
                       : "(" + std::to_string(s[0]) + ", " + std::to_string(s[1]) + ")";
 }
+void check_channels(const char* layer, int64_t in, int64_t out, int64_t groups) {
+  RG_CHECK(in > 0 && out > 0 && groups > 0 && in % groups == 0 && out % groups == 0, layer,
+           ": in (", in, ") and out (", out, ") channels must be positive multiples of groups (",
+           groups, ")");
+}
+
+// PyTorch's default for biases: U(±1/sqrt(fan_in)) of the layer's weight.
+Tensor fan_in_uniform(const Shape& shape, const Tensor& weight) {
+  Tensor t = empty(shape);
+  const double bound =
+      1.0 / std::sqrt(static_cast<double>(init::fan(weight, init::FanMode::fan_in)));
+  init::uniform_(t, -bound, bound);
+  return t;
+}
 }  // namespace
 
 Conv2d::Conv2d(int64_t in, int64_t out, Size2 kernel, Conv2dOptions options) : options_(options) {
-  RG_CHECK(in > 0 && out > 0 && options.groups > 0 && in % options.groups == 0 &&
-               out % options.groups == 0,
-           "Conv2d: in (", in, ") and out (", out,
-           ") channels must be positive multiples of groups (", options.groups, ")");
+  check_channels("Conv2d", in, out, options.groups);
   weight_ = empty({out, in / options.groups, kernel[0], kernel[1]});
   init::kaiming_normal_(weight_, init::FanMode::fan_out);
   register_parameter("weight", &weight_);
   if (options.bias == Bias::with) {
-    bias_ = empty({out});
-    const double bound =
-        1.0 / std::sqrt(static_cast<double>(init::fan(weight_, init::FanMode::fan_in)));
-    init::uniform_(bias_, -bound, bound);
+    bias_ = fan_in_uniform({out}, weight_);
     register_parameter("bias", &bias_);
   }
 }
@@ -50,18 +58,12 @@ std::string Conv2d::extra_repr() const {
 ConvTranspose2d::ConvTranspose2d(int64_t in, int64_t out, Size2 kernel,
                                  ConvTranspose2dOptions options)
     : options_(options) {
-  RG_CHECK(in > 0 && out > 0 && options.groups > 0 && in % options.groups == 0 &&
-               out % options.groups == 0,
-           "ConvTranspose2d: in (", in, ") and out (", out,
-           ") channels must be positive multiples of groups (", options.groups, ")");
+  check_channels("ConvTranspose2d", in, out, options.groups);
   weight_ = empty({in, out / options.groups, kernel[0], kernel[1]});
   init::kaiming_uniform_(weight_, std::sqrt(5.0));
   register_parameter("weight", &weight_);
   if (options.bias == Bias::with) {
-    bias_ = empty({out});
-    const double bound =
-        1.0 / std::sqrt(static_cast<double>(init::fan(weight_, init::FanMode::fan_in)));
-    init::uniform_(bias_, -bound, bound);
+    bias_ = fan_in_uniform({out}, weight_);
     register_parameter("bias", &bias_);
   }
 }
