@@ -2,6 +2,7 @@
 // Everything of the optim layer: #include "optim/optim.h".
 
 #include "optim/adamw.h"
+#include "optim/checkpoint.h"
 #include "optim/clip_grad.h"
 #include "optim/lr_scheduler.h"
 #include "optim/optimizer.h"

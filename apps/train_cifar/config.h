@@ -1,0 +1,65 @@
+#pragma once
+// train_cifar's options. One JSON object holds them all; it is built up in this order, later
+// sources overriding earlier ones:
+//   defaults (the classic recipe) < --preset NAME < --config FILE.json < command-line flags
+//   < --set key=value (repeatable; the value is JSON, or a bare string)
+// Unknown keys and values of the wrong type are errors naming the key.
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace rg::apps {
+
+struct TrainConfig {
+  std::string data;         // CIFAR-10 root; empty: search the usual places
+  std::string data_format;  // auto | binary | folder | csv
+  std::string model;        // resnet18, resnet20, with optional @width
+  int64_t epochs;
+  int64_t batch_size;
+  double lr;
+  double momentum;
+  double weight_decay;
+  bool nesterov;
+  std::string schedule;  // cosine | multistep | onecycle | constant
+  std::vector<int64_t> milestones;  // epochs, for multistep
+  double warmup_epochs;
+  std::string lr_scaling;  // none | linear (lr x world size)
+  double label_smoothing;
+  int64_t workers;
+  int64_t threads;  // 0: all hardware threads
+  int64_t seed;
+  std::string out;     // output folder: checkpoints, CSV, TensorBoard
+  std::string resume;  // checkpoint path, "auto" (<out>/last.safetensors if present) or empty
+  bool eval_only;
+  int64_t train_limit;  // 0: all samples
+  int64_t test_limit;
+  std::string device;
+  double clip_grad_norm;  // 0: off
+  bool progress;          // the live progress bar
+  int64_t stop_after_epochs;  // 0: run to the end; >0: stop early, as if interrupted (tests)
+  std::string preset;
+
+  nlohmann::json to_json() const;
+};
+
+nlohmann::json default_config();
+std::vector<std::string> preset_names();
+nlohmann::json preset(const std::string& name);
+
+// Merges `overrides` into `config`, refusing unknown keys and type changes.
+void merge_config(nlohmann::json& config, const nlohmann::json& overrides, const std::string& source);
+// Applies "key=value".
+void apply_set(nlohmann::json& config, const std::string& assignment);
+TrainConfig parse_config(const nlohmann::json& config);
+
+// Parses argv into a config (throws rg::Error for bad flags/values; --help prints and exits
+// with the returned flag set).
+struct CommandLine {
+  TrainConfig config;
+  bool help_requested = false;
+  std::string help;
+};
+CommandLine parse_command_line(int argc, char** argv);
+
+}  // namespace rg::apps

@@ -1,0 +1,171 @@
+#include "apps/train_cifar/loop.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "core/autograd.h"
+#include "ops/ops.h"
+
+namespace rg::apps {
+namespace fs = std::filesystem;
+
+namespace {
+std::string fixed(double v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// Number of correct predictions: argmax over classes equal to the label.
+int64_t count_correct(const Tensor& logits, const Tensor& labels) {
+  const std::vector<int64_t> predicted = max(logits.detach(), 1).indices.to_vector<int64_t>();
+  const std::vector<int64_t> truth = labels.to_vector<int64_t>();
+  int64_t correct = 0;
+  for (std::size_t i = 0; i < truth.size(); ++i) correct += predicted[i] == truth[i];
+  return correct;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+}  // namespace
+
+EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, Optimizer& optimizer,
+                        LRScheduler& scheduler, const TrainConfig& cfg, const Device& device,
+                        int64_t epoch, int64_t& step) {
+  model.train();
+  ProgressBar bar("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(cfg.epochs),
+                  loader.num_batches(), cfg.progress);
+  const auto start = std::chrono::steady_clock::now();
+  double loss_sum = 0;
+  int64_t correct = 0, seen = 0, done = 0;
+  while (auto batch = loader.next()) {
+    Tensor images = batch->images.to(device), labels = batch->labels.to(device);
+    optimizer.zero_grad();
+    Tensor logits = model.forward(images);
+    Tensor loss = cross_entropy(logits, labels, Tensor(), Reduction::mean, -100,
+                                cfg.label_smoothing);
+    loss.backward();
+    if (cfg.clip_grad_norm > 0) clip_grad_norm(model.parameters(), cfg.clip_grad_norm);
+    optimizer.step();
+    scheduler.step();
+    ++step;
+
+    const int64_t n = labels.numel();
+    const double l = loss.item();
+    RG_CHECK(std::isfinite(l), "train_cifar: the loss became ", l, " at epoch ", epoch + 1,
+             " step ", step, " (lower the learning rate?)");
+    loss_sum += l * static_cast<double>(n);
+    correct += count_correct(logits, labels);
+    seen += n;
+    bar.update(++done, n, {{"loss", fixed(loss_sum / static_cast<double>(seen), 3)},
+                           {"acc", fixed(100.0 * static_cast<double>(correct) / static_cast<double>(seen), 1) + "%"},
+                           {"lr", fixed(optimizer.lr(0), 4)}});
+  }
+  bar.finish();
+  EpochResult r;
+  r.samples = seen;
+  r.loss = loss_sum / static_cast<double>(std::max<int64_t>(seen, 1));
+  r.accuracy = static_cast<double>(correct) / static_cast<double>(std::max<int64_t>(seen, 1));
+  r.seconds = seconds_since(start);
+  r.images_per_second = static_cast<double>(seen) / r.seconds;
+  return r;
+}
+
+EpochResult evaluate(nn::Module& model, data::DataLoader& loader, const Device& device,
+                     bool progress) {
+  model.eval();
+  NoGradGuard no_grad;
+  loader.start_epoch(0);
+  ProgressBar bar("  test", loader.num_batches(), progress);
+  const auto start = std::chrono::steady_clock::now();
+  double loss_sum = 0;
+  int64_t correct = 0, seen = 0, done = 0;
+  while (auto batch = loader.next()) {
+    Tensor labels = batch->labels.to(device);
+    Tensor logits = model.forward(batch->images.to(device));
+    loss_sum += cross_entropy(logits, labels, Tensor(), Reduction::sum).item();
+    correct += count_correct(logits, labels);
+    seen += labels.numel();
+    bar.update(++done, labels.numel(), {});
+  }
+  bar.finish();
+  model.train();
+  EpochResult r;
+  r.samples = seen;
+  r.loss = loss_sum / static_cast<double>(std::max<int64_t>(seen, 1));
+  r.accuracy = static_cast<double>(correct) / static_cast<double>(std::max<int64_t>(seen, 1));
+  r.seconds = seconds_since(start);
+  r.images_per_second = static_cast<double>(seen) / r.seconds;
+  return r;
+}
+
+std::unique_ptr<LRScheduler> make_schedule(const TrainConfig& cfg, Optimizer& optimizer,
+                                           int64_t steps_per_epoch) {
+  const int64_t total = cfg.epochs * steps_per_epoch;
+  const auto warmup = static_cast<int64_t>(std::llround(cfg.warmup_epochs * static_cast<double>(steps_per_epoch)));
+  std::unique_ptr<LRScheduler> main;
+  if (cfg.schedule == "cosine") {
+    main = std::make_unique<CosineAnnealingLR>(optimizer, total - warmup);
+  } else if (cfg.schedule == "onecycle") {
+    main = std::make_unique<OneCycleLR>(optimizer, cfg.lr, total - warmup);
+  } else if (cfg.schedule == "multistep") {
+    std::vector<int64_t> steps;
+    for (int64_t m : cfg.milestones) steps.push_back(m * steps_per_epoch - warmup);
+    main = std::make_unique<MultiStepLR>(optimizer, steps, 0.1);
+  } else {
+    main = std::make_unique<MultiStepLR>(optimizer, std::vector<int64_t>{}, 1.0);
+  }
+  if (warmup == 0) return main;
+  return std::make_unique<LinearWarmup>(optimizer, std::move(main), warmup);
+}
+
+void log_epoch(CsvLog& csv, TensorBoardWriter& tensorboard, int64_t epoch, int64_t epochs,
+               double lr, const EpochResult& train, const EpochResult& test, double best) {
+  std::cout << "epoch " << epoch + 1 << "/" << epochs << "  train loss " << fixed(train.loss, 4)
+            << " acc " << fixed(100 * train.accuracy, 2) << "%  test loss " << fixed(test.loss, 4)
+            << " acc " << fixed(100 * test.accuracy, 2) << "%  best " << fixed(100 * best, 2)
+            << "%  lr " << fixed(lr, 4) << "  " << static_cast<int64_t>(train.images_per_second)
+            << " img/s  " << format_duration(train.seconds + test.seconds) << std::endl;
+  csv.write({{"epoch", static_cast<double>(epoch + 1)},
+             {"lr", lr},
+             {"train_loss", train.loss},
+             {"train_accuracy", train.accuracy},
+             {"test_loss", test.loss},
+             {"test_accuracy", test.accuracy},
+             {"images_per_second", train.images_per_second},
+             {"epoch_seconds", train.seconds + test.seconds}});
+  const int64_t step = epoch + 1;
+  tensorboard.add_scalar("train/loss", train.loss, step);
+  tensorboard.add_scalar("train/accuracy", train.accuracy, step);
+  tensorboard.add_scalar("test/loss", test.loss, step);
+  tensorboard.add_scalar("test/accuracy", test.accuracy, step);
+  tensorboard.add_scalar("lr", lr, step);
+  tensorboard.add_scalar("images_per_second", train.images_per_second, step);
+  tensorboard.flush();
+}
+
+std::string find_cifar10(const std::string& configured) {
+  if (!configured.empty()) return configured;
+  std::vector<std::string> candidates = {"data/cifar10", "../shared/data/cifar10-jpg",
+                                         "../../shared/data/cifar10-jpg"};
+  if (const char* env = std::getenv("RINGGRAD_DATA")) candidates.insert(candidates.begin(), env);
+  for (const std::string& c : candidates)
+    if (fs::exists(c)) return c;
+  std::string looked;
+  for (const std::string& c : candidates) looked += "\n  " + fs::absolute(c).string();
+  fail("CIFAR-10 not found; looked in:", looked,
+       "\nPass --data <folder>, set RINGGRAD_DATA, or download it with "
+       "scripts/download_cifar10.sh (needs internet).");
+}
+
+std::string resume_path(const TrainConfig& cfg) {
+  if (cfg.resume != "auto") return cfg.resume;
+  const std::string last = cfg.out + "/last.safetensors";
+  return fs::exists(last) ? last : "";
+}
+
+}  // namespace rg::apps

@@ -1,0 +1,47 @@
+#pragma once
+// The pieces of train_cifar's loop: one training epoch, one evaluation, the LR schedule from
+// the config, logging of an epoch, and where data and checkpoints are found.
+
+#include <memory>
+#include <string>
+
+#include "apps/train_cifar/config.h"
+#include "core/metrics_log.h"
+#include "core/tensorboard.h"
+#include "data/dataloader.h"
+#include "nn/module.h"
+#include "optim/optim.h"
+
+namespace rg::apps {
+
+struct EpochResult {
+  double loss = 0;      // mean over samples
+  double accuracy = 0;  // in [0, 1]
+  int64_t samples = 0;
+  double seconds = 0;
+  double images_per_second = 0;
+};
+
+// Runs one epoch of SGD steps (the loader's epoch must be started); `step` counts optimizer
+// steps across epochs.
+EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, Optimizer& optimizer,
+                        LRScheduler& scheduler, const TrainConfig& cfg, const Device& device,
+                        int64_t epoch, int64_t& step);
+// Loss and accuracy over the whole loader, in eval mode, without gradients.
+EpochResult evaluate(nn::Module& model, data::DataLoader& loader, const Device& device,
+                     bool progress);
+
+// Per-step schedule: cosine / multistep / onecycle / constant, behind a linear warm-up when
+// warmup_epochs > 0.
+std::unique_ptr<LRScheduler> make_schedule(const TrainConfig& cfg, Optimizer& optimizer,
+                                           int64_t steps_per_epoch);
+
+void log_epoch(CsvLog& csv, TensorBoardWriter& tensorboard, int64_t epoch, int64_t epochs,
+               double lr, const EpochResult& train, const EpochResult& test, double best);
+
+// cfg.data, or the first of the usual places that holds CIFAR-10; the error lists them.
+std::string find_cifar10(const std::string& configured);
+// The checkpoint to resume from: cfg.resume, or <out>/last.safetensors for "auto" when present.
+std::string resume_path(const TrainConfig& cfg);
+
+}  // namespace rg::apps

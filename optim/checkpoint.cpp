@@ -1,0 +1,85 @@
+#include "optim/checkpoint.h"
+
+#include <string_view>
+
+#include "core/rng.h"
+#include "core/safetensors.h"
+
+namespace rg {
+namespace {
+constexpr std::string_view kOptimPrefix = "optim.";
+
+int64_t read_int(const std::map<std::string, std::string>& meta, const std::string& key,
+                 const std::string& path) {
+  auto it = meta.find(key);
+  RG_CHECK(it != meta.end(), "checkpoint '", path, "': metadata has no '", key, "'");
+  try {
+    return std::stoll(it->second);
+  } catch (const std::exception&) {
+    fail("checkpoint '", path, "': metadata '", key, "' is not an integer: \"", it->second, "\"");
+  }
+}
+}  // namespace
+
+void save_checkpoint(const std::string& path, const nn::Module& model, const Optimizer* optimizer,
+                     const LRScheduler* scheduler, const TrainingState& state) {
+  std::map<std::string, Tensor> tensors = model.state_dict();
+  std::map<std::string, std::string> meta = state.extra;
+  if (optimizer) {
+    StateDict sd = optimizer->state_dict();
+    tensors.insert(sd.tensors.begin(), sd.tensors.end());
+    meta.insert(sd.metadata.begin(), sd.metadata.end());
+  }
+  if (scheduler) {
+    auto sched = scheduler->state_dict();
+    meta.insert(sched.begin(), sched.end());
+  }
+  const PhiloxState rng = default_generator().state();
+  meta["rng.seed"] = std::to_string(rng.seed);
+  meta["rng.offset"] = std::to_string(rng.offset);
+  meta["train.epoch"] = std::to_string(state.epoch);
+  meta["train.step"] = std::to_string(state.step);
+  meta["train.best_accuracy"] = std::to_string(state.best_accuracy);
+  save_safetensors(path, tensors, meta);
+}
+
+TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimizer* optimizer,
+                              LRScheduler* scheduler) {
+  SafetensorsFile file = load_safetensors(path);
+  std::map<std::string, Tensor> model_state;
+  StateDict optim_state;
+  for (auto& [name, t] : file.tensors) {
+    if (std::string_view(name).starts_with(kOptimPrefix))
+      optim_state.tensors[name] = t;
+    else
+      model_state[name] = t;
+  }
+  optim_state.metadata = file.metadata;
+  try {
+    model.load_state_dict(model_state);
+    if (optimizer) {
+      RG_CHECK(file.metadata.count("optim.type"), "it holds no optimizer state");
+      optimizer->load_state_dict(optim_state);
+    }
+    if (scheduler) scheduler->load_state_dict(file.metadata);
+  } catch (const Error& e) {
+    fail("checkpoint '", path, "': ", e.what());
+  }
+  TrainingState state;
+  state.epoch = read_int(file.metadata, "train.epoch", path);
+  state.step = read_int(file.metadata, "train.step", path);
+  state.best_accuracy = std::stod(file.metadata.count("train.best_accuracy")
+                                      ? file.metadata.at("train.best_accuracy")
+                                      : "0");
+  PhiloxState rng;
+  rng.seed = static_cast<uint64_t>(read_int(file.metadata, "rng.seed", path));
+  rng.offset = static_cast<uint64_t>(read_int(file.metadata, "rng.offset", path));
+  default_generator().set_state(rng);
+  for (auto& [k, v] : file.metadata)
+    if (!k.starts_with("optim.") && !k.starts_with("train.") && !k.starts_with("rng.") &&
+        k != "lr_scheduler")
+      state.extra[k] = v;
+  return state;
+}
+
+}  // namespace rg

@@ -1,0 +1,38 @@
+#pragma once
+// Training checkpoints: one safetensors file holding
+//   - the model's parameters and buffers under their own names ("layer1.0.conv1.weight"; never
+//     a wrapper prefix, so a file saved from DDP loads into a plain model),
+//   - the optimizer's state ("optim.*", see optimizer.h),
+//   - in __metadata__: the scheduler ("lr_scheduler"), the default generator ("rng.seed",
+//     "rng.offset"), the epoch and step counters, the best accuracy so far, and any extra
+//     entries the caller adds (e.g. the loss scaler, the run's config).
+// Files are written atomically (temporary file, fsync, rename): a crash leaves the previous
+// checkpoint intact.
+
+#include <map>
+#include <string>
+
+#include "nn/module.h"
+#include "optim/lr_scheduler.h"
+#include "optim/optimizer.h"
+
+namespace rg {
+
+struct TrainingState {
+  int64_t epoch = 0;          // epochs completed
+  int64_t step = 0;           // optimizer steps taken
+  double best_accuracy = 0;   // best test accuracy so far, in [0, 1]
+  std::map<std::string, std::string> extra;  // caller-defined metadata
+};
+
+// Pass nullptr for what the run does not have (evaluation-only weights have no optimizer).
+void save_checkpoint(const std::string& path, const nn::Module& model, const Optimizer* optimizer,
+                     const LRScheduler* scheduler, const TrainingState& state);
+
+// Loads into existing objects. The model is loaded strictly: a checkpoint of another model is
+// refused with the missing, unexpected and mismatched keys listed. Restores the default
+// generator. Throws rg::Error naming the file.
+TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimizer* optimizer,
+                              LRScheduler* scheduler);
+
+}  // namespace rg
