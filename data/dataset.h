@@ -31,7 +31,8 @@ class Dataset {
   void check_index(int64_t index) const;
 };
 
-// The first `limit` examples of another dataset (limit <= 0: all). For quick runs.
+// `limit` examples of another dataset, evenly spaced over it (limit <= 0: all), so every class
+// is represented. For quick runs.
 std::shared_ptr<Dataset> take(std::shared_ptr<Dataset> dataset, int64_t limit);
 
 }  // namespace rg::data

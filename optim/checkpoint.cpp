@@ -68,9 +68,8 @@ TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimi
   TrainingState state;
   state.epoch = read_int(file.metadata, "train.epoch", path);
   state.step = read_int(file.metadata, "train.step", path);
-  state.best_accuracy = std::stod(file.metadata.count("train.best_accuracy")
-                                      ? file.metadata.at("train.best_accuracy")
-                                      : "0");
+  state.best_accuracy = std::stod(
+      file.metadata.count("train.best_accuracy") ? file.metadata.at("train.best_accuracy") : "0");
   PhiloxState rng;
   rng.seed = static_cast<uint64_t>(read_int(file.metadata, "rng.seed", path));
   rng.offset = static_cast<uint64_t>(read_int(file.metadata, "rng.offset", path));

@@ -19,9 +19,9 @@
 namespace rg {
 
 struct TrainingState {
-  int64_t epoch = 0;          // epochs completed
-  int64_t step = 0;           // optimizer steps taken
-  double best_accuracy = 0;   // best test accuracy so far, in [0, 1]
+  int64_t epoch = 0;                         // epochs completed
+  int64_t step = 0;                          // optimizer steps taken
+  double best_accuracy = 0;                  // best test accuracy so far, in [0, 1]
   std::map<std::string, std::string> extra;  // caller-defined metadata
 };
 

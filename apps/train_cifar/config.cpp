@@ -10,28 +10,49 @@ namespace rg::apps {
 using json = nlohmann::json;
 
 json default_config() {
-  return {{"data", ""},          {"data_format", "auto"},  {"model", "resnet18"},
-          {"epochs", 200},       {"batch_size", 128},      {"lr", 0.1},
-          {"momentum", 0.9},     {"weight_decay", 5e-4},   {"nesterov", false},
-          {"schedule", "cosine"}, {"milestones", json::array({100, 150})},
-          {"warmup_epochs", 0.0}, {"lr_scaling", "none"},  {"label_smoothing", 0.0},
-          {"workers", 2},        {"threads", 0},           {"seed", 0},
-          {"out", "runs/cifar10"}, {"resume", ""},         {"eval_only", false},
-          {"train_limit", 0},    {"test_limit", 0},        {"device", "cpu"},
-          {"clip_grad_norm", 0.0}, {"progress", true},     {"stop_after_epochs", 0},
+  return {{"data", ""},
+          {"data_format", "auto"},
+          {"model", "resnet18"},
+          {"epochs", 200},
+          {"batch_size", 128},
+          {"lr", 0.1},
+          {"momentum", 0.9},
+          {"weight_decay", 5e-4},
+          {"nesterov", false},
+          {"schedule", "cosine"},
+          {"milestones", json::array({100, 150})},
+          {"warmup_epochs", 0.0},
+          {"lr_scaling", "none"},
+          {"label_smoothing", 0.0},
+          {"workers", 2},
+          {"threads", 0},
+          {"seed", 0},
+          {"out", "runs/cifar10"},
+          {"resume", ""},
+          {"eval_only", false},
+          {"train_limit", 0},
+          {"test_limit", 0},
+          {"device", "cpu"},
+          {"clip_grad_norm", 0.0},
+          {"progress", true},
+          {"stop_after_epochs", 0},
           {"preset", ""}};
 }
 
 // Named recipes. "classic" is the pytorch-cifar recipe (the defaults). "quick" is tuned for
 // the 2-core CPU: a narrow ResNet-20 with one-cycle and label smoothing, a few epochs.
-std::vector<std::string> preset_names() { return {"classic", "quick"}; }
+std::vector<std::string> preset_names() {
+  return {"classic", "quick"};
+}
 
 json preset(const std::string& name) {
   if (name == "classic") return json::object();
   if (name == "quick")
-    return {{"model", "resnet20"}, {"epochs", 8},       {"batch_size", 128},
-            {"schedule", "onecycle"}, {"lr", 0.2},     {"weight_decay", 5e-4},
-            {"nesterov", true},   {"label_smoothing", 0.1}, {"out", "runs/quick"}};
+    return {{"model", "resnet20"}, {"epochs", 8},
+            {"batch_size", 128},   {"schedule", "onecycle"},
+            {"lr", 0.2},           {"weight_decay", 5e-4},
+            {"nesterov", true},    {"label_smoothing", 0.1},
+            {"out", "runs/quick"}};
   fail("unknown preset '", name, "' (known: classic, quick)");
 }
 
@@ -54,7 +75,8 @@ bool same_type(const json& want, const json& got) {
 
 std::string known_keys() {
   std::string keys;
-  for (auto& [k, _] : default_config().items()) keys += (keys.empty() ? "" : ", ") + k;
+  const json defaults = default_config();  // named: items() would dangle on a temporary
+  for (auto& [k, _] : defaults.items()) keys += (keys.empty() ? "" : ", ") + k;
   return keys;
 }
 }  // namespace
@@ -62,7 +84,8 @@ std::string known_keys() {
 void merge_config(json& config, const json& overrides, const std::string& source) {
   RG_CHECK(overrides.is_object(), source, ": the configuration must be a JSON object");
   for (auto& [key, value] : overrides.items()) {
-    RG_CHECK(config.contains(key), source, ": unknown option '", key, "' (known: ", known_keys(), ")");
+    RG_CHECK(config.contains(key), source, ": unknown option '", key, "' (known: ", known_keys(),
+             ")");
     RG_CHECK(same_type(config[key], value), source, ": option '", key, "' must be ",
              type_name(config[key]), ", got ", value.dump());
     config[key] = value;
@@ -111,8 +134,8 @@ TrainConfig parse_config(const json& c) {
   RG_CHECK(t.batch_size > 0, "batch_size must be > 0, got ", t.batch_size);
   RG_CHECK(t.lr > 0, "lr must be > 0, got ", t.lr);
   RG_CHECK(t.workers >= 0 && t.threads >= 0, "workers and threads must be >= 0");
-  RG_CHECK(t.label_smoothing >= 0 && t.label_smoothing < 1, "label_smoothing must be in [0, 1), got ",
-           t.label_smoothing);
+  RG_CHECK(t.label_smoothing >= 0 && t.label_smoothing < 1,
+           "label_smoothing must be in [0, 1), got ", t.label_smoothing);
   RG_CHECK(t.schedule == "cosine" || t.schedule == "multistep" || t.schedule == "onecycle" ||
                t.schedule == "constant",
            "schedule must be cosine, multistep, onecycle or constant, got '", t.schedule, "'");
@@ -124,16 +147,33 @@ TrainConfig parse_config(const json& c) {
 }
 
 json TrainConfig::to_json() const {
-  return {{"data", data},           {"data_format", data_format},   {"model", model},
-          {"epochs", epochs},       {"batch_size", batch_size},     {"lr", lr},
-          {"momentum", momentum},   {"weight_decay", weight_decay}, {"nesterov", nesterov},
-          {"schedule", schedule},   {"milestones", milestones},     {"warmup_epochs", warmup_epochs},
-          {"lr_scaling", lr_scaling}, {"label_smoothing", label_smoothing},
-          {"workers", workers},     {"threads", threads},           {"seed", seed},
-          {"out", out},             {"resume", resume},             {"eval_only", eval_only},
-          {"train_limit", train_limit}, {"test_limit", test_limit}, {"device", device},
-          {"clip_grad_norm", clip_grad_norm}, {"progress", progress},
-          {"stop_after_epochs", stop_after_epochs}, {"preset", preset}};
+  return {{"data", data},
+          {"data_format", data_format},
+          {"model", model},
+          {"epochs", epochs},
+          {"batch_size", batch_size},
+          {"lr", lr},
+          {"momentum", momentum},
+          {"weight_decay", weight_decay},
+          {"nesterov", nesterov},
+          {"schedule", schedule},
+          {"milestones", milestones},
+          {"warmup_epochs", warmup_epochs},
+          {"lr_scaling", lr_scaling},
+          {"label_smoothing", label_smoothing},
+          {"workers", workers},
+          {"threads", threads},
+          {"seed", seed},
+          {"out", out},
+          {"resume", resume},
+          {"eval_only", eval_only},
+          {"train_limit", train_limit},
+          {"test_limit", test_limit},
+          {"device", device},
+          {"clip_grad_norm", clip_grad_norm},
+          {"progress", progress},
+          {"stop_after_epochs", stop_after_epochs},
+          {"preset", preset}};
 }
 
 CommandLine parse_command_line(int argc, char** argv) {

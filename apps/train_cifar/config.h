@@ -21,7 +21,7 @@ struct TrainConfig {
   double momentum;
   double weight_decay;
   bool nesterov;
-  std::string schedule;  // cosine | multistep | onecycle | constant
+  std::string schedule;             // cosine | multistep | onecycle | constant
   std::vector<int64_t> milestones;  // epochs, for multistep
   double warmup_epochs;
   std::string lr_scaling;  // none | linear (lr x world size)
@@ -35,8 +35,8 @@ struct TrainConfig {
   int64_t train_limit;  // 0: all samples
   int64_t test_limit;
   std::string device;
-  double clip_grad_norm;  // 0: off
-  bool progress;          // the live progress bar
+  double clip_grad_norm;      // 0: off
+  bool progress;              // the live progress bar
   int64_t stop_after_epochs;  // 0: run to the end; >0: stop early, as if interrupted (tests)
   std::string preset;
 
@@ -48,7 +48,8 @@ std::vector<std::string> preset_names();
 nlohmann::json preset(const std::string& name);
 
 // Merges `overrides` into `config`, refusing unknown keys and type changes.
-void merge_config(nlohmann::json& config, const nlohmann::json& overrides, const std::string& source);
+void merge_config(nlohmann::json& config, const nlohmann::json& overrides,
+                  const std::string& source);
 // Applies "key=value".
 void apply_set(nlohmann::json& config, const std::string& assignment);
 TrainConfig parse_config(const nlohmann::json& config);

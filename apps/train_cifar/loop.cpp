@@ -46,8 +46,8 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, Optimizer& 
     Tensor images = batch->images.to(device), labels = batch->labels.to(device);
     optimizer.zero_grad();
     Tensor logits = model.forward(images);
-    Tensor loss = cross_entropy(logits, labels, Tensor(), Reduction::mean, -100,
-                                cfg.label_smoothing);
+    Tensor loss =
+        cross_entropy(logits, labels, Tensor(), Reduction::mean, -100, cfg.label_smoothing);
     loss.backward();
     if (cfg.clip_grad_norm > 0) clip_grad_norm(model.parameters(), cfg.clip_grad_norm);
     optimizer.step();
@@ -61,9 +61,11 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, Optimizer& 
     loss_sum += l * static_cast<double>(n);
     correct += count_correct(logits, labels);
     seen += n;
-    bar.update(++done, n, {{"loss", fixed(loss_sum / static_cast<double>(seen), 3)},
-                           {"acc", fixed(100.0 * static_cast<double>(correct) / static_cast<double>(seen), 1) + "%"},
-                           {"lr", fixed(optimizer.lr(0), 4)}});
+    bar.update(
+        ++done, n,
+        {{"loss", fixed(loss_sum / static_cast<double>(seen), 3)},
+         {"acc", fixed(100.0 * static_cast<double>(correct) / static_cast<double>(seen), 1) + "%"},
+         {"lr", fixed(optimizer.lr(0), 4)}});
   }
   bar.finish();
   EpochResult r;
@@ -106,7 +108,8 @@ EpochResult evaluate(nn::Module& model, data::DataLoader& loader, const Device& 
 std::unique_ptr<LRScheduler> make_schedule(const TrainConfig& cfg, Optimizer& optimizer,
                                            int64_t steps_per_epoch) {
   const int64_t total = cfg.epochs * steps_per_epoch;
-  const auto warmup = static_cast<int64_t>(std::llround(cfg.warmup_epochs * static_cast<double>(steps_per_epoch)));
+  const auto warmup =
+      static_cast<int64_t>(std::llround(cfg.warmup_epochs * static_cast<double>(steps_per_epoch)));
   std::unique_ptr<LRScheduler> main;
   if (cfg.schedule == "cosine") {
     main = std::make_unique<CosineAnnealingLR>(optimizer, total - warmup);

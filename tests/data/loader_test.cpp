@@ -136,3 +136,17 @@ TEST(Transforms, CropFlipNormalize) {
 
 }  // namespace
 }  // namespace rg::data
+
+namespace rg::data {
+namespace {
+TEST(Take, EvenlySpacedSoEveryClassAppears) {
+  auto ds = take(std::make_shared<Counting>(100), 10);
+  EXPECT_EQ(ds->size(), 10);
+  std::set<int64_t> labels;
+  for (int64_t i = 0; i < 10; ++i) labels.insert(ds->get(i).label);
+  EXPECT_EQ(labels.size(), 3u);
+  EXPECT_EQ(ds->get(9).image.to_vector<int64_t>()[0], 90);
+  EXPECT_EQ(take(std::make_shared<Counting>(5), 0)->size(), 5);
+}
+}  // namespace
+}  // namespace rg::data

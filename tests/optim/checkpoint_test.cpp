@@ -44,8 +44,8 @@ TEST(Checkpoint, ResumeEqualsUninterrupted) {
   CosineAnnealingLR sched_b(opt_b, 10);
   train(*first, opt_b, sched_b, 0, 3);
   const std::string path = testing::temp_path("ckpt.safetensors");
-  save_checkpoint(path, *first, &opt_b, &sched_b, {.epoch = 3, .step = 3, .best_accuracy = 0.5,
-                                                   .extra = {{"config", "{}"}}});
+  save_checkpoint(path, *first, &opt_b, &sched_b,
+                  {.epoch = 3, .step = 3, .best_accuracy = 0.5, .extra = {{"config", "{}"}}});
 
   manual_seed(99);  // a different process: other weights, other generator state
   auto resumed = small_net();

@@ -1,0 +1,140 @@
+// Whole train_cifar runs on a tiny synthetic CIFAR-10 (binary layout): options, resume,
+// checkpoints, logs and errors.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "apps/train_cifar/config.h"
+#include "apps/train_cifar/run.h"
+#include "core/rng.h"
+#include "core/safetensors.h"
+#include "tests/data/data_test_util.h"
+#include "tests/support/fixtures.h"
+
+namespace rg::apps {
+namespace {
+namespace fs = std::filesystem;
+using rg::testing::all_close;
+using rg::testing::throws_error;
+
+// 6 batch files of `per_file` records; record i of every file has label i % 10.
+std::string tiny_cifar(const std::string& name, int per_file) {
+  const std::string dir = rg::testing::temp_path(name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::vector<uint8_t> labels;
+  for (int i = 0; i < per_file; ++i) labels.push_back(static_cast<uint8_t>(i % 10));
+  for (int b = 1; b <= 5; ++b)
+    data::testing::write_cifar_batch(dir + "/data_batch_" + std::to_string(b) + ".bin", labels);
+  data::testing::write_cifar_batch(dir + "/test_batch.bin", labels);
+  return dir;
+}
+
+TrainConfig tiny_config(const std::string& data, const std::string& out) {
+  nlohmann::json c = default_config();
+  merge_config(c,
+               {{"data", data},
+                {"model", "resnet20@0.25"},
+                {"epochs", 3},
+                {"batch_size", 8},
+                {"lr", 0.05},
+                {"workers", 2},
+                {"threads", 2},
+                {"out", out},
+                {"progress", false}},
+               "test");
+  return parse_config(c);
+}
+
+std::map<std::string, Tensor> weights(const std::string& path) {
+  return load_safetensors(path).tensors;
+}
+
+TEST(TrainCifar, ResumedRunEndsWithTheSameWeights) {
+  const std::string data = tiny_cifar("data", 8);  // 40 train, 8 test images
+  const std::string straight = rg::testing::temp_path("straight");
+  const std::string resumed = rg::testing::temp_path("resumed");
+  fs::remove_all(straight);
+  fs::remove_all(resumed);
+  ASSERT_EQ(run(tiny_config(data, straight)), 0);
+
+  TrainConfig first = tiny_config(data, resumed);
+  first.stop_after_epochs = 1;  // "interrupted" after one epoch
+  ASSERT_EQ(run(first), 0);
+  manual_seed(12345);  // the new process starts from another generator state
+  TrainConfig second = tiny_config(data, resumed);
+  second.resume = "auto";
+  ASSERT_EQ(run(second), 0);
+
+  auto a = weights(straight + "/last.safetensors"), b = weights(resumed + "/last.safetensors");
+  ASSERT_EQ(a.size(), b.size());
+  for (auto& [name, t] : a) EXPECT_TRUE(all_close(b.at(name), t, 0, 0)) << name;
+  EXPECT_EQ(load_safetensors(resumed + "/last.safetensors").metadata.at("train.epoch"), "3");
+
+  // Logs: one CSV row per epoch across both runs, TensorBoard events, a best checkpoint.
+  std::ifstream csv(resumed + "/metrics.csv");
+  int lines = 0;
+  for (std::string line; std::getline(csv, line);) ++lines;
+  EXPECT_EQ(lines, 1 + 3);
+  EXPECT_TRUE(fs::exists(resumed + "/best.safetensors"));
+  int events = 0;
+  for (auto& e : fs::directory_iterator(resumed))
+    events += e.path().filename().string().starts_with("events.out.tfevents.");
+  EXPECT_GE(events, 1);
+}
+
+TEST(TrainCifar, EvalOnlyAndWrongModelCheckpoint) {
+  const std::string data = tiny_cifar("data", 8);
+  const std::string out = rg::testing::temp_path("out");
+  fs::remove_all(out);
+  TrainConfig cfg = tiny_config(data, out);
+  cfg.epochs = 1;
+  ASSERT_EQ(run(cfg), 0);
+  TrainConfig eval = cfg;
+  eval.eval_only = true;
+  eval.resume = out + "/best.safetensors";
+  EXPECT_EQ(run(eval), 0);
+  TrainConfig other = eval;
+  other.model = "resnet20@0.5";
+  EXPECT_TRUE(
+      throws_error([&] { run(other); }, {"best.safetensors", "shape mismatches", "conv1.weight"}));
+}
+
+TEST(TrainCifar, BadOptionsAndMissingData) {
+  nlohmann::json c = default_config();
+  EXPECT_TRUE(throws_error([&] { apply_set(c, "epochs=ten"); }, {"epochs", "integer"}));
+  EXPECT_TRUE(
+      throws_error([&] { apply_set(c, "optimizer=adam"); }, {"unknown option 'optimizer'"}));
+  EXPECT_TRUE(throws_error([&] { apply_set(c, "lr"); }, {"key=value"}));
+  apply_set(c, "schedule=multistep");
+  apply_set(c, "milestones=[2, 4]");
+  EXPECT_EQ(parse_config(c).milestones, (std::vector<int64_t>{2, 4}));
+  apply_set(c, "schedule=linear");
+  EXPECT_TRUE(throws_error([&] { parse_config(c); }, {"schedule", "'linear'"}));
+  EXPECT_TRUE(throws_error([] { preset("fast"); }, {"unknown preset 'fast'", "quick"}));
+
+  TrainConfig cfg =
+      tiny_config(rg::testing::temp_path("nothing-here"), rg::testing::temp_path("o"));
+  EXPECT_TRUE(throws_error([&] { run(cfg); }, {"CIFAR-10 not found", "nothing-here"}));
+  cfg.device = "cuda:0";
+  if (cuda_device_count() == 0) {
+    EXPECT_TRUE(throws_error([&] { run(cfg); }, {"cuda:0"}));
+  }
+}
+
+TEST(TrainCifar, CommandLineLayering) {
+  const char* argv[] = {"train_cifar", "--preset", "quick",         "--epochs", "3",
+                        "--set",       "lr=0.3",   "--no-progress", "--data",   "x"};
+  CommandLine cli = parse_command_line(10, const_cast<char**>(argv));
+  EXPECT_EQ(cli.config.model, "resnet20");  // from the preset
+  EXPECT_EQ(cli.config.epochs, 3);          // flag over preset
+  EXPECT_DOUBLE_EQ(cli.config.lr, 0.3);     // --set over everything
+  EXPECT_FALSE(cli.config.progress);
+  EXPECT_EQ(cli.config.data, "x");
+  const char* bad[] = {"train_cifar", "--epoch", "3"};
+  EXPECT_TRUE(throws_error([&] { parse_command_line(3, const_cast<char**>(bad)); }, {"--epoch"}));
+}
+
+}  // namespace
+}  // namespace rg::apps
