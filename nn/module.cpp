@@ -123,7 +123,10 @@ void Module::set_mode(Mode mode) {
 
 void Module::to(Device device) {
   for (auto& [_, t] : parameters_)
-    if (t->defined() && t->device() != device) *t = t->detach().to(device).set_requires_grad(true);
+    if (t->defined() && t->device() != device) {
+      const bool trainable = t->requires_grad();  // a frozen parameter stays frozen
+      *t = t->detach().to(device).set_requires_grad(trainable);
+    }
   for (auto& [_, t] : buffers_)
     if (t->defined()) *t = t->to(device);
   for (auto& [_, child] : children_) child->to(device);
@@ -132,7 +135,10 @@ void Module::to(Device device) {
 void Module::to(DType dtype) {
   const DType target = keeps_float32() ? DType::f32 : dtype;
   for (auto& [_, t] : parameters_)
-    if (t->defined() && t->dtype() != target) *t = t->detach().to(target).set_requires_grad(true);
+    if (t->defined() && t->dtype() != target) {
+      const bool trainable = t->requires_grad();
+      *t = t->detach().to(target).set_requires_grad(trainable);
+    }
   for (auto& [_, t] : buffers_)
     if (t->defined() && is_floating(t->dtype())) *t = t->to(target);
   for (auto& [_, child] : children_) child->to(dtype);

@@ -35,6 +35,7 @@ json default_config() {
           {"device", "cpu"},
           {"clip_grad_norm", 0.0},
           {"progress", true},
+          {"tta", false},
           {"stop_after_epochs", 0},
           {"preset", ""}};
 }
@@ -128,6 +129,7 @@ TrainConfig parse_config(const json& c) {
   t.device = c["device"];
   t.clip_grad_norm = c["clip_grad_norm"];
   t.progress = c["progress"];
+  t.tta = c["tta"];
   t.stop_after_epochs = c["stop_after_epochs"];
   t.preset = c["preset"];
   RG_CHECK(t.epochs > 0, "epochs must be > 0, got ", t.epochs);
@@ -172,6 +174,7 @@ json TrainConfig::to_json() const {
           {"device", device},
           {"clip_grad_norm", clip_grad_norm},
           {"progress", progress},
+          {"tta", tta},
           {"stop_after_epochs", stop_after_epochs},
           {"preset", preset}};
 }
@@ -212,6 +215,8 @@ CommandLine parse_command_line(int argc, char** argv) {
   bool eval_only = false, no_progress = false;
   auto* eval_flag = app.add_flag("--eval-only", eval_only, "evaluate the checkpoint and stop");
   auto* progress_flag = app.add_flag("--no-progress", no_progress, "no live progress bar");
+  bool tta = false;
+  auto* tta_flag = app.add_flag("--tta", tta, "test-time augmentation (mirror images)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -240,6 +245,7 @@ CommandLine parse_command_line(int argc, char** argv) {
   }
   if (eval_flag->count()) config["eval_only"] = true;
   if (progress_flag->count()) config["progress"] = false;
+  if (tta_flag->count()) config["tta"] = true;
   for (const std::string& s : sets) apply_set(config, s);
   return {parse_config(config), false, ""};
 }

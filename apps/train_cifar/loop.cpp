@@ -77,8 +77,34 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, Optimizer& 
   return r;
 }
 
+Tensor flip_horizontal(const Tensor& images) {
+  RG_CHECK(images.dim() == 4 && images.dtype() == DType::f32 && images.device().is_cpu(),
+           "flip_horizontal: expected f32 cpu images (N, C, H, W), got ", images.describe());
+  Tensor src = images.contiguous();
+  Tensor out = empty_like(src);
+  const int64_t rows = src.size(0) * src.size(1) * src.size(2), w = src.size(3);
+  const float* in = src.data<float>();
+  float* o = out.data<float>();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t x = 0; x < w; ++x) o[r * w + x] = in[r * w + (w - 1 - x)];
+  return out;
+}
+
+Tensor sample_images(const data::Dataset& dataset, int64_t n) {
+  n = std::min(n, dataset.size());
+  RG_CHECK(n > 0, "sample_images: the data set ", dataset.describe(), " is empty");
+  auto transform = data::cifar10_test_transform();
+  std::vector<Tensor> images;
+  for (int64_t i = 0; i < n; ++i) {
+    data::SampleRng rng(0, 0, static_cast<uint64_t>(i));
+    images.push_back(transform->apply(dataset.get(i * dataset.size() / n).image, rng).unsqueeze(0));
+  }
+  return cat(images, 0);
+}
+
 EpochResult evaluate(nn::Module& model, data::DataLoader& loader, const Device& device,
-                     bool progress) {
+                     const TrainConfig& cfg) {
+  const bool progress = cfg.progress;
   model.eval();
   NoGradGuard no_grad;
   loader.start_epoch(0);
@@ -89,6 +115,7 @@ EpochResult evaluate(nn::Module& model, data::DataLoader& loader, const Device& 
   while (auto batch = loader.next()) {
     Tensor labels = batch->labels.to(device);
     Tensor logits = model.forward(batch->images.to(device));
+    if (cfg.tta) logits = (logits + model.forward(flip_horizontal(batch->images).to(device))) * 0.5;
     loss_sum += cross_entropy(logits, labels, Tensor(), Reduction::sum).item();
     correct += count_correct(logits, labels);
     seen += labels.numel();

@@ -28,8 +28,13 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, Optimizer& 
                         LRScheduler& scheduler, const TrainConfig& cfg, const Device& device,
                         int64_t epoch, int64_t& step);
 // Loss and accuracy over the whole loader, in eval mode, without gradients.
+// With cfg.tta, logits are averaged over each image and its mirror image.
 EpochResult evaluate(nn::Module& model, data::DataLoader& loader, const Device& device,
-                     bool progress);
+                     const TrainConfig& cfg);
+// `n` images of the data set, evenly spaced, with the test transform: (n, C, H, W) f32.
+Tensor sample_images(const data::Dataset& dataset, int64_t n);
+// Mirrors a batch of images (N, C, H, W) left-right.
+Tensor flip_horizontal(const Tensor& images);
 
 // Per-step schedule: cosine / multistep / onecycle / constant, behind a linear warm-up when
 // warmup_epochs > 0.

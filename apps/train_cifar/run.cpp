@@ -9,6 +9,7 @@
 #include "core/rng.h"
 #include "core/thread_pool.h"
 #include "data/cifar10.h"
+#include "nn/models/airbench.h"
 #include "nn/models/resnet.h"
 
 namespace rg::apps {
@@ -44,6 +45,8 @@ int run(const TrainConfig& cfg) {
 
   // ---- model, optimizer, schedule ---------------------------------------------------------
   auto model = nn::make_model(cfg.model, train_set->num_classes());
+  if (auto* airbench = dynamic_cast<nn::Airbench*>(model.get()))
+    airbench->init_whitening(sample_images(*train_set, 5000));
   model->to(device);
   SGD optimizer(model->parameters(), {.lr = cfg.lr,
                                       .momentum = cfg.momentum,
@@ -63,7 +66,7 @@ int run(const TrainConfig& cfg) {
             << " test images, " << num_threads() << " threads, " << device << "\n";
 
   if (cfg.eval_only) {
-    const EpochResult test = evaluate(*model, test_loader, device, cfg.progress);
+    const EpochResult test = evaluate(*model, test_loader, device, cfg);
     std::cout << "test loss " << test.loss << "  accuracy " << 100 * test.accuracy << "%\n";
     return 0;
   }
@@ -78,7 +81,7 @@ int run(const TrainConfig& cfg) {
     const double lr = optimizer.lr(0);
     const EpochResult train =
         train_epoch(*model, train_loader, optimizer, *scheduler, cfg, device, epoch, state.step);
-    const EpochResult test = evaluate(*model, test_loader, device, cfg.progress);
+    const EpochResult test = evaluate(*model, test_loader, device, cfg);
     state.epoch = epoch + 1;
     const bool best = test.accuracy > state.best_accuracy;
     if (best) state.best_accuracy = test.accuracy;

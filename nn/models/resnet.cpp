@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "nn/models/airbench.h"
+
 namespace rg::nn {
 
 namespace {
@@ -93,8 +95,9 @@ std::shared_ptr<Module> make_model(const std::string& name, int64_t num_classes)
   }
   if (base == "resnet18") return std::make_shared<ResNet>(resnet18_config(num_classes, width));
   if (base == "resnet20") return std::make_shared<ResNet>(resnet20_config(num_classes, width));
+  if (base == "airbench") return std::make_shared<Airbench>(num_classes, width);
   fail("unknown model '", name,
-       "' (known: resnet18, resnet20; append @<width> for a width "
+       "' (known: airbench, resnet18, resnet20; append @<width> for a width "
        "multiplier, e.g. resnet18@0.5)");
 }
 

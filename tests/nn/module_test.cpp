@@ -133,3 +133,24 @@ TEST(Models, ForwardShapesAndBackward) {
 
 }  // namespace
 }  // namespace rg::nn
+
+#include "nn/loss.h"
+
+namespace rg::nn {
+namespace {
+TEST(Losses, ModulesCallTheirOps) {
+  Tensor logits = randn({4, 3});
+  Tensor target = from_vector<int64_t>({0, 2, 1, 2}, {4}, {DType::i64});
+  CrossEntropyLoss ce({.label_smoothing = 0.1});
+  EXPECT_TRUE(rg::testing::all_close(
+      ce(logits, target), cross_entropy(logits, target, Tensor(), Reduction::mean, -100, 0.1), 0,
+      0));
+  Tensor y = randn({4, 3});
+  EXPECT_TRUE(rg::testing::all_close(MSELoss(Reduction::sum)(logits, y),
+                                     mse_loss(logits, y, Reduction::sum), 0, 0));
+  Tensor p = rand({4, 3});
+  EXPECT_TRUE(rg::testing::all_close(BCEWithLogitsLoss()(logits, p),
+                                     binary_cross_entropy_with_logits(logits, p), 0, 0));
+}
+}  // namespace
+}  // namespace rg::nn
