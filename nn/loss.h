@@ -7,7 +7,7 @@
 namespace rg::nn {
 
 struct CrossEntropyOptions {
-  Tensor weight;  // (C) class weights, optional
+  Tensor weight = Tensor();  // (C) class weights, optional
   Reduction reduction = Reduction::mean;
   int64_t ignore_index = -100;
   double label_smoothing = 0.0;
