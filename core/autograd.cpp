@@ -14,6 +14,8 @@ namespace rg {
 
 namespace {
 thread_local bool grad_mode_enabled = true;
+// The callbacks of the backward pass running in this thread (null outside backward).
+thread_local std::vector<std::function<void()>>* backward_callbacks = nullptr;
 
 std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
   AutogradMeta& meta = *leaf.impl()->autograd;  // exists: requires_grad set it
@@ -155,6 +157,12 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
   RG_CHECK(roots.size() == grad_roots.size(), "backward: ", roots.size(), " outputs but ",
            grad_roots.size(), " gradients");
   NoGradGuard no_grad;
+  std::vector<std::function<void()>> callbacks;
+  struct CallbackScope {  // restores the enclosing list, also when backward throws
+    std::vector<std::function<void()>>* previous = backward_callbacks;
+    explicit CallbackScope(std::vector<std::function<void()>>* own) { backward_callbacks = own; }
+    ~CallbackScope() { backward_callbacks = previous; }
+  } callback_scope(&callbacks);
 
   std::vector<Edge> root_edges;
   std::vector<Tensor> root_grads;
@@ -256,6 +264,18 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
       if (--dependencies[e.node.get()] == 0) ready.push(e.node.get());
     }
   }
+  // By index: a callback may queue another one.
+  for (std::size_t i = 0; i < callbacks.size(); ++i) {
+    std::function<void()> fn = std::move(callbacks[i]);
+    fn();
+  }
+}
+
+void queue_backward_callback(std::function<void()> fn) {
+  RG_CHECK(backward_callbacks != nullptr,
+           "queue_backward_callback: no backward pass is running in this thread (call it from "
+           "a node or a post-accumulate hook)");
+  backward_callbacks->push_back(std::move(fn));
 }
 
 }  // namespace rg

@@ -12,6 +12,7 @@
 //   }
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -102,5 +103,12 @@ void add_inplace(const Tensor& acc, const Tensor& g);
 // ---- the engine ----------------------------------------------------------------------------
 void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,
                   bool retain_graph);
+// Runs fn when the backward pass running in this thread has finished — every node applied and
+// every leaf accumulated — just before backward() returns (PyTorch's queue_callback). Only
+// valid during a backward, i.e. from a node or a post-accumulate hook: DDP queues one from its
+// first hook of an iteration, so it learns that backward ended without the training loop's
+// help. Callbacks run in the order queued, with grad mode off; an exception propagates out of
+// backward(). A backward that fails runs none of its callbacks.
+void queue_backward_callback(std::function<void()> fn);
 
 }  // namespace rg

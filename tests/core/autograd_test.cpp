@@ -89,6 +89,35 @@ TEST(Autograd, PostAccumulateHooksRunAfterEachAccumulation) {
       throws_error([&] { y.register_post_accumulate_hook([](const Tensor&) {}); }, {"leaf"}));
 }
 
+TEST(Autograd, BackwardCallbacksRunOnceBackwardHasFinished) {
+  Tensor w1 = vec({1, 2}).set_requires_grad(true);
+  Tensor w2 = vec({3, 4}).set_requires_grad(true);
+  std::vector<std::string> order;
+  // Queued from the first hook (w2's): runs after w1 has been accumulated too.
+  w2.register_post_accumulate_hook([&](const Tensor&) {
+    order.push_back("w2");
+    queue_backward_callback([&] {
+      order.push_back(w1.grad().defined() ? "end (w1 ready)" : "end (w1 missing)");
+      queue_backward_callback([&] { order.push_back("queued by a callback"); });
+    });
+  });
+  w1.register_post_accumulate_hook([&](const Tensor&) { order.push_back("w1"); });
+  relu(relu(w1 + 1.0) + w2).backward(ones({2}));
+  EXPECT_EQ(order,
+            (std::vector<std::string>{"w2", "w1", "end (w1 ready)", "queued by a callback"}));
+  // The next backward starts with an empty list; outside backward there is none.
+  order.clear();
+  w2.zero_grad();
+  (w2 * 2.0).backward(ones({2}));
+  EXPECT_EQ(order.size(), 3u);
+  EXPECT_TRUE(throws_error([] { queue_backward_callback([] {}); }, {"no backward pass"}));
+  // An error in a callback comes out of backward().
+  Tensor w3 = vec({1}).set_requires_grad(true);
+  w3.register_post_accumulate_hook(
+      [](const Tensor&) { queue_backward_callback([] { fail("callback failed"); }); });
+  EXPECT_TRUE(throws_error([&] { (w3 * 2.0).backward(ones({1})); }, {"callback failed"}));
+}
+
 TEST(Autograd, ViewsAndCopiesAreDifferentiable) {
   using testing::grad_input;
   using testing::gradcheck;
