@@ -154,6 +154,9 @@ class Sequential : public Module {
   Tensor forward(const Tensor& x) override;
   std::string type_name() const override { return "Sequential"; }
   int64_t size() const { return static_cast<int64_t>(children().size()); }
+
+ protected:
+  bool calls_children_through_registry() const override { return true; }
 };
 
 }  // namespace rg::nn

@@ -26,17 +26,55 @@ void Module::register_buffer(const std::string& name, Tensor* member) {
   buffers_.emplace_back(name, member);
 }
 
-void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
+void Module::add_child(const std::string& name, std::shared_ptr<Module> module, Rebind rebind) {
   check_name(name, type_name());
   RG_CHECK(module != nullptr, type_name(), ": child '", name, "' is null");
+  for (const auto& [existing, _] : children_)
+    RG_CHECK(existing != name, type_name(), ": a child named '", name, "' exists already");
   children_.emplace_back(name, std::move(module));
+  rebind_.push_back(std::move(rebind));
+}
+
+void Module::register_wrapped_module(std::shared_ptr<Module> module) {
+  RG_CHECK(module != nullptr, type_name(), ": the wrapped module is null");
+  for (const auto& [existing, _] : children_)
+    RG_CHECK(!existing.empty(), type_name(), ": wraps a module already");
+  children_.emplace_back("", std::move(module));
+  rebind_.emplace_back();
+}
+
+void Module::replace_child(const std::string& name, std::shared_ptr<Module> module) {
+  RG_CHECK(module != nullptr, type_name(), ".replace_child('", name, "'): the new module is null");
+  for (std::size_t i = 0; i < children_.size(); ++i) {
+    if (name.empty() || children_[i].first != name) continue;
+    const std::string old_type = children_[i].second->type_name();
+    if (rebind_[i]) {
+      RG_CHECK(rebind_[i](module), type_name(), ".replace_child('", name, "'): a ",
+               module->type_name(), " cannot take the place of the ", old_type,
+               ": the member holding it needs a type the new module does not derive from");
+    } else {
+      RG_CHECK(calls_children_through_registry(), type_name(), ".replace_child('", name,
+               "'): the child (a ", old_type,
+               ") was registered by value, so a typed member may still call the old module; "
+               "register it by address: register_module(\"",
+               name, "\", &member_)");
+    }
+    children_[i].second = std::move(module);
+    return;
+  }
+  std::string names;
+  for (const auto& [n, _] : children_)
+    if (!n.empty()) names += (names.empty() ? "" : ", ") + n;
+  fail(type_name(), ".replace_child: no child named '", name,
+       "' (children: ", names.empty() ? "none" : names, ")");
 }
 
 void Module::collect(const std::string& prefix, bool params,
                      std::vector<std::pair<std::string, Tensor>>& out) const {
   for (const auto& [name, t] : params ? parameters_ : buffers_)
     if (t->defined()) out.emplace_back(prefix + name, *t);  // undefined: e.g. no bias
-  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", params, out);
+  for (const auto& [name, child] : children_)
+    child->collect(name.empty() ? prefix : prefix + name + ".", params, out);
 }
 
 std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
@@ -61,7 +99,7 @@ std::vector<std::pair<std::string, Module*>> Module::named_modules() {
   std::vector<std::pair<std::string, Module*>> out{{"", this}};
   for (auto& [name, child] : children_)
     for (auto& [sub, m] : child->named_modules())
-      out.emplace_back(sub.empty() ? name : name + "." + sub, m);
+      out.emplace_back(sub.empty() || name.empty() ? name + sub : name + "." + sub, m);
   return out;
 }
 
@@ -133,7 +171,9 @@ void Module::to(Device device) {
 }
 
 void Module::to(DType dtype) {
-  const DType target = keeps_float32() ? DType::f32 : dtype;
+  // Keeping f32 is about half precision (mixed precision): f64 models are f64 throughout.
+  const bool half = dtype == DType::f16 || dtype == DType::bf16;
+  const DType target = keeps_float32() && half ? DType::f32 : dtype;
   for (auto& [_, t] : parameters_)
     if (t->defined() && t->dtype() != target) {
       const bool trainable = t->requires_grad();
@@ -153,7 +193,8 @@ void Module::str_into(std::string& out, int indent) const {
   if (!children_.empty()) {
     out += "\n";
     for (const auto& [name, child] : children_) {
-      out += std::string(static_cast<std::size_t>(indent + 2), ' ') + "(" + name + "): ";
+      out += std::string(static_cast<std::size_t>(indent + 2), ' ') + "(" +
+             (name.empty() ? "module" : name) + "): ";
       child->str_into(out, indent + 2);
       out += "\n";
     }

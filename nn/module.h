@@ -8,6 +8,7 @@
 // `weight_` and the registry sees the same tensor. Names nest with dots, as in PyTorch:
 // "layer1.0.conv1.weight".
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -36,7 +37,7 @@ class Module {
   std::vector<std::pair<std::string, Tensor>> named_parameters() const;
   std::vector<Tensor> parameters() const;
   std::vector<std::pair<std::string, Tensor>> named_buffers() const;
-  std::vector<std::pair<std::string, Module*>> named_modules();  // "" is this module
+  std::vector<std::pair<std::string, Module*>> named_modules();  // "": this (and wrapped)
   const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& children() const {
     return children_;
   }
@@ -57,8 +58,9 @@ class Module {
 
   // Moves parameters and buffers (recursively). Parameters stay leaves that require grad.
   void to(Device device);
-  // Converts floating parameters and buffers to dtype, except in modules that opt out
-  // (BatchNorm keeps f32 under mixed precision); integer buffers are left alone.
+  // Converts floating parameters and buffers to dtype, except in modules that opt out of half
+  // precision (BatchNorm keeps f32 when converting to f16 / bf16, not f64); integer buffers are
+  // left alone.
   void to(DType dtype);
   virtual bool keeps_float32() const { return false; }
   void zero_grad();
@@ -67,25 +69,55 @@ class Module {
   std::string str() const;
   virtual std::string extra_repr() const { return ""; }
 
+  // Replaces the direct child `name` by `module` (convert_sync_batchnorm swaps BatchNorm2d
+  // for SyncBatchNorm this way). The typed member a child was registered through is rebound
+  // too, so forward() sees the new module; the new module must derive from the member's type.
+  // A child registered by value can be replaced only in modules whose forward() calls their
+  // children through the registry (Sequential): anywhere else a typed member would still point
+  // at the old module, so that is an error rather than a silent no-op.
+  void replace_child(const std::string& name, std::shared_ptr<Module> module);
+
  protected:
   // Registers a member tensor as a parameter (requires grad) or buffer under `name`.
   void register_parameter(const std::string& name, Tensor* member);
   void register_buffer(const std::string& name, Tensor* member);
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
-    add_child(name, module);
+    add_child(name, module, nullptr);
     return module;
   }
+  // Registers the child held by a member, by address (like register_parameter), so that
+  // replace_child can rebind the member:   bn1_ = std::make_shared<BatchNorm2d>(c);
+  //                                        register_module("bn1", &bn1_);
+  template <class M>
+  void register_module(const std::string& name, std::shared_ptr<M>* member) {
+    add_child(name, *member, [member](const std::shared_ptr<Module>& replacement) {
+      auto typed = std::dynamic_pointer_cast<M>(replacement);
+      if (!typed) return false;
+      *member = std::move(typed);
+      return true;
+    });
+  }
+  // Registers a child whose parameters, buffers and sub-modules keep their own names, without
+  // a prefix: for wrappers (DistributedDataParallel), so that a checkpoint saved through the
+  // wrapper loads into the plain model. At most one per module.
+  void register_wrapped_module(std::shared_ptr<Module> module);
+  // Whether forward() calls the children through children() (as Sequential does) rather than
+  // through typed members; decides whether a child registered by value may be replaced.
+  virtual bool calls_children_through_registry() const { return false; }
 
  private:
-  void add_child(const std::string& name, std::shared_ptr<Module> module);
+  // Rebinds the typed member to a replacement; false when the replacement's type does not fit.
+  using Rebind = std::function<bool(const std::shared_ptr<Module>&)>;
+  void add_child(const std::string& name, std::shared_ptr<Module> module, Rebind rebind);
   void collect(const std::string& prefix, bool params,
                std::vector<std::pair<std::string, Tensor>>& out) const;
   void str_into(std::string& out, int indent) const;
 
   std::vector<std::pair<std::string, Tensor*>> parameters_;
   std::vector<std::pair<std::string, Tensor*>> buffers_;
-  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;  // "": wrapped
+  std::vector<Rebind> rebind_;  // per child; empty when registered by value
   Mode mode_ = Mode::train;
 };
 

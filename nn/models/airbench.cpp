@@ -23,10 +23,15 @@ int64_t scaled(int64_t w, double k) {
 }  // namespace
 
 AirbenchGroup::AirbenchGroup(int64_t in, int64_t out) {
-  conv1_ = register_module("conv1", conv3x3(in, out));
-  norm1_ = register_module("norm1", std::make_shared<BatchNorm2d>(out));
-  conv2_ = register_module("conv2", conv3x3(out, out));
-  norm2_ = register_module("norm2", std::make_shared<BatchNorm2d>(out));
+  // By address, so that convert_sync_batchnorm can swap the BatchNorms (Module::replace_child).
+  conv1_ = conv3x3(in, out);
+  norm1_ = std::make_shared<BatchNorm2d>(out);
+  conv2_ = conv3x3(out, out);
+  norm2_ = std::make_shared<BatchNorm2d>(out);
+  register_module("conv1", &conv1_);
+  register_module("norm1", &norm1_);
+  register_module("conv2", &conv2_);
+  register_module("norm2", &norm2_);
 }
 
 Tensor AirbenchGroup::forward(const Tensor& x) {

@@ -15,11 +15,17 @@ std::shared_ptr<Conv2d> conv3x3(int64_t in, int64_t out, int64_t stride) {
 }  // namespace
 
 BasicBlock::BasicBlock(int64_t in, int64_t out, int64_t stride) {
-  conv1_ = register_module("conv1", conv3x3(in, out, stride));
-  bn1_ = register_module("bn1", std::make_shared<BatchNorm2d>(out));
-  conv2_ = register_module("conv2", conv3x3(out, out, 1));
-  bn2_ = register_module("bn2", std::make_shared<BatchNorm2d>(out));
-  shortcut_ = register_module("shortcut", std::make_shared<Sequential>());
+  // By address, so that convert_sync_batchnorm can swap the BatchNorms (Module::replace_child).
+  conv1_ = conv3x3(in, out, stride);
+  bn1_ = std::make_shared<BatchNorm2d>(out);
+  conv2_ = conv3x3(out, out, 1);
+  bn2_ = std::make_shared<BatchNorm2d>(out);
+  shortcut_ = std::make_shared<Sequential>();
+  register_module("conv1", &conv1_);
+  register_module("bn1", &bn1_);
+  register_module("conv2", &conv2_);
+  register_module("bn2", &bn2_);
+  register_module("shortcut", &shortcut_);
   if (stride != 1 || in != out) {
     shortcut_->push_back(std::make_shared<Conv2d>(
         in, out, Size2{1, 1}, Conv2dOptions{.stride = {stride, stride}, .bias = Bias::without}));
@@ -43,8 +49,10 @@ ResNet::ResNet(const ResNetConfig& config) {
         1, static_cast<int64_t>(std::lround(static_cast<double>(w) * config.width_multiplier)));
   };
   int64_t in = scaled(config.stem_width);
-  conv1_ = register_module("conv1", conv3x3(3, in, 1));
-  bn1_ = register_module("bn1", std::make_shared<BatchNorm2d>(in));
+  conv1_ = conv3x3(3, in, 1);
+  bn1_ = std::make_shared<BatchNorm2d>(in);
+  register_module("conv1", &conv1_);
+  register_module("bn1", &bn1_);
   for (std::size_t s = 0; s < config.blocks.size(); ++s) {
     auto stage = std::make_shared<Sequential>();
     const int64_t out = scaled(config.widths[s]);

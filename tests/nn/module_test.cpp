@@ -82,6 +82,12 @@ TEST(Module, ModeAndDtypeConversion) {
   EXPECT_EQ(state["1.num_batches_tracked"].dtype(), DType::i64);
   EXPECT_TRUE(net->named_parameters()[0].second.is_leaf());
   EXPECT_TRUE(net->named_parameters()[0].second.requires_grad());
+  // f64 is not mixed precision: BatchNorm follows, so an f64 model runs end to end.
+  net->to(DType::f64);
+  state = net->state_dict();
+  EXPECT_EQ(state["1.weight"].dtype(), DType::f64);
+  EXPECT_EQ(state["1.running_var"].dtype(), DType::f64);
+  EXPECT_EQ(net->forward(randn({1, 3, 5, 5}, {DType::f64})).dtype(), DType::f64);
 }
 
 TEST(Layers, InitialisationFollowsTheReferences) {
@@ -129,6 +135,88 @@ TEST(Models, ForwardShapesAndBackward) {
   for (auto& [name, p] : model->named_parameters()) EXPECT_TRUE(p.grad().defined()) << name;
   EXPECT_TRUE(throws_error([] { make_model("vgg"); }, {"unknown model 'vgg'", "resnet18"}));
   EXPECT_TRUE(throws_error([] { make_model("resnet18@x"); }, {"width multiplier"}));
+}
+
+// A Linear that doubles its output: a subclass that may take a Linear member's place.
+class DoubledLinear : public Linear {
+ public:
+  using Linear::Linear;
+  Tensor forward(const Tensor& x) override { return Linear::forward(x) * 2.0; }
+  std::string type_name() const override { return "DoubledLinear"; }
+};
+
+// Holds its head by address (rebindable) and its body by value.
+class Net : public Module {
+ public:
+  Net() {
+    body_ = register_module(
+        "body", std::make_shared<Sequential>(
+                    std::vector<std::shared_ptr<Module>>{std::make_shared<Linear>(2, 2)}));
+    head_ = std::make_shared<Linear>(2, 1);
+    register_module("head", &head_);
+  }
+  Tensor forward(const Tensor& x) override { return head_->forward(body_->forward(x)); }
+  std::string type_name() const override { return "Net"; }
+  std::shared_ptr<Sequential> body_;
+  std::shared_ptr<Linear> head_;
+};
+
+TEST(Module, ReplaceChildRebindsTheMemberForwardCalls) {
+  Net net;
+  Tensor x = randn({3, 2});
+  const Tensor before = net.forward(x);
+  auto doubled = std::make_shared<DoubledLinear>(2, 1);
+  doubled->load_state_dict(net.head_->state_dict());
+  net.replace_child("head", doubled);
+  EXPECT_EQ(net.head_.get(), doubled.get());  // the typed member follows the registry
+  EXPECT_EQ(net.children()[1].second.get(), doubled.get());
+  EXPECT_TRUE(all_close(net.forward(x), before * 2.0, 1e-6, 1e-6));
+  EXPECT_NE(net.str().find("(head): DoubledLinear"), std::string::npos);
+  // Sequential calls its children through the registry: a by-value child may be replaced.
+  auto inner = std::make_shared<DoubledLinear>(2, 2);
+  net.body_->replace_child("0", inner);
+  EXPECT_EQ(net.named_parameters()[0].second.impl(), inner->weight_.impl());
+}
+
+TEST(Module, ReplaceChildRefusesWhatWouldBeSilentlyIgnored) {
+  Net net;
+  EXPECT_TRUE(throws_error([&] { net.replace_child("head", std::make_shared<ReLU>()); },
+                           {"Net.replace_child('head')", "ReLU", "Linear"}));
+  EXPECT_TRUE(throws_error(
+      [&] { net.replace_child("body", std::make_shared<Sequential>()); },
+      {"Net.replace_child('body')", "registered by value", "register_module(\"body\", &member_)"}));
+  EXPECT_TRUE(throws_error([&] { net.replace_child("tail", std::make_shared<ReLU>()); },
+                           {"no child named 'tail'", "body, head"}));
+  EXPECT_TRUE(throws_error([&] { net.replace_child("head", nullptr); }, {"null"}));
+  EXPECT_EQ(net.head_->type_name(), "Linear");  // nothing changed
+}
+
+// A wrapper whose state dict is its wrapped module's, without a prefix (as DDP).
+class Wrapper : public Module {
+ public:
+  explicit Wrapper(std::shared_ptr<Module> inner) : inner_(inner) {
+    register_wrapped_module(inner);
+  }
+  Tensor forward(const Tensor& x) override { return inner_->forward(x); }
+  std::string type_name() const override { return "Wrapper"; }
+  void wrap(std::shared_ptr<Module> m) { register_wrapped_module(m); }
+  std::shared_ptr<Module> inner_;
+};
+
+TEST(Module, WrappedModuleNamesCarryNoPrefix) {
+  auto net = std::make_shared<Net>();
+  Wrapper w(net);
+  EXPECT_EQ(w.state_dict().size(), net->state_dict().size());
+  for (auto& [name, t] : net->named_parameters()) EXPECT_TRUE(w.state_dict().count(name)) << name;
+  Net plain;
+  plain.load_state_dict(w.state_dict());  // strict: same keys
+  Tensor x = randn({2, 2});
+  EXPECT_TRUE(all_close(plain.forward(x), w.forward(x), 0, 0));
+  EXPECT_EQ(w.parameters().size(), net->parameters().size());
+  w.eval();
+  EXPECT_FALSE(net->head_->is_training());
+  EXPECT_NE(w.str().find("(module): Net("), std::string::npos) << w.str();
+  EXPECT_TRUE(throws_error([&] { w.wrap(net); }, {"already"}));
 }
 
 }  // namespace
