@@ -1,0 +1,125 @@
+#pragma once
+// DistributedDataParallel: one model replica per rank, gradients averaged across ranks during
+// backward, so that N ranks × batch B/N train exactly like one process with batch B.
+//
+//   auto model = std::make_shared<DistributedDataParallel>(net, group);
+//   SGD opt(model->parameters(), {...});
+//   for (batch : loader) {
+//     opt.zero_grad();
+//     Tensor loss = cross_entropy(model->forward(x), y);
+//     loss.backward();          // returns with every rank's gradients averaged, in place
+//     opt.step();
+//   }
+//
+// How it works (README.md has a traced timeline):
+// - Construction: rank 0's parameters and buffers are broadcast, so every replica starts equal
+//   (after checking that every rank holds the same parameter shapes). The parameters are put
+//   in buckets — in reverse registration order, because backward produces the last layer's
+//   gradients first; the first bucket is small (1 MB) so that communication starts early, the
+//   others up to 25 MB — and a post-accumulate hook is registered on each parameter.
+// - Forward: in training with grad mode on (and outside no_sync()), it marks the iteration as
+//   one to synchronise, and first broadcasts rank 0's buffers (BatchNorm's running stats) so
+//   every replica normalises alike in eval later — except SyncBatchNorm's, already equal.
+// - Backward: each hook marks its parameter ready; when all of a bucket's parameters are
+//   ready, their gradients are copied into the bucket's flat buffer and its asynchronous
+//   allreduce(average) is launched while backward goes on with earlier layers. Buckets launch
+//   in bucket order on every rank (a bucket ready early waits for the ones before it), so the
+//   ranks issue their collectives in the same order.
+// - End of backward: the first hook of the iteration queued an autograd callback
+//   (queue_backward_callback) that the engine runs when backward has finished. It waits for
+//   the buckets and copies the averaged gradients back into each parameter's .grad. So when
+//   loss.backward() returns the gradients are synchronised: there is no finalize() to forget
+//   before optimizer.step().
+// - A parameter that got no gradient would leave its bucket waiting forever. With
+//   UnusedParameters::error (the default) the callback throws from backward() naming every
+//   such parameter. With UnusedParameters::allow, forward walks the autograd graph and marks
+//   the parameters it cannot reach as ready straight away (so the buckets still fire early),
+//   the callback treats any still missing as zero, and a parameter no rank used keeps an
+//   undefined gradient (the optimizer skips it, as it would in one process).
+//
+// state_dict(), parameters(), named_parameters() are the wrapped module's, with no prefix: a
+// checkpoint saved through DDP loads into the plain model.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/module.h"
+#include "parallel/process_group.h"
+
+namespace rg::parallel {
+
+enum class UnusedParameters { error, allow };
+enum class GradCompression { none, fp16 };     // fp16: buckets travel as f16 (half the bytes)
+enum class BroadcastBuffers { forward, off };  // PyTorch's broadcast_buffers = true / false
+
+struct DDPOptions {
+  int64_t bucket_cap_bytes = int64_t{25} << 20;
+  int64_t first_bucket_bytes = int64_t{1} << 20;
+  UnusedParameters unused_parameters = UnusedParameters::error;
+  GradCompression compression = GradCompression::none;
+  BroadcastBuffers broadcast_buffers = BroadcastBuffers::forward;
+  Trace trace = Trace::off;  // prints the bucket timeline of every iteration to stderr
+};
+
+// What one bucket holds, for tests, traces and the README.
+struct BucketInfo {
+  std::vector<std::string> params;  // in the order their gradients are expected
+  int64_t numel = 0;
+  DType dtype = DType::f32;  // of the gradients (the buffer is f16 under compression)
+};
+
+class DistributedDataParallel : public nn::Module {
+ public:
+  // group: nullptr means the world (parallel/world.h). A collective: every rank constructs
+  // its DDP at the same point.
+  DistributedDataParallel(std::shared_ptr<nn::Module> module,
+                          std::shared_ptr<ProcessGroup> group = nullptr, DDPOptions options = {});
+  ~DistributedDataParallel() override;
+
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "DistributedDataParallel"; }
+  std::string extra_repr() const override;
+  nn::Module& module() const { return *module_; }
+  const std::shared_ptr<nn::Module>& module_ptr() const { return module_; }
+  ProcessGroup& group() const;
+
+  // Gradient accumulation: forwards run while the guard lives do not synchronise their
+  // backward; gradients accumulate locally, and the first synchronised backward after them
+  // averages the accumulated sums.
+  //   { auto guard = model.no_sync(); model(x1) ... backward(); }   model(x2) ... backward();
+  class NoSync {
+   public:
+    explicit NoSync(DistributedDataParallel& ddp) : ddp_(ddp), previous_(ddp.no_sync_) {
+      ddp.no_sync_ = true;
+    }
+    ~NoSync() { ddp_.no_sync_ = previous_; }
+    NoSync(const NoSync&) = delete;
+    NoSync& operator=(const NoSync&) = delete;
+
+   private:
+    DistributedDataParallel& ddp_;
+    bool previous_;
+  };
+  [[nodiscard]] NoSync no_sync() { return NoSync(*this); }
+
+  std::vector<BucketInfo> buckets() const;
+  // How the last synchronised backward went.
+  struct IterationStats {
+    bool synchronized = false;          // the gradients were averaged
+    int buckets_launched_in_hooks = 0;  // launched while backward was running
+    int buckets = 0;
+    double backward_wait_ms = 0;  // waiting for allreduces after backward ended
+  };
+  IterationStats last_iteration() const;
+
+  struct Reducer;  // the bucket state the hooks share (ddp.cpp)
+
+ private:
+  std::shared_ptr<nn::Module> module_;
+  std::shared_ptr<Reducer> reducer_;
+  bool no_sync_ = false;
+};
+
+}  // namespace rg::parallel
