@@ -20,6 +20,7 @@
 #include "ops/ops.h"
 #include "optim/sgd.h"
 #include "parallel/ddp.h"
+#include "parallel/horovod.h"
 #include "parallel/sync_batch_norm.h"
 #include "parallel/thread_group.h"
 #include "tests/support/fixtures.h"
@@ -301,6 +302,44 @@ inline void ddp_no_sync_matches_one_process(std::shared_ptr<ProcessGroup> group,
   for (std::size_t i = 0; i < ref.size(); ++i)
     EXPECT_TRUE(all_close(mine[i].second.grad(), ref[i].second.grad(), tol.atol, tol.rtol))
         << "rank " << group->rank() << " accumulated gradient of " << mine[i].first;
+}
+
+// Horovod's workflow: broadcast_parameters from rank 0, DistributedOptimizer with
+// backward_passes_per_step = k; each rank runs k backward passes over its share of the global
+// batch (loss divided by k) per step. After `steps` steps the parameters must equal one
+// process's with the whole batch.
+inline void distributed_optimizer_matches_one_process(std::shared_ptr<ProcessGroup> group,
+                                                      int passes_per_step, int steps = 3) {
+  const int64_t batch = 12 * passes_per_step;
+  const Tolerance tol = tolerance_for(DType::f64);
+  auto replica =
+      seeded<SmallConvNet>(200 + static_cast<uint64_t>(group->rank()), DType::f64, Norm::none);
+  broadcast_parameters(*replica, 0, *group);
+  auto reference = seeded<SmallConvNet>(9, DType::f64, Norm::none);
+  reference->load_state_dict(replica->state_dict());
+  const SGDOptions options{.lr = 0.05, .momentum = 0.9};
+  SGD sgd(replica->parameters(), options), ref_opt(reference->parameters(), options);
+  DistributedOptimizer opt(sgd, {.backward_passes_per_step = passes_per_step}, group);
+  for (int step = 0; step < steps; ++step) {
+    const Tensor x = det_normal({batch, 3, 6, 6}, 300 + step, DType::f64);
+    const Tensor y = det_labels(batch, 5, 400 + step);
+    ref_opt.zero_grad();
+    cross_entropy(reference->forward(x), y).backward();
+    ref_opt.step();
+    opt.zero_grad();
+    const Tensor xs = rank_rows(x, *group), ys = rank_rows(y, *group);
+    const int64_t micro = xs.size(0) / passes_per_step;
+    for (int k = 0; k < passes_per_step; ++k)
+      (cross_entropy(replica->forward(xs.narrow(0, k * micro, micro)),
+                     ys.narrow(0, k * micro, micro)) *
+       (1.0 / passes_per_step))
+          .backward();
+    opt.step();
+  }
+  const auto ref_state = reference->state_dict();
+  for (const auto& [name, t] : replica->state_dict())
+    EXPECT_TRUE(all_close(t, ref_state.at(name), tol.atol, tol.rtol))
+        << "rank " << group->rank() << " after " << steps << " steps: " << name;
 }
 
 }  // namespace rg::parallel::testing
