@@ -217,11 +217,12 @@ struct DistributedDataParallel::Reducer : std::enable_shared_from_this<Reducer> 
     }
     last = {true, launched_in_hooks, static_cast<int>(buckets.size()), waited};
     if (options.trace == Trace::on) {
-      std::ostringstream s;
-      s << "backward ended: " << launched_in_hooks << " of " << buckets.size()
-        << " bucket(s) were launched during backward; waited " << waited
-        << " ms for the allreduces; averaged gradients copied back";
-      trace(s.str());
+      char line[160];
+      std::snprintf(line, sizeof line,
+                    "backward ended: %d of %zu bucket(s) were launched during backward; waited "
+                    "%.3f ms for the allreduces; averaged gradients copied back",
+                    launched_in_hooks, buckets.size(), waited);
+      trace(line);
     }
   }
 };
