@@ -339,9 +339,14 @@ ProcessGroup& DistributedDataParallel::group() const {
 
 Tensor DistributedDataParallel::forward(const Tensor& x) {
   Reducer& r = *reducer_;
-  const bool sync = is_training() && GradMode::is_enabled() && !no_sync_;
-  r.begin_iteration(sync);
-  if (sync && r.options.broadcast_buffers == BroadcastBuffers::forward) {
+  // Only a forward that records a graph starts an iteration: a no-grad forward (evaluation,
+  // logging) between a forward and its backward leaves that iteration alone. Training mode does
+  // not matter for gradients (fine-tuning with frozen BatchNorm still averages them); it does
+  // for buffers, which only training forwards update.
+  const bool records = GradMode::is_enabled();
+  const bool sync = records && !no_sync_;
+  if (records) r.begin_iteration(sync);
+  if (sync && is_training() && r.options.broadcast_buffers == BroadcastBuffers::forward) {
     // SyncBatchNorm's running statistics are equal on every rank already.
     std::unordered_set<const TensorImpl*> synced;
     for (const auto& [_, m] : module_->named_modules())

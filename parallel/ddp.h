@@ -17,9 +17,10 @@
 //   in buckets — in reverse registration order, because backward produces the last layer's
 //   gradients first; the first bucket is small (1 MB) so that communication starts early, the
 //   others up to 25 MB — and a post-accumulate hook is registered on each parameter.
-// - Forward: in training with grad mode on (and outside no_sync()), it marks the iteration as
-//   one to synchronise, and first broadcasts rank 0's buffers (BatchNorm's running stats) so
-//   every replica normalises alike in eval later — except SyncBatchNorm's, already equal.
+// - Forward: with grad mode on (and outside no_sync()) it marks the iteration as one to
+//   synchronise; in training it first broadcasts rank 0's buffers (BatchNorm's running stats)
+//   so the replicas stay alike — except SyncBatchNorm's, equal already. A forward under
+//   NoGradGuard communicates nothing and leaves a pending iteration alone.
 // - Backward: each hook marks its parameter ready; when all of a bucket's parameters are
 //   ready, their gradients are copied into the bucket's flat buffer and its asynchronous
 //   allreduce(average) is launched while backward goes on with earlier layers. Buckets launch

@@ -264,6 +264,25 @@ TEST(DDP, SyncBatchNormBuffersAreNotBroadcast) {
   });
 }
 
+TEST(DDP, ANoGradForwardBetweenForwardAndBackwardChangesNothing) {
+  on_threads(2, [](std::shared_ptr<ProcessGroup> g) {
+    auto net = seeded<SmallConvNet>(1, DType::f64, Norm::none);
+    DistributedDataParallel ddp(net, g);
+    auto reference = seeded<SmallConvNet>(2, DType::f64, Norm::none);
+    reference->load_state_dict(ddp.state_dict());
+    const Tensor x = det_normal({4, 3, 6, 6}, 1, DType::f64), y = det_labels(4, 5, 2);
+    Tensor loss = cross_entropy(ddp.forward(rank_rows(x, *g)), rank_rows(y, *g));
+    {
+      NoGradGuard no_grad;  // e.g. logging the accuracy of another batch, on one rank only
+      if (g->rank() == 0) ddp.forward(det_normal({3, 3, 6, 6}, 3, DType::f64));
+    }
+    loss.backward();
+    EXPECT_TRUE(ddp.last_iteration().synchronized);
+    cross_entropy(reference->forward(x), y).backward();
+    EXPECT_TRUE(all_close(net->fc_->weight_.grad(), reference->fc_->weight_.grad(), 1e-12, 1e-10));
+  });
+}
+
 TEST(DDP, RefusesDifferentModelsOnDifferentRanks) {
   EXPECT_TRUE(throws_error(
       [] {
