@@ -70,7 +70,7 @@ class Ring {
       try {
         exchange(phase, chunks, send_chunk, right, recv_chunk, left, op);
       } catch (const Error& e) {
-        fail(options_.label, ": step ", step, "/", total_steps, " ",
+        fail("step ", step, "/", total_steps, " ",
              phase == Phase::reduce_scatter ? "reduce-scatter" : "allgather", " (sending chunk ",
              send_chunk, " to rank ", right, ", receiving chunk ", recv_chunk, " from rank ", left,
              "): ", e.what());

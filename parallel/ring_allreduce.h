@@ -27,7 +27,7 @@ namespace rg::parallel {
 struct RingOptions {
   int64_t chunk_bytes = 1 << 20;  // the largest message (ProcessGroupOptions::ring_chunk_bytes)
   Trace trace = Trace::off;
-  std::string label = "ring";  // names the collective in traces and errors, e.g. "allreduce #4"
+  std::string label = "ring";  // names the collective in traces, e.g. "allreduce #4"
   // Where trace lines go; by default each line is written to stdout at once.
   std::function<void(const std::string& line)> trace_sink = {};
 };

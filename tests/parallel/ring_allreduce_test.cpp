@@ -194,7 +194,7 @@ TEST(RingAllreduce, ErrorsNameTheStep) {
         ring_allreduce(broken, x.data_ptr(), 4, DType::f32, ReduceOp::sum,
                        {.label = "allreduce #7"});
       },
-      {"allreduce #7: step 1/2 reduce-scatter (sending chunk 1 to rank 1, receiving chunk 0 from "
+      {"step 1/2 reduce-scatter (sending chunk 1 to rank 1, receiving chunk 0 from "
        "rank 1): timed out waiting for rank 1"}));
   EXPECT_TRUE(throws_error(
       [&] {

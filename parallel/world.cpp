@@ -1,0 +1,97 @@
+#include "parallel/world.h"
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "core/error.h"
+#include "parallel/collective_checks.h"
+#include "parallel/mpi/engine.h"
+#include "parallel/mpi/mpi_group.h"
+#include "parallel/single_group.h"
+
+namespace rg::parallel {
+
+namespace {
+std::mutex g_mutex;
+std::shared_ptr<ProcessGroup> g_world;
+
+bool env_set(const char* name) {
+  return std::getenv(name) != nullptr;
+}
+
+// Set by the launchers: Open MPI's mpirun, PMIx (Open MPI 5, srun --mpi=pmix), PMI (MPICH's
+// Hydra, srun --mpi=pmi2). Without one of them MPI_Init would start a singleton — slow (about
+// a second) and pointless for one process.
+bool launched_by_mpi() {
+  return env_set("OMPI_COMM_WORLD_SIZE") || env_set("PMIX_RANK") || env_set("PMI_RANK") ||
+         env_set("PMI_SIZE");
+}
+
+std::string backend_choice() {
+  const char* forced = std::getenv("RG_BACKEND");
+  if (forced != nullptr && *forced != '\0') {
+    const std::string choice = forced;
+    RG_CHECK(choice == "mpi" || choice == "single",
+             "parallel::init: RG_BACKEND must be mpi or single, got '", choice, "'");
+    return choice;
+  }
+  return launched_by_mpi() ? "mpi" : "single";
+}
+
+void shutdown_at_exit() {
+  shutdown();
+}
+}  // namespace
+
+std::shared_ptr<ProcessGroup> init(const ProcessGroupOptions& options, OnFault on_fault) {
+  std::lock_guard lock(g_mutex);
+  if (g_world) return g_world;
+  check_options(options);
+  if (backend_choice() == "mpi") {
+    mpi::Engine& engine = mpi::Engine::start(options.timeout, on_fault);
+    g_world = mpi::MpiGroup::create(engine, options);
+    std::atexit(shutdown_at_exit);
+  } else {
+    g_world = std::make_shared<SingleGroup>();
+  }
+  return g_world;
+}
+
+bool is_initialized() {
+  std::lock_guard lock(g_mutex);
+  return g_world != nullptr;
+}
+
+std::shared_ptr<ProcessGroup> world() {
+  std::lock_guard lock(g_mutex);
+  RG_CHECK(g_world, "parallel: call parallel::init() before using the world");
+  return g_world;
+}
+
+std::shared_ptr<ProcessGroup> new_group(const ProcessGroupOptions& options) {
+  const std::shared_ptr<ProcessGroup> w = world();
+  check_options(options);
+  if (mpi::Engine* engine = mpi::Engine::instance(); engine && w->backend() == "mpi")
+    return mpi::MpiGroup::create(*engine, options);
+  return std::make_shared<SingleGroup>();
+}
+
+int rank() {
+  return world()->rank();
+}
+int size() {
+  return world()->size();
+}
+int local_rank() {
+  return world()->local_rank();
+}
+int local_size() {
+  return world()->local_size();
+}
+
+void shutdown() {
+  if (mpi::Engine* engine = mpi::Engine::instance()) engine->shutdown();
+}
+
+}  // namespace rg::parallel
