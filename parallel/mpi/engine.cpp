@@ -76,6 +76,16 @@ struct Identity {
 
 Engine* g_engine = nullptr;
 
+std::string describe_exception(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
 }  // namespace
 
 struct Engine::Task {
@@ -309,8 +319,8 @@ void Engine::loop() {
       try {
         task->fn();
         task->work->finish(nullptr);
-      } catch (const std::exception& e) {
-        fault(e.what());
+      } catch (...) {
+        fault(describe_exception(std::current_exception()));
         task->work->finish(std::current_exception());
         lock.lock();
         kept_.push_back(std::move(task->keep));  // messages may still arrive into them
@@ -334,9 +344,12 @@ void Engine::tear_down() {
     fault(std::string("shutdown: ") + e.what());
     return;
   }
+  // Best effort from here on: every rank is done, nothing is left to wait for.
   free_ops();
   MPI_Comm_free(&comm_);
-  if (we_initialized_mpi_) RG_MPI_CHECK(MPI_Finalize());
+  if (we_initialized_mpi_)
+    if (const int code = MPI_Finalize(); code != MPI_SUCCESS)
+      fault("shutdown: MPI_Finalize failed: " + error_string(code));
 }
 
 void Engine::shutdown() {
