@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <future>
@@ -181,6 +182,13 @@ void Engine::set_up() {
     // it is then watched by the timeout only.
     peer.watched =
         r != rank_ && read_stat(id.pid, state, start_time) && start_time == id.start_time;
+  }
+  // Open MPI's launcher knows which ranks share a node; host names are the fallback.
+  const char* env_rank = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  const char* env_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (env_rank != nullptr && env_size != nullptr) {
+    local_rank_ = std::atoi(env_rank);
+    local_size_ = std::atoi(env_size);
   }
   create_ops();
 }

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "core/dispatch.h"
+#include "parallel/mpi/mpi_check.h"
 #include "parallel/reduce.h"
 #include "parallel/world.h"
 #include "tests/support/fixtures.h"
@@ -277,6 +278,17 @@ TEST(MpiCollectives, BadArgumentsFailAtOnce) {
   Tensor t = ones({3});
   w->allreduce(t, ReduceOp::sum)->wait();
   EXPECT_EQ(t.to_vector<float>(), std::vector<float>(3, float(size())));
+}
+
+// Every MPI call goes through RG_MPI_CHECK: the error names the place, the call and MPI's words.
+TEST(MpiCheck, NamesFileLineCallAndMpiErrorString) {
+  // Open MPI aborts on MPI_Error_string before MPI_Init.
+  if (world()->backend() != "mpi") GTEST_SKIP() << "no MPI in a world started without mpirun";
+  EXPECT_TRUE(throws_error(
+      [] { RG_MPI_CHECK(MPI_ERR_COUNT); },
+      {"collectives_test.cpp:", "MPI_ERR_COUNT failed: ", mpi::error_string(MPI_ERR_COUNT)}));
+  EXPECT_NE(mpi::error_string(MPI_ERR_COUNT), "");
+  EXPECT_NO_THROW(RG_MPI_CHECK(MPI_SUCCESS));
 }
 
 }  // namespace
