@@ -82,6 +82,14 @@ int main(int argc, char** argv) {
         "{\"benchmark\": \"allreduce\", \"ranks\": %d, \"dtype\": \"%s\", \"op\": \"sum\", "
         "\"ring_chunk_bytes\": %lld, \"results\": [\n",
         n, dtype_name.c_str(), static_cast<long long>(chunk_bytes));
+  // Warm up for a moment first: the first sizes came out several times slower without it (the
+  // processes start on one core until the scheduler spreads them).
+  {
+    Tensor w = zeros({1024});
+    const auto start = std::chrono::steady_clock::now();
+    while (world_max(seconds_since(start)) < 0.3)
+      for (Algorithm& a : algorithms) a.group->allreduce(w, ReduceOp::sum)->wait();
+  }
   bool first = true;
   for (int64_t bytes = min_bytes; bytes <= max_bytes; bytes *= factor) {
     const int64_t count = bytes / static_cast<int64_t>(element_size(dtype));
