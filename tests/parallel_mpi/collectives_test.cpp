@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <regex>
+#include <thread>
 
 #include "core/dispatch.h"
 #include "parallel/mpi/mpi_check.h"
@@ -228,6 +229,25 @@ TEST(MpiCollectives, ManyInFlightCompleteInOrder) {
   for (int k = 0; k < 20; ++k)
     EXPECT_EQ(tensors[k].to_vector<float>(),
               std::vector<float>(1000 + k, float(s * k + s * (s - 1) / 2)));
+}
+
+// A collective returns at once and completes in the background: rank 0 can compute while it
+// waits for a late rank.
+TEST(MpiCollectives, IssuingDoesNotWaitForTheOtherRanks) {
+  if (size() == 1) GTEST_SKIP() << "needs two ranks";
+  auto w = world();
+  Tensor t = full({1 << 16}, 1);
+  if (rank() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto start = std::chrono::steady_clock::now();
+  auto work = w->allreduce(t, ReduceOp::sum);
+  const auto issued = std::chrono::steady_clock::now() - start;
+  if (rank() == 0) {
+    EXPECT_LT(issued, std::chrono::milliseconds(100));
+    EXPECT_FALSE(work->is_completed());  // the others are still asleep
+  }
+  work->wait();
+  EXPECT_TRUE(work->is_completed());
+  EXPECT_EQ(t.to_vector<float>()[0], float(size()));
 }
 
 // The ring prints each rank's chunk movement when asked — a learner's view of the algorithm.
