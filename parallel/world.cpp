@@ -1,8 +1,14 @@
 #include "parallel/world.h"
 
+#include <cstdlib>
 #include <mutex>
+#include <string>
 
 #include "core/error.h"
+#include "parallel/collective_checks.h"
+#include "parallel/mpi/engine.h"
+#include "parallel/mpi/mpi_group.h"
+#include "parallel/single_group.h"
 
 namespace rg::parallel {
 
@@ -10,7 +16,48 @@ namespace {
 std::mutex world_mutex;
 std::shared_ptr<ProcessGroup> process_world;
 thread_local std::shared_ptr<ProcessGroup> thread_world;
+
+bool env_set(const char* name) {
+  return std::getenv(name) != nullptr;
+}
+
+// Set by the launchers: Open MPI's mpirun, PMIx (Open MPI 5, srun --mpi=pmix), PMI (MPICH's
+// Hydra, srun --mpi=pmi2). Without one of them MPI_Init would start a singleton — slow (about
+// a second) and pointless for one process.
+bool launched_by_mpi() {
+  return env_set("OMPI_COMM_WORLD_SIZE") || env_set("PMIX_RANK") || env_set("PMI_RANK") ||
+         env_set("PMI_SIZE");
+}
+
+std::string backend_choice() {
+  const char* forced = std::getenv("RG_BACKEND");
+  if (forced != nullptr && *forced != '\0') {
+    const std::string choice = forced;
+    RG_CHECK(choice == "mpi" || choice == "single",
+             "parallel::init: RG_BACKEND must be mpi or single, got '", choice, "'");
+    return choice;
+  }
+  return launched_by_mpi() ? "mpi" : "single";
+}
+
+void shutdown_at_exit() {
+  shutdown();
+}
 }  // namespace
+
+std::shared_ptr<ProcessGroup> init(const ProcessGroupOptions& options, OnFault on_fault) {
+  std::lock_guard lock(world_mutex);
+  if (process_world) return process_world;
+  check_options(options);
+  if (backend_choice() == "mpi") {
+    mpi::Engine& engine = mpi::Engine::start(options.timeout, on_fault);
+    process_world = mpi::MpiGroup::create(engine, options);
+    std::atexit(shutdown_at_exit);
+  } else {
+    process_world = std::make_shared<SingleGroup>();
+  }
+  return process_world;
+}
 
 void set_world(std::shared_ptr<ProcessGroup> group) {
   std::lock_guard lock(world_mutex);
@@ -45,6 +92,17 @@ std::shared_ptr<ProcessGroup> world_ptr() {
 ProcessGroup& world() {
   return *world_ptr();
 }
+
+std::shared_ptr<ProcessGroup> new_group(const ProcessGroupOptions& options) {
+  const std::shared_ptr<ProcessGroup> w = world_ptr();
+  check_options(options);
+  if (mpi::Engine* engine = mpi::Engine::instance(); engine && w->backend() == "mpi")
+    return mpi::MpiGroup::create(*engine, options);
+  RG_CHECK(w->size() == 1, "new_group: the world's backend '", w->backend(),
+           "' cannot make new groups");
+  return std::make_shared<SingleGroup>();
+}
+
 int rank() {
   return world().rank();
 }
@@ -56,6 +114,10 @@ int local_rank() {
 }
 int local_size() {
   return world().local_size();
+}
+
+void shutdown() {
+  if (mpi::Engine* engine = mpi::Engine::instance()) engine->shutdown();
 }
 
 }  // namespace rg::parallel

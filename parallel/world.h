@@ -1,15 +1,21 @@
 #pragma once
-// The world: the process group every rank of the job belongs to, as Horovod's hvd.init()
-// sets it up. Whoever creates the job's group installs it here — the MPI backend's init()
-// (one process per rank, under mpirun; a world of size 1 without it), or a test running N
-// ranks as threads — and the Horovod-style API (parallel/horovod.h), DDP and SyncBatchNorm
-// take it as their default group.
+// The world: every process of a data-parallel job, as Horovod and torch.distributed see it,
+// and the default group of DDP, SyncBatchNorm and the Horovod-style API.
 //
-//   set_world(group);                     // once per process (MPI's init() does this)
-//   ScopedThreadWorld w(groups[r]);       // ranks as threads: one world per thread
-//   if (rank() == 0) save_checkpoint(...);
+//   rg::parallel::init();                                // once, at the start of main
+//   model.to(Device::cuda(rg::parallel::local_rank()));  // one device per process
+//   if (rg::parallel::rank() == 0) log(...);
 //
-// That is all of it: two ways to install a group and five accessors.
+// Launched by mpirun (scripts/mpirun.sh N ./prog …) the world is an MPI job: N processes, one
+// communication thread each (parallel/mpi/). Started without a launcher it is a world of size 1
+// (backend "single") where every collective is the identity, so the same program runs anywhere.
+// The environment variable RG_BACKEND=mpi|single overrides the choice. Tests that run ranks as
+// threads of one process install a ThreadGroup per thread with ScopedThreadWorld.
+//
+// Faults — a collective that waits longer than ProcessGroupOptions::timeout, a rank that
+// dies, ranks that call different collectives (check_sequence) — make Work::wait() throw an
+// rg::Error naming the operation and the ranks. The error is also printed at once (rank and
+// message on stderr), and the group stays broken: every later collective fails with it.
 
 #include <memory>
 
@@ -17,7 +23,19 @@
 
 namespace rg::parallel {
 
-// Installs the process-wide world (replacing any earlier one; nullptr uninstalls it).
+// What else happens on a fault, besides the error thrown by Work::wait().
+// abort_job: after a grace period (so the other ranks can print their own diagnosis too) the
+//   rank calls MPI_Abort, which ends every process of the job — no rank waits forever for a
+//   peer that will never come. The default, and what training wants.
+// throw_error: nothing else; the program decides (tests that inspect the error use this).
+enum class OnFault { abort_job, throw_error };
+
+// Starts the world once and installs it (set_world); later calls return the same group
+// (their options are ignored).
+std::shared_ptr<ProcessGroup> init(const ProcessGroupOptions& options = {},
+                                   OnFault on_fault = OnFault::abort_job);
+
+// Installs a process-wide world made elsewhere (replacing any earlier one; nullptr uninstalls).
 void set_world(std::shared_ptr<ProcessGroup> group);
 
 // Makes `group` this thread's world while it lives — over the process-wide one — for ranks
@@ -37,9 +55,20 @@ bool has_world();
 // This thread's world, else the process-wide one; an error naming init() when neither is set.
 std::shared_ptr<ProcessGroup> world_ptr();
 ProcessGroup& world();
+
+// A new group of all the world's ranks with its own options and its own message space (an
+// MPI_Comm_dup): collectives of different groups never mix. Every rank must call it, in the
+// same order relative to other collectives. Used to compare algorithms side by side.
+std::shared_ptr<ProcessGroup> new_group(const ProcessGroupOptions& options);
+
+// The world's coordinates; throw before a world exists.
 int rank();
 int size();
-int local_rank();  // rank on this machine: which GPU to use
+int local_rank();  // among the processes of this machine: which GPU to take
 int local_size();
+
+// Lets queued collectives finish, then ends MPI (after a barrier that notices dead peers).
+// Runs by itself at exit; calling it earlier is allowed, and so is calling it twice.
+void shutdown();
 
 }  // namespace rg::parallel

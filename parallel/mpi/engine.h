@@ -1,0 +1,103 @@
+#pragma once
+// Engine: the one communication thread of a process and everything MPI-wide.
+//
+// Every MPI call ringgrad makes — MPI_Init_thread and MPI_Finalize included — runs on this
+// thread, taken from a queue in the order the collectives were issued. So communication
+// overlaps the computation of the threads that issue it, and the program works whatever thread
+// level MPI provides (MULTIPLE is asked for, so the program itself may use MPI too).
+//
+// Waiting is polling: nonblocking MPI calls, then MPI_Test until done. Between tests the engine
+// looks at the clock (a wait longer than the timeout is an error naming whom it waited for) and
+// every 50 ms at the other processes on this machine (a peer whose process has exited is
+// reported by rank and pid at once, instead of after the timeout). Peers on other machines are
+// only caught by the timeout. On a fault the engine prints the message, fails every queued and
+// later collective with it and, with OnFault::abort_job, calls MPI_Abort after a grace period.
+
+#include <mpi.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "parallel/process_group.h"
+#include "parallel/world.h"
+
+namespace rg::parallel::mpi {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+class Engine {
+ public:
+  // Starts the communication thread, which initialises MPI (or adopts the program's MPI) and
+  // learns every rank's process id and host. Throws if MPI cannot start.
+  static Engine& start(milliseconds timeout, OnFault on_fault);
+  static Engine* instance();  // null before start()
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
+  milliseconds timeout() const { return timeout_; }
+
+  // Queues fn for the communication thread. The Work completes when fn returns; an exception
+  // from fn is a fault (see above). `keep` holds the tensors fn touches: alive until done, and
+  // forever if the collective failed with messages possibly still in flight into them.
+  std::shared_ptr<Work> submit(std::function<void()> fn, std::vector<Tensor> keep);
+  // Runs fn on the communication thread and returns when it is done (set-up work such as
+  // duplicating a communicator); its exception is rethrown here and is a fault too.
+  void run(std::function<void()> fn);
+
+  // On the communication thread: calls done() until it returns true. Throws rg::Error when
+  // `timeout` passes ("timed out after … ms waiting for <waiting_for()>") or when a process of
+  // this job on this machine has exited.
+  void wait_until(const std::function<bool()>& done, milliseconds timeout,
+                  const std::function<std::string()>& waiting_for);
+  // Waits for an MPI request the same way.
+  void wait_request(MPI_Request& request, milliseconds timeout,
+                    const std::function<std::string()>& waiting_for);
+
+  // Drains the queue, meets every rank in a barrier (which notices dead peers), finalizes MPI
+  // and joins the thread. Idempotent; runs at exit.
+  void shutdown();
+
+ private:
+  struct Task;
+  Engine(milliseconds timeout, OnFault on_fault);
+  ~Engine();
+  void loop();
+  void set_up();     // on the thread: MPI_Init, peers, operators
+  void tear_down();  // on the thread: barrier, MPI_Finalize
+  void fault(const std::string& message);
+  std::string dead_peers() const;  // "rank 2 (pid 4711)" for each peer whose process is gone
+
+  struct Peer {
+    int pid = 0;
+    bool watched = false;  // on this machine and visible in /proc: its exit can be seen
+    int64_t start_time = 0;
+  };
+
+  milliseconds timeout_;
+  OnFault on_fault_;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  bool we_initialized_mpi_ = false;
+  MPI_Comm comm_ = MPI_COMM_NULL;  // the engine's own: set-up exchange and the final barrier
+  std::vector<Peer> peers_;
+
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<Task>> queue_;
+  bool stopping_ = false;
+  bool stopped_ = false;
+  std::string fault_;                      // the first fault; empty while healthy
+  std::vector<std::vector<Tensor>> kept_;  // tensors of failed collectives, never freed
+};
+
+}  // namespace rg::parallel::mpi

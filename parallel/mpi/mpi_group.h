@@ -1,0 +1,79 @@
+#pragma once
+// MpiGroup: the ProcessGroup of an MPI job, for cpu tensors. Each collective becomes a task on
+// the engine's communication thread (parallel/mpi/engine.h) and is numbered: allreduce #1,
+// broadcast #2, … — the same numbers on every rank, since every rank issues the same
+// collectives in the same order. The number appears in traces and errors and tags the ring's
+// messages.
+//
+// allreduce, allgather and reduce_scatter run either our ring (parallel/ring_allreduce.h) over
+// MPI point-to-point messages or MPI's own nonblocking collective (MPI_Iallreduce, …), as
+// ProcessGroupOptions::algorithm says; broadcast and barrier are always MPI's (MPI_Ibcast,
+// MPI_Ibarrier). Either way the thread polls with a deadline, so nothing waits forever.
+//
+// With check_sequence every collective first sends its description (number, kind, op, count,
+// dtype, algorithm) to every other rank on a separate communicator and compares: the first
+// difference is reported, the same way on every rank, naming both ranks' calls — and a rank
+// that never arrives is named by the timeout.
+
+#include <memory>
+#include <mutex>
+
+#include "parallel/mpi/engine.h"
+#include "parallel/process_group.h"
+
+namespace rg::parallel::mpi {
+
+class MpiGroup final : public ProcessGroup, public std::enable_shared_from_this<MpiGroup> {
+ public:
+  // Collective: every rank calls it, in the same order. Duplicates MPI_COMM_WORLD twice (data,
+  // and the descriptions check_sequence compares), so groups never see each other's messages.
+  static std::shared_ptr<MpiGroup> create(Engine& engine, const ProcessGroupOptions& options);
+
+  int rank() const override { return engine_.rank(); }
+  int size() const override { return engine_.size(); }
+  int local_rank() const override { return engine_.local_rank(); }
+  int local_size() const override { return engine_.local_size(); }
+  std::string backend() const override { return "mpi"; }
+  const ProcessGroupOptions& options() const { return options_; }
+
+  std::shared_ptr<Work> allreduce(const Tensor& tensor, ReduceOp op) override;
+  std::shared_ptr<Work> broadcast(const Tensor& tensor, int root) override;
+  std::shared_ptr<Work> allgather(const Tensor& output, const Tensor& input) override;
+  std::shared_ptr<Work> reduce_scatter(const Tensor& output, const Tensor& input,
+                                       ReduceOp op) override;
+  std::shared_ptr<Work> barrier() override;
+
+  // What a collective is, as sent by check_sequence: plain integers, the same bytes on every
+  // rank. Fields a kind does not use are 0.
+  enum class Kind : int32_t { allreduce, broadcast, allgather, reduce_scatter, barrier };
+  struct Call {
+    int64_t seq = 0;
+    int64_t count = 0;  // elements per rank
+    int32_t kind = 0;
+    int32_t op = 0;
+    int32_t root = 0;
+    int32_t dtype = 0;
+    int32_t algorithm = 0;
+    int32_t unused = 0;
+    bool operator==(const Call&) const = default;
+  };
+  static std::string describe(const Call& call);  // "allreduce #4 (sum, 1000 x f32, ring)"
+
+ private:
+  MpiGroup(Engine& engine, const ProcessGroupOptions& options)
+      : engine_(engine), options_(options) {}
+  std::shared_ptr<Work> issue(Call call, std::vector<Tensor> keep,
+                              std::function<void(const Call&)> body);
+  void check_sequence(const Call& call);
+  void wait_native(MPI_Request& request, const char* function);
+  int tag(const Call& call) const { return static_cast<int>(call.seq & 0x7fff); }
+
+  Engine& engine_;
+  ProcessGroupOptions options_;
+  MPI_Comm data_ = MPI_COMM_NULL;
+  MPI_Comm control_ = MPI_COMM_NULL;
+  std::mutex issue_mutex_;  // numbers are taken and tasks queued in one step
+  int64_t next_seq_ = 1;
+};
+
+}  // namespace rg::parallel::mpi

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Launches N local processes of a ringgrad program, as horovodrun does with mpirun underneath:
+#
+#   scripts/mpirun.sh 4 build/apps/train_cifar --data data/cifar10 ...
+#
+# - --allow-run-as-root only when running as root (containers);
+# - --oversubscribe: more ranks than cores is allowed (a laptop can run 4 ranks);
+# - --bind-to none: Open MPI would pin each rank to one core, starving its compute threads;
+# - -x forwards the environment the ranks need (PATH, LD_LIBRARY_PATH, RG_*, NCCL_*, CUDA_*);
+# - --mca orte_abort_on_non_zero_status 0: when a rank dies, mpirun would kill the others at
+#   once; instead they live on for a moment, notice the death in their next collective and
+#   print which rank died and what they were doing, then end the job (MPI_Abort). That setting
+#   also makes mpirun's own exit status 0 whatever the ranks return, so each rank runs under
+#   this script again (--rank), which records its exit status, and the script exits with the
+#   worst one.
+# Extra mpirun options can go in RG_MPIRUN_FLAGS. MPIRUN picks the launcher (default mpirun).
+set -uo pipefail
+
+if [[ "${1:-}" == "--rank" ]]; then  # internal: one rank, its exit status recorded
+  status_dir=$2
+  shift 2
+  "$@"
+  status=$?
+  echo "$status" >"$status_dir/rank.${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-0}}"
+  exit "$status"
+fi
+
+if (($# < 2)) || ! [[ "$1" =~ ^[1-9][0-9]*$ ]]; then
+  echo "usage: scripts/mpirun.sh N PROGRAM [ARGS...]   (N local processes)" >&2
+  exit 2
+fi
+n=$1
+shift
+
+flags=(-np "$n" --oversubscribe --bind-to none --mca orte_abort_on_non_zero_status 0)
+[[ $(id -u) -eq 0 ]] && flags+=(--allow-run-as-root)
+for name in PATH LD_LIBRARY_PATH $(compgen -e | grep -E '^(RG_|NCCL_|CUDA_|OMP_)' || true); do
+  [[ -n "${!name+set}" ]] && flags+=(-x "$name")
+done
+# shellcheck disable=SC2206  # RG_MPIRUN_FLAGS is split on purpose
+flags+=(${RG_MPIRUN_FLAGS:-})
+
+status_dir=$(mktemp -d)
+trap 'rm -rf "$status_dir"' EXIT
+"${MPIRUN:-mpirun}" "${flags[@]}" bash "$(realpath "$0")" --rank "$status_dir" "$@"
+status=$?
+
+# The worst status of all: mpirun's own (MPI_Abort, a failed start), else a rank's, else a
+# rank that never recorded one (killed).
+if ((status == 0)); then
+  for ((r = 0; r < n; r++)); do
+    if [[ -f "$status_dir/rank.$r" ]]; then
+      s=$(<"$status_dir/rank.$r")
+    else
+      s=1
+      echo "scripts/mpirun.sh: rank $r ended without an exit status (killed?)" >&2
+    fi
+    ((s > status)) && status=$s
+  done
+fi
+exit "$status"

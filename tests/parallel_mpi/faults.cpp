@@ -1,0 +1,85 @@
+// mpi_faults SCENARIO: a job that goes wrong on purpose. CTest runs it under mpirun with 3
+// ranks through expect_output.sh, which checks what every rank printed, the exit status and
+// that it all ended well within the time limit — the promise is "an error naming the rank and
+// the operation, never a hang".
+//
+//   timeout    rank 1 skips allreduce #2 and goes on to a barrier: ranks 0 and 2 time out in
+//              the allreduce, rank 1 in the barrier; the job ends (MPI_Abort).
+//   kill       rank 1 is killed (SIGKILL) before allreduce #2: ranks 0 and 2 report rank 1's
+//              death long before their 60 s timeout; the job ends (MPI_Abort).
+//   exit       rank 1 returns from main early, without shutting down: the others notice in
+//              their final barrier.
+//   mismatch   check_sequence on: rank 1 calls allreduce #2 with 5 elements where the others
+//              use 4; every rank reports the same mismatch naming both calls.
+//   skip       check_sequence on: rank 1 calls barrier #2 where the others call allreduce #2.
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "core/tensor.h"
+#include "parallel/world.h"
+
+using namespace rg;
+using namespace rg::parallel;
+using std::chrono::milliseconds;
+
+namespace {
+void say(const std::string& text) {
+  const std::string line = "[rank " + std::to_string(rank()) + "] " + text + "\n";
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fflush(stdout);
+}
+
+int run(const std::string& scenario) {
+  const bool debug = scenario == "mismatch" || scenario == "skip";
+  const milliseconds timeout = scenario == "timeout" ? milliseconds(1500) : milliseconds(60000);
+  // The checked scenarios keep running after the error so that each rank can print it; the
+  // others end the job the way a training run would.
+  const OnFault on_fault = debug ? OnFault::throw_error : OnFault::abort_job;
+  auto world = init({.timeout = timeout, .check_sequence = debug}, on_fault);
+  const int me = world->rank();
+
+  Tensor t = ones({1000});
+  world->allreduce(t, ReduceOp::sum)->wait();  // #1: everybody
+  say("allreduce #1 done");
+
+  if (scenario == "kill" && me == 1) raise(SIGKILL);
+  if (scenario == "exit" && me == 1) _exit(0);
+  try {
+    if (scenario == "timeout" && me == 1) {
+      world->barrier()->wait();
+    } else if (scenario == "skip" && me == 1) {
+      world->barrier()->wait();
+    } else if (scenario == "mismatch" && me == 1) {
+      world->allreduce(ones({5}), ReduceOp::sum)->wait();
+    } else if (scenario == "exit") {
+      say("done; shutting down");
+      shutdown();
+      say("shut down (unexpected)");
+      return 0;
+    } else {
+      world->allreduce(ones({debug ? 4 : 1000}), ReduceOp::sum)->wait();
+    }
+  } catch (const Error& e) {
+    say(std::string("caught: ") + e.what());
+    // A rank that exits without MPI_Finalize (a broken group skips it) makes mpirun end the
+    // others: give them time to print first.
+    if (debug) std::this_thread::sleep_for(milliseconds(500));
+    return debug ? 0 : 1;
+  }
+  say("no error (unexpected)");
+  return 1;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: mpi_faults timeout|kill|exit|mismatch|skip\n");
+    return 2;
+  }
+  return run(argv[1]);
+}
