@@ -40,8 +40,10 @@ json default_config() {
           {"preset", ""}};
 }
 
-// Named recipes. "classic" is the pytorch-cifar recipe (the defaults). "quick" is tuned for
-// the 2-core CPU: a narrow ResNet-20 with one-cycle and label smoothing, a few epochs.
+// Named recipes. "classic" is the pytorch-cifar recipe (the defaults). "quick" is for the
+// 2-core CPU: airbench at half width, a one-cycle schedule with a high peak (the net's output
+// is scaled by 1/9), Nesterov, label smoothing, flip test-time augmentation — 84.7 % after
+// 6 epochs as measured (README); being tuned towards 85 % in 15 minutes.
 std::vector<std::string> preset_names() {
   return {"classic", "quick"};
 }
@@ -49,10 +51,16 @@ std::vector<std::string> preset_names() {
 json preset(const std::string& name) {
   if (name == "classic") return json::object();
   if (name == "quick")
-    return {{"model", "resnet20"}, {"epochs", 8},
-            {"batch_size", 128},   {"schedule", "onecycle"},
-            {"lr", 0.2},           {"weight_decay", 5e-4},
-            {"nesterov", true},    {"label_smoothing", 0.1},
+    return {{"model", "airbench@0.5"},
+            {"epochs", 6},
+            {"batch_size", 256},
+            {"schedule", "onecycle"},
+            {"lr", 1.2},
+            {"momentum", 0.85},
+            {"nesterov", true},
+            {"weight_decay", 1e-4},
+            {"label_smoothing", 0.2},
+            {"tta", true},
             {"out", "runs/quick"}};
   fail("unknown preset '", name, "' (known: classic, quick)");
 }

@@ -127,9 +127,9 @@ TEST(TrainCifar, CommandLineLayering) {
   const char* argv[] = {"train_cifar", "--preset", "quick",         "--epochs", "3",
                         "--set",       "lr=0.3",   "--no-progress", "--data",   "x"};
   CommandLine cli = parse_command_line(10, const_cast<char**>(argv));
-  EXPECT_EQ(cli.config.model, "resnet20");  // from the preset
-  EXPECT_EQ(cli.config.epochs, 3);          // flag over preset
-  EXPECT_DOUBLE_EQ(cli.config.lr, 0.3);     // --set over everything
+  EXPECT_EQ(cli.config.model, "airbench@0.5");  // from the preset
+  EXPECT_EQ(cli.config.epochs, 3);              // flag over preset
+  EXPECT_DOUBLE_EQ(cli.config.lr, 0.3);         // --set over everything
   EXPECT_FALSE(cli.config.progress);
   EXPECT_EQ(cli.config.data, "x");
   const char* bad[] = {"train_cifar", "--epoch", "3"};
