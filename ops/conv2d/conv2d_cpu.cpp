@@ -285,10 +285,9 @@ void backward_bias(const T* gy, int64_t N, int64_t O, int64_t P, T* gb) {
   });
 }
 
-// The direct kernels' description of a stride-1 convolution; nullopt for other strides.
+// The direct kernels' description of a convolution, when they are expected to pay.
 std::optional<detail::DirectConv> direct_conv(const Shape& x, const Shape& w, const Shape& y,
                                               const Conv2dParams& p, detail::DirectKernel kernel) {
-  if (p.stride != Conv2dPair{1, 1}) return std::nullopt;
   detail::DirectConv d{.N = x[0],
                        .G = p.groups,
                        .C = x[1] / p.groups,
@@ -301,6 +300,8 @@ std::optional<detail::DirectConv> direct_conv(const Shape& x, const Shape& w, co
                        .pW = p.padding[1],
                        .dH = p.dilation[0],
                        .dW = p.dilation[1],
+                       .sH = p.stride[0],
+                       .sW = p.stride[1],
                        .Ho = y[2],
                        .Wo = y[3]};
   return detail::direct_conv_pays(d, kernel) ? std::optional(d) : std::nullopt;

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -80,22 +81,42 @@ constexpr ForwardTile kForwardTiles[] = {{8, 3}, {6, 4}, {4, 5}};
 // Backward-weight: OR2 output channels × KR taps.
 constexpr int kOR2 = 4, kKR = 6;
 
+// The phases (i·d mod s) that the kernel taps of one axis read, in increasing order.
+std::vector<int64_t> used_phases(int64_t k, int64_t d, int64_t s) {
+  std::vector<int64_t> used;
+  for (int64_t a = 0; a < s; ++a)
+    for (int64_t i = 0; i < k; ++i)
+      if (i * d % s == a) {
+        used.push_back(a);
+        break;
+      }
+  return used;
+}
+
 // The flat padded numbering of one (image, group) — see conv2d_direct.h.
 struct Layout {
-  int64_t Hp, Wp, plane;     // padded plane
+  int64_t Hq, Wq, plane;  // one phase plane of the padded image
+  // Phases read by some tap, per axis (a 1x1 stride-2 convolution reads only phase (0, 0)):
+  // only those planes are stored, row phase by row phase.
+  std::vector<int64_t> row_phases, col_phases;
   int64_t K;                 // taps: C·kH·kW
-  int64_t Q;                 // (Ho − 1)·Wp + Wo outputs, junk columns included
+  int64_t Q;                 // (Ho − 1)·Wq + Wo outputs, junk columns included
   int64_t Qt;                // Q rounded up to a whole number of tiles
-  int64_t xp_size;           // C·plane + (Qt − Q) zeros, so whole tiles read in bounds
+  int64_t xp_size;           // the stored planes + (Qt − Q) zeros, so whole tiles read in bounds
   std::vector<int64_t> off;  // K tap offsets, k = (c·kH + i)·kW + j as in the weight
   ForwardTile tile;
 
   template <class T>
   static Layout of(const DirectConv& g) {
     Layout l;
-    l.Hp = g.H + 2 * g.pH, l.Wp = g.W + 2 * g.pW, l.plane = l.Hp * l.Wp;
+    l.Hq = (g.H + 2 * g.pH + g.sH - 1) / g.sH, l.Wq = (g.W + 2 * g.pW + g.sW - 1) / g.sW;
+    l.plane = l.Hq * l.Wq;
+    l.row_phases = used_phases(g.kH, g.dH, g.sH);
+    l.col_phases = used_phases(g.kW, g.dW, g.sW);
+    const auto nr = static_cast<int64_t>(l.row_phases.size());
+    const auto nc = static_cast<int64_t>(l.col_phases.size());
     l.K = g.C * g.kH * g.kW;
-    l.Q = (g.Ho - 1) * l.Wp + g.Wo;
+    l.Q = (g.Ho - 1) * l.Wq + g.Wo;
     // The tile that wastes the least work on padding rows (o) and columns (q).
     int64_t best = -1;
     for (const ForwardTile& t : kForwardTiles) {
@@ -104,32 +125,67 @@ struct Layout {
     }
     // Both kernels read whole vectors: forward whole tiles, backward-weight whole vectors.
     l.Qt = round_up(l.Q, l.tile.NV * Simd<T>::L);
-    l.xp_size = g.C * l.plane + (l.Qt - l.Q);
+    l.xp_size = g.C * nr * nc * l.plane + (l.Qt - l.Q);
+    // Tap (i, j) of output (ho, wo) reads padded pixel (ho·sH + i·dH, wo·sW + j·dW): row
+    // ho + ⌊i·dH / sH⌋ of phase i·dH mod sH (columns likewise).
+    auto index = [](const std::vector<int64_t>& v, int64_t a) {
+      return static_cast<int64_t>(std::find(v.begin(), v.end(), a) - v.begin());
+    };
     l.off.resize(static_cast<std::size_t>(l.K));
     for (int64_t c = 0; c < g.C; ++c)
       for (int64_t i = 0; i < g.kH; ++i)
-        for (int64_t j = 0; j < g.kW; ++j)
+        for (int64_t j = 0; j < g.kW; ++j) {
+          const int64_t r = i * g.dH, s = j * g.dW;
+          const int64_t phase =
+              (c * nr + index(l.row_phases, r % g.sH)) * nc + index(l.col_phases, s % g.sW);
           l.off[static_cast<std::size_t>((c * g.kH + i) * g.kW + j)] =
-              c * l.plane + i * g.dH * l.Wp + j * g.dW;
+              phase * l.plane + r / g.sH * l.Wq + s / g.sW;
+        }
     return l;
   }
 };
 
-// xp = the C channels of one (image, group) x: (C, H, W), zero-padded, then the zero tail.
+// dst[v] = padded row pixel v·S + b for v < Wq, from the image row src (W pixels, pW zeros on
+// each side). S is the stride when known at compile time (the copy then vectorises), else 0.
+template <int S, class T>
+void phase_row(const DirectConv& g, int64_t Wq, const T* src, int64_t b, T* dst) {
+  const int64_t sw = S > 0 ? S : g.sW;
+  // Columns whose pixel lies inside the image: pW <= v·sw + b < pW + W.
+  const int64_t lo = std::min(Wq, std::max<int64_t>(0, (g.pW - b + sw - 1) / sw));
+  const int64_t hi = std::max(lo, std::min(Wq, (g.pW + g.W - b + sw - 1) / sw));
+  std::fill(dst, dst + lo, T(0));
+  const T* in = src + b - g.pW;
+  for (int64_t v = lo; v < hi; ++v) dst[v] = in[v * sw];
+  std::fill(dst + hi, dst + Wq, T(0));
+}
+
+// xp = the C channels of one (image, group) x: (C, H, W), zero-padded and split into phase
+// planes (phase (a, b) holds padded pixels (u·sH + a, v·sW + b); only the used ones are
+// stored), then the zero tail. With stride 1 there is one phase: the padded image.
 template <class T>
 void pad_image(const DirectConv& g, const Layout& l, const T* x, T* xp) {
-  for (int64_t c = 0; c < g.C; ++c) {
-    T* p = xp + c * l.plane;
-    std::fill(p, p + g.pH * l.Wp, T(0));
-    for (int64_t h = 0; h < g.H; ++h) {
-      T* row = p + (g.pH + h) * l.Wp;
-      std::fill(row, row + g.pW, T(0));
-      std::memcpy(row + g.pW, x + (c * g.H + h) * g.W, static_cast<std::size_t>(g.W) * sizeof(T));
-      std::fill(row + g.pW + g.W, row + l.Wp, T(0));
-    }
-    std::fill(p + (g.pH + g.H) * l.Wp, p + l.plane, T(0));
-  }
-  std::fill(xp + g.C * l.plane, xp + l.xp_size, T(0));
+  T* p = xp;
+  for (int64_t c = 0; c < g.C; ++c)
+    for (int64_t a : l.row_phases)
+      for (int64_t b : l.col_phases)
+        for (int64_t u = 0; u < l.Hq; ++u, p += l.Wq) {
+          const int64_t h = u * g.sH + a - g.pH;
+          if (h < 0 || h >= g.H) {
+            std::fill(p, p + l.Wq, T(0));
+            continue;
+          }
+          const T* src = x + (c * g.H + h) * g.W;
+          if (g.sW == 1) {
+            std::fill(p, p + g.pW, T(0));
+            std::memcpy(p + g.pW, src, static_cast<std::size_t>(g.W) * sizeof(T));
+            std::fill(p + g.pW + g.W, p + l.Wq, T(0));
+          } else if (g.sW == 2) {
+            phase_row<2>(g, l.Wq, src, b, p);
+          } else {
+            phase_row<0>(g, l.Wq, src, b, p);
+          }
+        }
+  std::fill(p, xp + l.xp_size, T(0));
 }
 
 // out (OR × NV·L, row stride ld) = wp (K × OR, packed) applied to the taps of xq.
@@ -186,9 +242,9 @@ void pad_gy(const DirectConv& g, const Layout& l, int64_t rows, int64_t Qv, cons
       continue;
     }
     for (int64_t h = 0; h < g.Ho; ++h) {
-      std::memcpy(dst + h * l.Wp, gy + (o * g.Ho + h) * g.Wo,
+      std::memcpy(dst + h * l.Wq, gy + (o * g.Ho + h) * g.Wo,
                   static_cast<std::size_t>(g.Wo) * sizeof(T));
-      std::fill(dst + h * l.Wp + g.Wo, dst + std::min((h + 1) * l.Wp, Qv), T(0));
+      std::fill(dst + h * l.Wq + g.Wo, dst + std::min((h + 1) * l.Wq, Qv), T(0));
     }
     std::fill(dst + l.Q, dst + Qv, T(0));
   }
@@ -223,25 +279,38 @@ void weight_tile(const T* xp, int64_t xp_stride, const T* gyp, int64_t gy_stride
     for (int c = 0; c < kr_valid; ++c) acc_out[r * ldo + c] += lane_sum<T>(acc[r][c]);
 }
 
+// A per-thread scratch buffer of n elements, 64-byte aligned: rows of gy' and ys start on a
+// cache line, so their vector loads and stores never straddle two lines.
 template <class T>
-std::vector<T>& thread_buffer(int which, std::size_t n) {
+T* thread_buffer(int which, std::size_t n) {
   // Reused across calls: fresh large buffers would be page-faulted (and zeroed) every time.
   thread_local std::vector<T> buffers[2];
+  constexpr std::size_t pad = 64 / sizeof(T);
   std::vector<T>& b = buffers[which];
-  if (b.size() < n) b.resize(n);
-  return b;
+  if (b.size() < n + pad) b.resize(n + pad);
+  const auto address = reinterpret_cast<std::uintptr_t>(b.data());
+  return b.data() + (64 - address % 64) % 64 / sizeof(T);
 }
 
 }  // namespace
 
 bool direct_conv_pays(const DirectConv& g, DirectKernel kernel) {
-  // Junk columns cost Wp/Wo − 1 extra work. Forward wins up to 25 % of junk (8×8 images with
-  // padding 1); backward-weight, which also pays a lane sum per tile, only up to 12.5 %.
-  const int64_t Wp = g.W + 2 * g.pW;
   // The tiles are sized for 32 vector registers of 64 bytes; with fewer or narrower ones they
   // spill (the kernels stay correct, and tested, everywhere).
   if (!kAvx512 || g.N == 0) return false;
-  return kernel == DirectKernel::forward ? 4 * Wp <= 5 * g.Wo : 8 * Wp <= 9 * g.Wo;
+  // Work wasted on junk columns (Wq/Wo − 1), on rounding q up to whole tiles (forward) or
+  // vectors (backward-weight), and on the padding rows of the last output tile. Forward wins
+  // up to 25 % of waste (8×8 images with padding 1); backward-weight, which also pays a lane
+  // sum per tile, up to 12.5 %. Small images (4×4: 19 outputs for a 48-wide tile) lose.
+  const Layout l = Layout::of<float>(g);
+  const int64_t useful = g.O * g.Ho * g.Wo;
+  if (kernel == DirectKernel::forward) return 5 * useful >= 4 * round_up(g.O, l.tile.OR) * l.Qt;
+  // Backward-weight loops over one image's outputs at a time, then sums a thread's images
+  // before each lane sum: it needs enough of both.
+  const int64_t images = (g.N + num_threads() - 1) / num_threads();
+  const int64_t Qv = round_up(l.Q, Simd<float>::L);
+  return 9 * useful >= 8 * round_up(g.O, kOR2) * Qv && Qv >= 8 * Simd<float>::L &&
+         images * Qv >= 64 * Simd<float>::L;
 }
 
 template <class T>
@@ -260,8 +329,8 @@ void direct_conv_forward(const DirectConv& g, const T* x, const T* w, const T* b
   std::atomic<int64_t> next{0};
   const int64_t items = g.N * g.G;
   parallel_for(std::min<int64_t>(num_threads(), items), 1, [&](int64_t, int64_t) {
-    T* xp = thread_buffer<T>(0, static_cast<std::size_t>(l.xp_size)).data();
-    T* ys = thread_buffer<T>(1, static_cast<std::size_t>(OB * OR * l.Qt)).data();
+    T* xp = thread_buffer<T>(0, static_cast<std::size_t>(l.xp_size));
+    T* ys = thread_buffer<T>(1, static_cast<std::size_t>(OB * OR * l.Qt));
     for (int64_t it; (it = next.fetch_add(1)) < items;) {
       const int64_t grp = it % g.G;
       pad_image(g, l, x + it * x_group, xp);
@@ -271,7 +340,7 @@ void direct_conv_forward(const DirectConv& g, const T* x, const T* w, const T* b
         const T* src = ys + o * l.Qt;
         const T b = bias ? bias[grp * g.O + o] : T(0);
         for (int64_t h = 0; h < g.Ho; ++h)
-          for (int64_t wo = 0; wo < g.Wo; ++wo) yo[h * g.Wo + wo] = src[h * l.Wp + wo] + b;
+          for (int64_t wo = 0; wo < g.Wo; ++wo) yo[h * g.Wo + wo] = src[h * l.Wq + wo] + b;
       }
     }
   });
@@ -288,11 +357,11 @@ void direct_conv_backward_weight(const DirectConv& g, const T* gy, const T* x, T
   std::vector<int64_t> off(l.off);
   off.resize(static_cast<std::size_t>(KB * kKR), l.off.back());
   // Images per pass over the tiles: enough outputs (256 vectors) that the lane sums at the end
-  // of a tile are amortised. They need not fit in L2: a tile reads only OR2 rows of gy' and the
-  // planes of one or two channels of each image, about 2 bytes per FMA when streamed.
-  const int64_t image_bytes = (l.xp_size + gy_size) * static_cast<int64_t>(sizeof(T));
-  const int64_t chunk = std::clamp<int64_t>((256 * L + Qv - 1) / Qv, 1,
-                                            std::max<int64_t>(1, (int64_t{8} << 20) / image_bytes));
+  // of a tile are amortised, few enough that their padded images stay in L2 — every block of
+  // OR2 output channels sweeps all of them again (gy' rows are read once per block).
+  const int64_t chunk = std::clamp<int64_t>(
+      (256 * L + Qv - 1) / Qv, 1,
+      std::max<int64_t>(1, (512 << 10) / (l.xp_size * static_cast<int64_t>(sizeof(T)))));
   const int64_t size = g.G * g.O * l.K,
                 parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), g.N));
   // Part 0 accumulates into gw itself, part p > 0 into partial p − 1; each part is a fixed
@@ -304,8 +373,8 @@ void direct_conv_backward_weight(const DirectConv& g, const T* gy, const T* x, T
       T* acc = part == 0 ? gw : partials.data() + (part - 1) * size;
       std::fill(acc, acc + size, T(0));
       const int64_t lo = part * g.N / parts, hi = (part + 1) * g.N / parts;
-      T* xp = thread_buffer<T>(0, static_cast<std::size_t>(chunk * l.xp_size)).data();
-      T* gyp = thread_buffer<T>(1, static_cast<std::size_t>(chunk * gy_size)).data();
+      T* xp = thread_buffer<T>(0, static_cast<std::size_t>(chunk * l.xp_size));
+      T* gyp = thread_buffer<T>(1, static_cast<std::size_t>(chunk * gy_size));
       for (int64_t n0 = lo; n0 < hi; n0 += chunk) {
         const int64_t b = std::min(chunk, hi - n0);
         for (int64_t grp = 0; grp < g.G; ++grp) {
