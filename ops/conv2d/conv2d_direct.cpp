@@ -1,13 +1,15 @@
-// Direct stride-1 convolution kernels (see conv2d_direct.h for the numbering trick).
+// Direct convolution kernels (see conv2d_direct.h for the numbering trick).
 //
 // The micro-kernels use GCC/Clang vector extensions: one vector is 64 bytes (16 f32 or 8 f64
 // lanes: one AVX-512 register; the compiler splits it into narrower registers on other CPUs),
 // and `acc += x * w` compiles to a fused multiply-add. The register tiles keep ~24 of the 32
-// vector registers as accumulators, so every loaded input vector feeds several FMAs:
-//   forward          OR output channels × NV vectors of outputs, per tap k: NV loads of the
-//                    padded image, OR broadcasts of the packed weight, OR·NV FMAs;
-//   backward-weight  OR2 output channels × KR taps, per vector of outputs: OR2 loads of gy',
-//                    KR loads of the padded image, OR2·KR FMAs.
+// vector registers as accumulators, so every loaded value feeds several FMAs:
+//   forward          OR output channels × NV vectors of outputs q; per tap k: NV loads of
+//                    the padded image, OR broadcasts of the packed weight, OR·NV FMAs;
+//   backward-weight  KR taps × NV vectors of output channels; per output (ho, wo): NV loads of
+//                    gy transposed to (position, channel), KR broadcasts of the padded image,
+//                    KR·NV FMAs. Vectorised over channels, it visits only the valid outputs
+//                    (no junk columns) and needs no horizontal sums.
 #include "ops/conv2d/conv2d_direct.h"
 
 #include <algorithm>
@@ -43,26 +45,6 @@ inline void storeu(T* p, const V& v) {
   std::memcpy(p, &v, sizeof v);
 }
 
-// Keeps v in a register: without it GCC folds the load into each of the FMAs that use v, so
-// one (unaligned) vector is loaded OR times.
-template <class V>
-inline void in_register([[maybe_unused]] V& v) {
-#ifdef __AVX512F__
-  asm("" : "+v"(v));
-#endif
-}
-
-// Sum of the lanes in a fixed pairwise order (deterministic, and short dependency chains).
-template <class T, class V>
-inline T lane_sum(const V& v) {
-  constexpr int L = Simd<T>::L;
-  T lanes[L];
-  std::memcpy(lanes, &v, sizeof v);
-  for (int w = L / 2; w >= 1; w /= 2)
-    for (int i = 0; i < w; ++i) lanes[i] += lanes[i + w];
-  return lanes[0];
-}
-
 int64_t round_up(int64_t n, int64_t m) {
   return (n + m - 1) / m * m;
 }
@@ -78,8 +60,6 @@ struct ForwardTile {
   int OR, NV;
 };
 constexpr ForwardTile kForwardTiles[] = {{8, 3}, {6, 4}, {4, 5}};
-// Backward-weight: OR2 output channels × KR taps.
-constexpr int kOR2 = 4, kKR = 6;
 
 // The phases (i·d mod s) that the kernel taps of one axis read, in increasing order.
 std::vector<int64_t> used_phases(int64_t k, int64_t d, int64_t s) {
@@ -193,7 +173,13 @@ template <class T, int OR, int NV>
 void forward_tile(const T* xq, const int64_t* off, int64_t K, const T* wp, T* out, int64_t ld) {
   using V = typename Simd<T>::V;
   constexpr int L = Simd<T>::L;
-  V acc[OR][NV] = {};
+  // Every loop over the tile is unrolled, so that acc lives in registers only (a rolled loop
+  // makes GCC keep it in memory: a memset before, a store and reload after).
+  V acc[OR][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < OR; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[r][v] = V{};
   for (int64_t k = 0; k < K; ++k) {
     const T* p = xq + off[k];
     V xv[NV];
@@ -205,7 +191,9 @@ void forward_tile(const T* xq, const int64_t* off, int64_t K, const T* wp, T* ou
 #pragma GCC unroll 8
       for (int v = 0; v < NV; ++v) acc[r][v] += xv[v] * wk[r];
   }
+#pragma GCC unroll 8
   for (int r = 0; r < OR; ++r)
+#pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) storeu(out + r * ld + v * L, acc[r][v]);
 }
 
@@ -231,56 +219,80 @@ void forward_image(const Layout& l, int64_t OB, const T* xp, const T* wp, T* ys)
   }
 }
 
-// gyp = one (image, group) of gy: (O, Ho, Wo) in the flat numbering, (OB2·OR2 × Qv): zero on
-// the junk columns, past Q and on the padding rows, so they add nothing to gW.
+// Tiles: KR taps × NV vectors of output channels, by the number of output channels.
+struct ChannelTile {
+  int KR, NV;
+};
 template <class T>
-void pad_gy(const DirectConv& g, const Layout& l, int64_t rows, int64_t Qv, const T* gy, T* gyp) {
-  for (int64_t o = 0; o < rows; ++o) {
-    T* dst = gyp + o * Qv;
-    if (o >= g.O) {
-      std::fill(dst, dst + Qv, T(0));
-      continue;
-    }
-    for (int64_t h = 0; h < g.Ho; ++h) {
-      std::memcpy(dst + h * l.Wq, gy + (o * g.Ho + h) * g.Wo,
-                  static_cast<std::size_t>(g.Wo) * sizeof(T));
-      std::fill(dst + h * l.Wq + g.Wo, dst + std::min((h + 1) * l.Wq, Qv), T(0));
-    }
-    std::fill(dst + l.Q, dst + Qv, T(0));
+ChannelTile channel_tile(int64_t O) {
+  constexpr int L = Simd<T>::L;
+  if (O <= L) return {8, 1};
+  if (O <= 2 * L) return {8, 2};
+  return {6, 4};
+}
+
+// gyt (P × Op) = gy of one (image, group), (O × P), transposed; channels O.. are zero.
+template <class T>
+void transpose_gy(int64_t O, int64_t P, int64_t Op, const T* gy, T* gyt) {
+  constexpr int64_t B = 16;  // a block of positions: its Op-wide rows stay in L1
+  for (int64_t p0 = 0; p0 < P; p0 += B) {
+    const int64_t p1 = std::min(P, p0 + B);
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t p = p0; p < p1; ++p) gyt[p * Op + o] = gy[o * P + p];
+    for (int64_t p = p0; p < p1; ++p) std::fill(gyt + p * Op + O, gyt + (p + 1) * Op, T(0));
   }
 }
 
-// acc (OR × KR, row stride ldo) += Σ over b images, Σ_q gyp[r, q] · xp[off[c] + q]. Rows and
-// taps past or_valid / kr_valid are computed (from zero rows / repeated taps) but dropped.
-template <class T, int OR, int KR>
-void weight_tile(const T* xp, int64_t xp_stride, const T* gyp, int64_t gy_stride, int64_t Qv,
-                 int64_t b, const int64_t* off, int or_valid, int kr_valid, T* acc_out,
-                 int64_t ldo) {
+// out (KR rows of stride Op, NV·L channels) += Σ over b images, Σ over the valid outputs
+// (ho, wo) of xp[off[c] + ho·Wq + wo] · gyt[ho·Wo + wo, channels]. Taps past kr_valid are
+// computed (repeated taps) but dropped.
+template <class T, int KR, int NV>
+void channel_weight_tile(const DirectConv& g, const Layout& l, const T* xp, const T* gyt,
+                         int64_t Op, int64_t b, const int64_t* off, int kr_valid, T* out) {
   using V = typename Simd<T>::V;
   constexpr int L = Simd<T>::L;
-  V acc[OR][KR] = {};
+  V acc[KR][NV] = {};
+  const int64_t P = g.Ho * g.Wo;
   for (int64_t i = 0; i < b; ++i) {
-    const T* xi = xp + i * xp_stride;
-    const T* gi = gyp + i * gy_stride;
-    for (int64_t q = 0; q < Qv; q += L) {
-      V gv[OR];
+    const T* xi = xp + i * l.xp_size;
+    for (int64_t ho = 0; ho < g.Ho; ++ho) {
+      const T* xr[KR];
 #pragma GCC unroll 8
-      for (int r = 0; r < OR; ++r) gv[r] = loadu<V>(gi + r * Qv + q);
+      for (int c = 0; c < KR; ++c) xr[c] = xi + off[c] + ho * l.Wq;
+      const T* gr = gyt + (i * P + ho * g.Wo) * Op;
+      for (int64_t wo = 0; wo < g.Wo; ++wo, gr += Op) {
+        V gv[NV];
 #pragma GCC unroll 8
-      for (int c = 0; c < KR; ++c) {
-        V xv = loadu<V>(xi + off[c] + q);
-        in_register(xv);
+        for (int v = 0; v < NV; ++v) gv[v] = loadu<V>(gr + v * L);
 #pragma GCC unroll 8
-        for (int r = 0; r < OR; ++r) acc[r][c] += gv[r] * xv;
+        for (int c = 0; c < KR; ++c) {
+          const T xs = xr[c][wo];
+#pragma GCC unroll 8
+          for (int v = 0; v < NV; ++v) acc[c][v] += gv[v] * xs;
+        }
       }
     }
   }
-  for (int r = 0; r < or_valid; ++r)
-    for (int c = 0; c < kr_valid; ++c) acc_out[r * ldo + c] += lane_sum<T>(acc[r][c]);
+  for (int c = 0; c < kr_valid; ++c)
+    for (int v = 0; v < NV; ++v)
+      storeu(out + c * Op + v * L, loadu<V>(out + c * Op + v * L) + acc[c][v]);
 }
 
-// A per-thread scratch buffer of n elements, 64-byte aligned: rows of gy' and ys start on a
-// cache line, so their vector loads and stores never straddle two lines.
+// gwt (K × Op) += the tiles of b images (xp, gyt) for every tap block and channel block.
+template <class T, int KR, int NV>
+void channel_weight_chunk(const DirectConv& g, const Layout& l, const T* xp, const T* gyt,
+                          int64_t Op, int64_t b, const int64_t* off, T* gwt) {
+  constexpr int64_t CW = NV * Simd<T>::L;
+  const int64_t KB = (l.K + KR - 1) / KR;
+  for (int64_t ob = 0; ob < Op / CW; ++ob)
+    for (int64_t kb = 0; kb < KB; ++kb)
+      channel_weight_tile<T, KR, NV>(g, l, xp, gyt + ob * CW, Op, b, off + kb * KR,
+                                     static_cast<int>(std::min<int64_t>(KR, l.K - kb * KR)),
+                                     gwt + kb * KR * Op + ob * CW);
+}
+
+// A per-thread scratch buffer of n elements, 64-byte aligned: rows of gy transposed and ys start on
+// a cache line, so their vector loads and stores never straddle two lines.
 template <class T>
 T* thread_buffer(int which, std::size_t n) {
   // Reused across calls: fresh large buffers would be page-faulted (and zeroed) every time.
@@ -298,19 +310,18 @@ bool direct_conv_pays(const DirectConv& g, DirectKernel kernel) {
   // The tiles are sized for 32 vector registers of 64 bytes; with fewer or narrower ones they
   // spill (the kernels stay correct, and tested, everywhere).
   if (!kAvx512 || g.N == 0) return false;
-  // Work wasted on junk columns (Wq/Wo − 1), on rounding q up to whole tiles (forward) or
-  // vectors (backward-weight), and on the padding rows of the last output tile. Forward wins
-  // up to 25 % of waste (8×8 images with padding 1); backward-weight, which also pays a lane
-  // sum per tile, up to 12.5 %. Small images (4×4: 19 outputs for a 48-wide tile) lose.
-  const Layout l = Layout::of<float>(g);
   const int64_t useful = g.O * g.Ho * g.Wo;
-  if (kernel == DirectKernel::forward) return 5 * useful >= 4 * round_up(g.O, l.tile.OR) * l.Qt;
-  // Backward-weight loops over one image's outputs at a time, then sums a thread's images
-  // before each lane sum: it needs enough of both.
-  const int64_t images = (g.N + num_threads() - 1) / num_threads();
-  const int64_t Qv = round_up(l.Q, Simd<float>::L);
-  return 9 * useful >= 8 * round_up(g.O, kOR2) * Qv && Qv >= 8 * Simd<float>::L &&
-         images * Qv >= 64 * Simd<float>::L;
+  if (kernel == DirectKernel::forward) {
+    // Work wasted on junk columns (Wq/Wo − 1), on rounding q up to whole tiles and on the
+    // padding rows of the last output tile: the forward wins up to 25 % of waste (8×8 images
+    // with padding 1) and loses on small images (4×4: 19 outputs for a 48-wide tile).
+    const Layout l = Layout::of<float>(g);
+    return 5 * useful >= 4 * round_up(g.O, l.tile.OR) * l.Qt;
+  }
+  // Backward-weight wastes only the channel padding, but transposes gy: one move per K/16
+  // FMAs, too many for 1x1 kernels (measured slower than im2col + GEMM there).
+  const ChannelTile t = channel_tile<float>(g.O);
+  return g.kH * g.kW > 1 && 4 * g.O >= 3 * round_up(g.O, t.NV * Simd<float>::L);
 }
 
 template <class T>
@@ -346,61 +357,60 @@ void direct_conv_forward(const DirectConv& g, const T* x, const T* w, const T* b
   });
 }
 
+// Backward-weight vectorised over output channels: gwt (K × Op) per thread part, then
+// gw (O × K) = Σ_parts gwtᵀ in a fixed order.
 template <class T>
 void direct_conv_backward_weight(const DirectConv& g, const T* gy, const T* x, T* gw) {
   const Layout l = Layout::of<T>(g);
-  constexpr int L = Simd<T>::L;
-  const int64_t Qv = round_up(l.Q, L);  // <= Qt: whole vectors stay inside xp
-  const int64_t OB = (g.O + kOR2 - 1) / kOR2, KB = (l.K + kKR - 1) / kKR;
-  const int64_t gy_size = OB * kOR2 * Qv;
-  // Tap offsets padded to whole KR blocks by repeating the last tap (results dropped).
+  const ChannelTile t = channel_tile<T>(g.O);
+  const int64_t Op = round_up(g.O, t.NV * Simd<T>::L), P = g.Ho * g.Wo;
+  const int64_t KB = (l.K + t.KR - 1) / t.KR;
   std::vector<int64_t> off(l.off);
-  off.resize(static_cast<std::size_t>(KB * kKR), l.off.back());
-  // Images per pass over the tiles: enough outputs (256 vectors) that the lane sums at the end
-  // of a tile are amortised, few enough that their padded images stay in L2 — every block of
-  // OR2 output channels sweeps all of them again (gy' rows are read once per block).
+  off.resize(static_cast<std::size_t>(KB * t.KR), l.off.back());
+  // Images per pass over the tiles: at least 128 outputs, so that adding a tile's accumulators
+  // into gwt (K × Op: megabytes for 512 channels) stays a small cost, and padded images of at
+  // most 512 KB, which every block of output channels sweeps again.
   const int64_t chunk = std::clamp<int64_t>(
-      (256 * L + Qv - 1) / Qv, 1,
+      (128 + P - 1) / P, 1,
       std::max<int64_t>(1, (512 << 10) / (l.xp_size * static_cast<int64_t>(sizeof(T)))));
-  const int64_t size = g.G * g.O * l.K,
-                parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), g.N));
-  // Part 0 accumulates into gw itself, part p > 0 into partial p − 1; each part is a fixed
-  // slice of the batch, summed in a fixed order: no dependence on thread timing.
-  std::vector<T> partials(static_cast<std::size_t>((parts - 1) * size));
-  const int64_t x_group = g.C * g.H * g.W, y_group = g.O * g.Ho * g.Wo;
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), g.N));
+  const int64_t part_size = g.G * l.K * Op;
+  std::vector<T> gwt(static_cast<std::size_t>(parts * part_size), T(0));
+  const int64_t x_group = g.C * g.H * g.W, y_group = g.O * P;
   parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t part = p0; part < p1; ++part) {
-      T* acc = part == 0 ? gw : partials.data() + (part - 1) * size;
-      std::fill(acc, acc + size, T(0));
       const int64_t lo = part * g.N / parts, hi = (part + 1) * g.N / parts;
       T* xp = thread_buffer<T>(0, static_cast<std::size_t>(chunk * l.xp_size));
-      T* gyp = thread_buffer<T>(1, static_cast<std::size_t>(chunk * gy_size));
+      T* gyt = thread_buffer<T>(1, static_cast<std::size_t>(chunk * P * Op));
       for (int64_t n0 = lo; n0 < hi; n0 += chunk) {
         const int64_t b = std::min(chunk, hi - n0);
         for (int64_t grp = 0; grp < g.G; ++grp) {
           for (int64_t i = 0; i < b; ++i) {
             const int64_t item = (n0 + i) * g.G + grp;
             pad_image(g, l, x + item * x_group, xp + i * l.xp_size);
-            pad_gy(g, l, OB * kOR2, Qv, gy + item * y_group, gyp + i * gy_size);
+            transpose_gy(g.O, P, Op, gy + item * y_group, gyt + i * P * Op);
           }
-          T* acc_g = acc + grp * g.O * l.K;
-          for (int64_t ob = 0; ob < OB; ++ob)
-            for (int64_t kb = 0; kb < KB; ++kb)
-              weight_tile<T, kOR2, kKR>(xp, l.xp_size, gyp + ob * kOR2 * Qv, gy_size, Qv, b,
-                                        off.data() + kb * kKR,
-                                        static_cast<int>(std::min<int64_t>(kOR2, g.O - ob * kOR2)),
-                                        static_cast<int>(std::min<int64_t>(kKR, l.K - kb * kKR)),
-                                        acc_g + ob * kOR2 * l.K + kb * kKR, l.K);
+          T* out = gwt.data() + part * part_size + grp * l.K * Op;
+          if (t.NV == 1)
+            channel_weight_chunk<T, 8, 1>(g, l, xp, gyt, Op, b, off.data(), out);
+          else if (t.NV == 2)
+            channel_weight_chunk<T, 8, 2>(g, l, xp, gyt, Op, b, off.data(), out);
+          else
+            channel_weight_chunk<T, 6, 4>(g, l, xp, gyt, Op, b, off.data(), out);
         }
       }
     }
   });
-  if (parts == 1) return;
-  // Fixed summation order (part 0, 1, 2, ...).
-  parallel_for(size, 1 << 14, [&](int64_t b, int64_t e) {
-    for (int64_t k = 0; k + 1 < parts; ++k) {
-      const T* p = partials.data() + k * size;
-      for (int64_t i = b; i < e; ++i) gw[i] += p[i];
+  // gw[grp, o, k] = Σ_part gwt[part, grp, k, o], parts in order.
+  parallel_for(g.G * g.O, std::max<int64_t>(1, 4096 / l.K), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t grp = r / g.O, o = r % g.O;
+      for (int64_t k = 0; k < l.K; ++k) {
+        const T* src = gwt.data() + (grp * l.K + k) * Op + o;
+        T sum = src[0];
+        for (int64_t part = 1; part < parts; ++part) sum += src[part * part_size];
+        gw[r * l.K + k] = sum;
+      }
     }
   });
 }

@@ -14,8 +14,8 @@
 // ⌈Wp/sW⌉ (phase (a, b) holds the pixels (u·sH + a, v·sW + b)); tap (i, j) of every output
 // then reads one phase plane with a stride-1 offset, and q = ho·Wq + wo.
 //
-//   forward          y[o, q]  = Σ_k W[o, k] · xp[off[k] + q]      (register tile: OR × NV vectors)
-//   backward-weight  gW[o, k] = Σ_n Σ_q gy'[o, q] · xp[off[k] + q]  (gy' zero on junk columns)
+//   forward          y[o, q]  = Σ_k W[o, k] · xp[off[k] + q]
+//   backward-weight  gW[o, k] = Σ_n Σ_{valid q} gy[o, q] · xp[off[k] + q]
 // Stride-1 backward-data is the forward kernel on gy with the flipped kernel (see conv2d_cpu).
 //
 // Results per image do not depend on the thread count; backward-weight sums a fixed part of
