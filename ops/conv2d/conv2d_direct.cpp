@@ -128,24 +128,29 @@ struct Layout {
 };
 
 // dst[v] = padded row pixel v·S + b for v < Wq, from the image row src (W pixels, pW zeros on
-// each side). S is the stride when known at compile time (the copy then vectorises), else 0.
+// each side); the zeros only when !borders_ready. S is the stride when known at compile time
+// (the copy then vectorises), else 0.
 template <int S, class T>
-void phase_row(const DirectConv& g, int64_t Wq, const T* src, int64_t b, T* dst) {
+void phase_row(const DirectConv& g, int64_t Wq, const T* src, int64_t b, T* dst,
+               bool borders_ready) {
   const int64_t sw = S > 0 ? S : g.sW;
   // Columns whose pixel lies inside the image: pW <= v·sw + b < pW + W.
   const int64_t lo = std::min(Wq, std::max<int64_t>(0, (g.pW - b + sw - 1) / sw));
   const int64_t hi = std::max(lo, std::min(Wq, (g.pW + g.W - b + sw - 1) / sw));
-  std::fill(dst, dst + lo, T(0));
   const T* in = src + b - g.pW;
   for (int64_t v = lo; v < hi; ++v) dst[v] = in[v * sw];
+  if (borders_ready) return;
+  std::fill(dst, dst + lo, T(0));
   std::fill(dst + hi, dst + Wq, T(0));
 }
 
 // xp = the C channels of one (image, group) x: (C, H, W), zero-padded and split into phase
 // planes (phase (a, b) holds padded pixels (u·sH + a, v·sW + b); only the used ones are
 // stored), then the zero tail. With stride 1 there is one phase: the padded image.
+// The zeros sit at the same places for every image of a convolution: with borders_ready (xp
+// holds a previous image of the same layout) only the pixels are copied.
 template <class T>
-void pad_image(const DirectConv& g, const Layout& l, const T* x, T* xp) {
+void pad_image(const DirectConv& g, const Layout& l, const T* x, T* xp, bool borders_ready) {
   T* p = xp;
   for (int64_t c = 0; c < g.C; ++c)
     for (int64_t a : l.row_phases)
@@ -153,21 +158,19 @@ void pad_image(const DirectConv& g, const Layout& l, const T* x, T* xp) {
         for (int64_t u = 0; u < l.Hq; ++u, p += l.Wq) {
           const int64_t h = u * g.sH + a - g.pH;
           if (h < 0 || h >= g.H) {
-            std::fill(p, p + l.Wq, T(0));
+            if (!borders_ready) std::fill(p, p + l.Wq, T(0));
             continue;
           }
           const T* src = x + (c * g.H + h) * g.W;
           if (g.sW == 1) {
-            std::fill(p, p + g.pW, T(0));
-            std::memcpy(p + g.pW, src, static_cast<std::size_t>(g.W) * sizeof(T));
-            std::fill(p + g.pW + g.W, p + l.Wq, T(0));
+            phase_row<1>(g, l.Wq, src, b, p, borders_ready);
           } else if (g.sW == 2) {
-            phase_row<2>(g, l.Wq, src, b, p);
+            phase_row<2>(g, l.Wq, src, b, p, borders_ready);
           } else {
-            phase_row<0>(g, l.Wq, src, b, p);
+            phase_row<0>(g, l.Wq, src, b, p, borders_ready);
           }
         }
-  std::fill(p, xp + l.xp_size, T(0));
+  if (!borders_ready) std::fill(p, xp + l.xp_size, T(0));
 }
 
 // out (OR × NV·L, row stride ld) = wp (K × OR, packed) applied to the taps of xq.
@@ -328,18 +331,54 @@ void channel_weight_chunk(const DirectConv& g, const Layout& l, const T* xp, con
                                      gwt + kb * KR * Op + ob * CW);
 }
 
-// A per-thread scratch buffer of n elements, 64-byte aligned: rows of gy transposed and ys start on
-// a cache line, so their vector loads and stores never straddle two lines.
+// A per-thread scratch buffer of n elements, 64-byte aligned: rows of gy transposed and ys
+// start on a cache line, so their vector loads and stores never straddle two lines.
+// Reused across calls: fresh large buffers would be page-faulted (and zeroed) every time.
 template <class T>
-T* thread_buffer(int which, std::size_t n) {
-  // Reused across calls: fresh large buffers would be page-faulted (and zeroed) every time.
-  thread_local std::vector<T> buffers[2];
+T* aligned(std::vector<T>& b, std::size_t n) {
   constexpr std::size_t pad = 64 / sizeof(T);
-  std::vector<T>& b = buffers[which];
   if (b.size() < n + pad) b.resize(n + pad);
   const auto address = reinterpret_cast<std::uintptr_t>(b.data());
   return b.data() + (64 - address % 64) % 64 / sizeof(T);
 }
+template <class T>
+T* thread_buffer(std::size_t n) {
+  thread_local std::vector<T> buffer;
+  return aligned(buffer, n);
+}
+
+// This thread's buffer of padded images (see pad_image): it remembers the layout it last held
+// and for how many images its zeros are in place.
+template <class T>
+class PaddedImages {
+ public:
+  // Room for `images` padded images of layout l.
+  static PaddedImages& get(const DirectConv& g, const Layout& l, int64_t images) {
+    thread_local PaddedImages buffer;
+    std::vector<int64_t> key{g.C, g.H, g.W, g.pH, g.pW, g.sH, g.sW, l.xp_size, -1};
+    key.insert(key.end(), l.row_phases.begin(), l.row_phases.end());
+    key.push_back(-1);
+    key.insert(key.end(), l.col_phases.begin(), l.col_phases.end());
+    T* before = buffer.data_.data();
+    buffer.base_ = aligned(buffer.data_, static_cast<std::size_t>(images * l.xp_size));
+    if (key != buffer.key_ || buffer.data_.data() != before) buffer.ready_ = 0;
+    buffer.key_ = std::move(key);
+    return buffer;
+  }
+  T* image(int64_t i) const { return base_ + i * l_size(); }
+  // Pads image i of x into its place.
+  void pad(const DirectConv& g, const Layout& l, const T* x, int64_t i) {
+    pad_image(g, l, x, base_ + i * l.xp_size, i < ready_);
+    ready_ = std::max(ready_, i + 1);
+  }
+
+ private:
+  int64_t l_size() const { return key_[7]; }
+  std::vector<T> data_;
+  T* base_ = nullptr;
+  std::vector<int64_t> key_;  // the geometry, the padded size and the stored phases
+  int64_t ready_ = 0;         // images 0..ready_ − 1 have their zeros in place
+};
 
 }  // namespace
 
@@ -377,11 +416,12 @@ void direct_conv_forward(const DirectConv& g, const T* x, const T* w, const T* b
   std::atomic<int64_t> next{0};
   const int64_t items = g.N * g.G;
   parallel_for(std::min<int64_t>(num_threads(), items), 1, [&](int64_t, int64_t) {
-    T* xp = thread_buffer<T>(0, static_cast<std::size_t>(l.xp_size));
-    T* ys = thread_buffer<T>(1, static_cast<std::size_t>(OB * OR * l.Qt));
+    PaddedImages<T>& images = PaddedImages<T>::get(g, l, 1);
+    const T* xp = images.image(0);
+    T* ys = thread_buffer<T>(static_cast<std::size_t>(OB * OR * l.Qt));
     for (int64_t it; (it = next.fetch_add(1)) < items;) {
       const int64_t grp = it % g.G;
-      pad_image(g, l, x + it * x_group, xp);
+      images.pad(g, l, x + it * x_group, 0);
       forward_image(l, OB, xp, wp.data() + grp * OB * l.K * OR, ys);
       for (int64_t o = 0; o < g.O; ++o) {
         T* yo = y + (it * g.O + o) * y_plane;
@@ -417,14 +457,15 @@ void direct_conv_backward_weight(const DirectConv& g, const T* gy, const T* x, T
   parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t part = p0; part < p1; ++part) {
       const int64_t lo = part * g.N / parts, hi = (part + 1) * g.N / parts;
-      T* xp = thread_buffer<T>(0, static_cast<std::size_t>(chunk * l.xp_size));
-      T* gyt = thread_buffer<T>(1, static_cast<std::size_t>(chunk * P * Op));
+      PaddedImages<T>& images = PaddedImages<T>::get(g, l, chunk);
+      const T* xp = images.image(0);
+      T* gyt = thread_buffer<T>(static_cast<std::size_t>(chunk * P * Op));
       for (int64_t n0 = lo; n0 < hi; n0 += chunk) {
         const int64_t b = std::min(chunk, hi - n0);
         for (int64_t grp = 0; grp < g.G; ++grp) {
           for (int64_t i = 0; i < b; ++i) {
             const int64_t item = (n0 + i) * g.G + grp;
-            pad_image(g, l, x + item * x_group, xp + i * l.xp_size);
+            images.pad(g, l, x + item * x_group, i);
             transpose_gy(g.O, P, Op, gy + item * y_group, gyt + i * P * Op);
           }
           T* out = gwt.data() + part * part_size + grp * l.K * Op;

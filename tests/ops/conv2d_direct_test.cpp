@@ -143,6 +143,28 @@ TEST(Conv2dDirect, MatchesPlainLoopF32) {
   }
 }
 
+// Each thread keeps its padded-image buffer, and writes the zero borders only when the layout
+// changes: alternating layouts (same sizes, other padding or other phase planes) must not
+// leave stale pixels where zeros belong.
+TEST(Conv2dDirect, AlternatingLayoutsKeepTheirBorders) {
+  const std::vector<DirectConv> shapes = {
+      make(2, 1, 3, 9, 9, 4, 3, 3, 1, 1), make(2, 1, 3, 9, 9, 4, 3, 3, 2, 2),
+      make(2, 1, 3, 9, 9, 4, 2, 2, 1, 1, 1, 1, 3, 3),
+      make(2, 1, 3, 9, 9, 4, 2, 2, 1, 1, 2, 2, 3, 3), make(3, 1, 3, 9, 9, 4, 3, 3, 1, 1)};
+  for (int round = 0; round < 2; ++round)
+    for (const DirectConv& g : shapes) {
+      SCOPED_TRACE(shape_str(x_shape(g)) + " pad " + std::to_string(g.pH) + " dilation " +
+                   std::to_string(g.dH));
+      const Tensor x = grad_input(x_shape(g), -1, 1, 7 + round).detach();
+      const Tensor w = grad_input(w_shape(g), -1, 1, 2).detach();
+      const Tensor gy = grad_input(y_shape(g), -1, 1, 4).detach();
+      EXPECT_TRUE(all_close(run_forward<double>(g, x, w, Tensor()),
+                            reference_forward(g, x, w, Tensor()), 1e-12, 1e-12));
+      EXPECT_TRUE(all_close(run_backward_weight<double>(g, gy, x),
+                            reference_backward_weight(g, gy, x), 1e-12, 1e-12));
+    }
+}
+
 // Images are claimed by the threads in any order, but each is computed alone: bit-identical
 // forward results for any thread count. Backward-weight sums per-thread parts of the batch
 // (as the im2col kernel does): equal up to rounding.
