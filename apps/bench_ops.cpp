@@ -1,12 +1,14 @@
 // bench_ops: GFLOP/s of the CPU convolution kernels on every distinct convolution of the CIFAR
-// ResNet18, against a multithreaded 2048³ sgemm as the machine's practical peak. Prints JSON.
+// ResNet18 (or ResNet-20), against a multithreaded 2048³ sgemm as the machine's practical peak.
+// Prints JSON.
 //
-//   ./build/apps/bench_ops [--threads N] [--batch 128] [--repeat 3] [--only NAME_PART]
+//   ./build/apps/bench_ops [--model resnet18|resnet20] [--threads N] [--batch 128] [--repeat 3]
+//                          [--only NAME_PART]
 //
 // FLOPs of each of forward, backward-data and backward-weight: 2·N·O·(C/G)·kH·kW·Ho·Wo.
 // Each time is the best of --repeat calls after one warm-up call (the machine is shared); the
 // sgemm runs before and after the convolutions and reports its best.
-// The aggregate weighs each shape by how often it occurs in ResNet18 and counts all three
+// The aggregate weighs each shape by how often it occurs in the model and counts all three
 // kernels for every conv (also the stem's backward-data, which training skips).
 // GCC 12 false positive inside Eigen 3.4's AVX-512 GEMM packing (see ops/conv2d/conv2d_cpu.cpp).
 #if defined(__GNUC__) && !defined(__clang__)
@@ -62,7 +64,7 @@ double sgemm_gflops(int64_t n, int repeat, double& seconds) {
 
 struct ConvShape {
   const char* name;
-  int count;  // occurrences in ResNet18
+  int count;  // occurrences in the model
   int64_t C, O, H, k, stride, pad;
 };
 
@@ -81,6 +83,14 @@ const std::vector<ConvShape> kResNet18 = {
     {"s4_1x1_256to512_s2", 1, 256, 512, 8, 1, 2, 0},
 };
 
+// CIFAR ResNet-20 (3x3 stem, stages of 16/32/64 channels at 32/16/8 pixels, 3 blocks each).
+const std::vector<ConvShape> kResNet20 = {
+    {"stem_3x3_3to16_32", 1, 3, 16, 32, 3, 1, 1}, {"s1_3x3_16_32", 6, 16, 16, 32, 3, 1, 1},
+    {"s2_3x3_16to32_s2", 1, 16, 32, 32, 3, 2, 1}, {"s2_3x3_32_16", 5, 32, 32, 16, 3, 1, 1},
+    {"s2_1x1_16to32_s2", 1, 16, 32, 32, 1, 2, 0}, {"s3_3x3_32to64_s2", 1, 32, 64, 16, 3, 2, 1},
+    {"s3_3x3_64_8", 5, 64, 64, 8, 3, 1, 1},       {"s3_1x1_32to64_s2", 1, 32, 64, 16, 1, 2, 0},
+};
+
 int64_t arg_value(int& i, int argc, char** argv) {
   if (i + 1 >= argc) {
     std::fprintf(stderr, "bench_ops: %s needs a value\n", argv[i]);
@@ -94,6 +104,7 @@ int64_t arg_value(int& i, int argc, char** argv) {
 int main(int argc, char** argv) {
   int64_t threads = std::thread::hardware_concurrency(), batch = 128, repeat = 3;
   std::string only;  // run only the shapes whose name contains this
+  const std::vector<ConvShape>* shapes = &kResNet18;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--threads")) {
       threads = arg_value(i, argc, argv);
@@ -101,11 +112,19 @@ int main(int argc, char** argv) {
       batch = arg_value(i, argc, argv);
     } else if (!std::strcmp(argv[i], "--repeat")) {
       repeat = arg_value(i, argc, argv);
+    } else if (!std::strcmp(argv[i], "--model") && i + 1 < argc) {
+      const std::string m = argv[++i];
+      if (m != "resnet18" && m != "resnet20") {
+        std::fprintf(stderr, "bench_ops: --model must be resnet18 or resnet20\n");
+        return 2;
+      }
+      shapes = m == "resnet20" ? &kResNet20 : &kResNet18;
     } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
     } else {
-      std::fprintf(
-          stderr, "usage: bench_ops [--threads N] [--batch 128] [--repeat 3] [--only NAME_PART]\n");
+      std::fprintf(stderr,
+                   "usage: bench_ops [--model resnet18|resnet20] [--threads N] [--batch 128] "
+                   "[--repeat 3] [--only NAME_PART]\n");
       return 2;
     }
   }
@@ -122,8 +141,7 @@ int main(int argc, char** argv) {
 
   double total_flops = 0, total_s = 0;
   int printed = 0;
-  for (std::size_t s = 0; s < kResNet18.size(); ++s) {
-    const ConvShape& c = kResNet18[s];
+  for (const ConvShape& c : *shapes) {
     if (!std::strstr(c.name, only.c_str())) continue;
     const rg::Conv2dParams p{{c.stride, c.stride}, {c.pad, c.pad}, {1, 1}, 1};
     const rg::Tensor x = rg::randn({batch, c.C, c.H, c.H});

@@ -28,6 +28,12 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
   return node;
 }
 
+// True when t is the only handle to its memory: no other tensor, view or saved copy can see
+// an in-place update of it. Gradients fresh from a backward kernel usually are.
+bool sole_owner(const Tensor& t) {
+  return t.impl_ptr().use_count() == 1 && t.storage().use_count() == 1;
+}
+
 Edge gradient_edge(const Tensor& t) {
   if (!t.defined() || !t.requires_grad()) return {};
   if (t.grad_fn()) return {t.grad_fn(), t.output_nr()};
@@ -88,9 +94,10 @@ std::vector<Tensor> AccumulateGrad::apply(const std::vector<Tensor>& grad_output
   const Tensor& g = grad_outputs[0];
   Tensor current = leaf.grad();
   if (!current.defined()) {
-    // An owned contiguous copy: g may alias a buffer another node still reads, and the
-    // optimizer, DDP and clipping will update .grad in place.
-    leaf.set_grad(g.clone());
+    // An owned contiguous buffer: the optimizer, DDP and clipping will update .grad in place.
+    // g itself when nothing else holds it (the engine passes it here and drops it after);
+    // otherwise a copy, since g may alias a buffer another node still reads.
+    leaf.set_grad(sole_owner(g) && g.is_contiguous() ? g : g.clone());
   } else {
     add_inplace(current, g);
   }
@@ -210,6 +217,8 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
     Tensor& slot = buf[static_cast<std::size_t>(input_nr)];
     if (!slot.defined()) {
       slot = g;
+    } else if (sole_owner(slot)) {
+      add_inplace(slot, g);  // nobody else can see slot: add in place, no copy
     } else {
       Tensor sum = slot.clone();  // never add into a tensor another node may still hold
       add_inplace(sum, g);

@@ -25,6 +25,9 @@ class Storage {
   Device device() const { return impl_ ? impl_->device : Device::cpu(); }
   bool defined() const { return impl_ != nullptr; }
   bool same_as(const Storage& other) const { return impl_ == other.impl_; }
+  // How many Storage handles share this memory (0 when undefined). 1 means no other tensor
+  // or view can observe an in-place update through this storage.
+  long use_count() const { return impl_.use_count(); }
 
  private:
   struct Impl {

@@ -1,0 +1,48 @@
+#pragma once
+// Direct (implicit-GEMM) CPU convolution kernels, internal to ops/conv2d.
+//
+// The trick: pad one image's channels into planes of Hp × Wp = (H + 2·pH) × (W + 2·pW) and
+// number the outputs q = ho·Wp + wo, i.e. on the padded width (the columns wo >= Wo are junk,
+// computed and dropped). Then, with stride 1, the tap (c, i, j) of output q reads the padded
+// input at
+//   off[c, i, j] + q,   off[c, i, j] = c·Hp·Wp + i·dH·Wp + j·dW,
+// so every row of the im2col matrix is a contiguous slice of the padded image: the GEMM reads
+// it in place, with no column matrix and no packing (im2col + Eigen's packing cost as much as
+// the GEMM itself for the 16–64-channel convolutions of CIFAR ResNets). The price is the junk
+// columns: Wp/Wo − 1 of extra work (6 % at 32×32, 25 % at 8×8).
+// Stride s: the padded image is first split into s_H·s_W phase planes of Hq × Wq = ⌈Hp/sH⌉ ×
+// ⌈Wp/sW⌉ (phase (a, b) holds the pixels (u·sH + a, v·sW + b)); tap (i, j) of every output
+// then reads one phase plane with a stride-1 offset, and q = ho·Wq + wo.
+//
+//   forward          y[o, q]  = Σ_k W[o, k] · xp[off[k] + q]
+//   backward-weight  gW[o, k] = Σ_n Σ_{valid q} gy[o, q] · xp[off[k] + q]
+// Stride-1 backward-data is the forward kernel on gy with the flipped kernel (see conv2d_cpu).
+//
+// Results per image do not depend on the thread count; backward-weight sums a fixed part of
+// the batch per thread, as the im2col kernels do.
+
+#include <cstdint>
+
+namespace rg::detail {
+
+// One convolution. x: (N, G·C, H, W), w: (G·O, C, kH, kW), y: (N, G·O, Ho, Wo).
+struct DirectConv {
+  int64_t N, G, C, H, W;  // batch, groups, input channels per group, image size
+  int64_t O;              // output channels per group
+  int64_t kH, kW, pH, pW, dH, dW, sH, sW;
+  int64_t Ho, Wo;  // = ⌊(H + 2·pH − dH·(kH − 1) − 1) / sH⌋ + 1, W likewise
+};
+
+enum class DirectKernel { forward, backward_weight };
+// Whether the direct kernel is expected to beat im2col + GEMM on this convolution.
+bool direct_conv_pays(const DirectConv& g, DirectKernel kernel);
+
+// y = conv(x, w) + bias (bias may be null). All tensors contiguous.
+template <class T>
+void direct_conv_forward(const DirectConv& g, const T* x, const T* w, const T* bias, T* y);
+
+// gw = Σ_n gy ⋆ x, with gy: (N, G·O, Ho, Wo) the full output gradient.
+template <class T>
+void direct_conv_backward_weight(const DirectConv& g, const T* gy, const T* x, T* gw);
+
+}  // namespace rg::detail
