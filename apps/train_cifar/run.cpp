@@ -1,6 +1,7 @@
 // train_cifar's run(): options, data, model, optimizer and schedule, resume, then the epoch
 // loop — the shape of the Horovod CIFAR tutorial. The pieces live in loop.h and the library.
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 
 #include "apps/train_cifar/loop.h"
@@ -95,8 +96,9 @@ int run(const TrainConfig& cfg) {
 
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::cout << "done: best test accuracy " << 100 * state.best_accuracy << "%, " << state.epoch
-            << " epochs, total time " << format_duration(seconds) << ", peak memory "
+  std::cout << "done: best test accuracy " << std::fixed << std::setprecision(2)
+            << 100 * state.best_accuracy << "%, " << state.epoch << " epochs, total time "
+            << format_duration(seconds) << ", peak memory "
             << memory_stats(device).peak_bytes / (1 << 20) << " MiB\n"
             << "outputs in " << cfg.out << " (last.safetensors, best.safetensors, metrics.csv, "
             << "TensorBoard events)\n";
