@@ -43,6 +43,14 @@ class Work {
   virtual bool is_completed() = 0;
 };
 
+// A Work that is already done: what backends return for collectives that complete before
+// they return (the single-rank world, ranks as threads).
+class CompletedWork final : public Work {
+ public:
+  void wait() override {}
+  bool is_completed() override { return true; }
+};
+
 class ProcessGroup {
  public:
   virtual ~ProcessGroup() = default;

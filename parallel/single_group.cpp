@@ -7,13 +7,8 @@
 namespace rg::parallel {
 
 namespace {
-class DoneWork final : public Work {
- public:
-  void wait() override {}
-  bool is_completed() override { return true; }
-};
 std::shared_ptr<Work> done() {
-  return std::make_shared<DoneWork>();
+  return std::make_shared<CompletedWork>();
 }
 }  // namespace
 

@@ -8,34 +8,15 @@
 #include <sstream>
 #include <thread>
 
-#include "core/dispatch.h"
+#include "parallel/collective_checks.h"
+#include "parallel/reduce.h"
 
 namespace rg::parallel {
 
 namespace {
-class DoneWork final : public Work {
- public:
-  void wait() override {}
-  bool is_completed() override { return true; }
-};
-
-const char* op_name(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::sum:
-      return "sum";
-    case ReduceOp::average:
-      return "average";
-    case ReduceOp::max:
-      return "max";
-    case ReduceOp::min:
-      return "min";
-  }
-  return "?";
-}
-
-void check_cpu_contiguous(const Tensor& t, const char* what) {
-  RG_CHECK(t.defined() && t.device().is_cpu() && t.is_contiguous(), "ThreadGroup ", what,
-           ": expected a contiguous cpu tensor, got ", t.describe());
+constexpr const char* kBackend = "threads";
+std::shared_ptr<Work> done() {
+  return std::make_shared<CompletedWork>();
 }
 }  // namespace
 
@@ -117,46 +98,28 @@ int ThreadGroup::size() const {
 }
 
 std::shared_ptr<Work> ThreadGroup::allreduce(const Tensor& tensor, ReduceOp op) {
-  check_cpu_contiguous(tensor, "allreduce");
+  check_cpu_tensor(kBackend, "allreduce", tensor);
   Shared& s = *shared_;
   std::ostringstream d;
-  d << "allreduce(" << op_name(op) << ", " << tensor.numel() << " x " << tensor.dtype() << ")";
+  d << "allreduce(" << reduce_op_name(op) << ", " << tensor.numel() << " x " << tensor.dtype()
+    << ")";
   s.meet(rank_, d.str(), tensor, Tensor(), [&] {
-    // Reduce in rank order into a double buffer (same result whatever the arrival order),
-    // then write back to every rank.
+    // The reduction rules of the MPI backend and the ring (parallel/reduce.h), applied in rank
+    // order, so the result never depends on which thread arrived last.
     const int64_t n = tensor.numel();
-    dispatch_all(tensor.dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      std::vector<double> acc(static_cast<std::size_t>(n));
-      for (int r = 0; r < s.size; ++r) {
-        const T* p = static_cast<const T*>(s.inputs[r].data_ptr());
-        for (int64_t i = 0; i < n; ++i) {
-          const auto v = static_cast<double>(convert<double>(p[i]));
-          double& a = acc[static_cast<std::size_t>(i)];
-          if (r == 0)
-            a = v;
-          else if (op == ReduceOp::max)
-            a = std::max(a, v);
-          else if (op == ReduceOp::min)
-            a = std::min(a, v);
-          else
-            a += v;
-        }
-      }
-      if (op == ReduceOp::average)
-        for (double& a : acc) a /= s.size;
-      for (int r = 0; r < s.size; ++r) {
-        T* p = static_cast<T*>(s.inputs[r].data_ptr());
-        for (int64_t i = 0; i < n; ++i) p[i] = convert<T>(acc[static_cast<std::size_t>(i)]);
-      }
-    });
+    Tensor acc = s.inputs[0].clone();
+    for (int r = 1; r < s.size; ++r)
+      reduce_into(acc.data_ptr(), s.inputs[r].data_ptr(), n, tensor.dtype(), op);
+    if (op == ReduceOp::average) divide_by(acc.data_ptr(), n, tensor.dtype(), s.size);
+    for (int r = 0; r < s.size; ++r)
+      std::memcpy(s.inputs[r].data_ptr(), acc.data_ptr(), acc.nbytes());
   });
-  return std::make_shared<DoneWork>();
+  return done();
 }
 
 std::shared_ptr<Work> ThreadGroup::broadcast(const Tensor& tensor, int root) {
-  check_cpu_contiguous(tensor, "broadcast");
-  RG_CHECK(root >= 0 && root < size(), "ThreadGroup broadcast: root ", root, " out of range");
+  check_cpu_tensor(kBackend, "broadcast", tensor);
+  check_root(kBackend, size(), root);
   Shared& s = *shared_;
   std::ostringstream d;
   d << "broadcast(root " << root << ", " << tensor.numel() << " x " << tensor.dtype() << ")";
@@ -165,15 +128,11 @@ std::shared_ptr<Work> ThreadGroup::broadcast(const Tensor& tensor, int root) {
       if (r != root)
         std::memcpy(s.inputs[r].data_ptr(), s.inputs[root].data_ptr(), tensor.nbytes());
   });
-  return std::make_shared<DoneWork>();
+  return done();
 }
 
 std::shared_ptr<Work> ThreadGroup::allgather(const Tensor& output, const Tensor& input) {
-  check_cpu_contiguous(output, "allgather");
-  check_cpu_contiguous(input, "allgather");
-  RG_CHECK(output.numel() == input.numel() * size() && output.dtype() == input.dtype(),
-           "ThreadGroup allgather: output ", output.describe(), " must hold ", size(), " x input ",
-           input.describe());
+  check_allgather(kBackend, size(), output, input);
   Shared& s = *shared_;
   std::ostringstream d;
   d << "allgather(" << input.numel() << " x " << input.dtype() << ")";
@@ -183,27 +142,23 @@ std::shared_ptr<Work> ThreadGroup::allgather(const Tensor& output, const Tensor&
         std::memcpy(static_cast<char*>(s.outputs[dst].data_ptr()) + src * input.nbytes(),
                     s.inputs[src].data_ptr(), input.nbytes());
   });
-  return std::make_shared<DoneWork>();
+  return done();
 }
 
 std::shared_ptr<Work> ThreadGroup::reduce_scatter(const Tensor& output, const Tensor& input,
                                                   ReduceOp op) {
-  check_cpu_contiguous(output, "reduce_scatter");
-  check_cpu_contiguous(input, "reduce_scatter");
-  RG_CHECK(input.numel() == output.numel() * size() && output.dtype() == input.dtype(),
-           "ThreadGroup reduce_scatter: input ", input.describe(), " must hold ", size(),
-           " x output ", output.describe());
+  check_reduce_scatter(kBackend, size(), output, input);
   // Reduce a copy of the whole input, then each rank keeps its slice.
   Tensor full = input.clone();
   allreduce(full, op)->wait();
   std::memcpy(output.data_ptr(),
               static_cast<const char*>(full.data_ptr()) + rank_ * output.nbytes(), output.nbytes());
-  return std::make_shared<DoneWork>();
+  return done();
 }
 
 std::shared_ptr<Work> ThreadGroup::barrier() {
   shared_->meet(rank_, "barrier", Tensor(), Tensor(), [] {});
-  return std::make_shared<DoneWork>();
+  return done();
 }
 
 void run_ranks(int size, const std::function<void(int rank)>& fn) {

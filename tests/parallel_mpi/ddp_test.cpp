@@ -1,6 +1,7 @@
 // The data-parallel equivalence tests of tests/parallel/ (there on ranks as threads), here on
 // MPI processes: CTest runs this program under mpirun with 1, 2, 3 and 4 ranks. N ranks with
-// batch B/N must compute what one process computes with batch B.
+// batch B/N must compute what one process computes with batch B. The checks live in the shared
+// bodies of tests/parallel/parallel_test_util.h; a fatal failure there stops the test here.
 #include <gtest/gtest.h>
 
 #include "parallel/world.h"
@@ -11,20 +12,20 @@ namespace {
 using namespace rg::parallel::testing;
 
 TEST(MpiDataParallel, DdpWithoutBatchNormMatchesOneProcess) {
-  ddp_matches_one_process(world_ptr(), Norm::none, DType::f64);
+  ASSERT_NO_FATAL_FAILURE(ddp_matches_one_process(world_ptr(), Norm::none, DType::f64));
 }
 
 TEST(MpiDataParallel, DdpWithSyncBatchNormMatchesBatchNormOverTheFullBatch) {
-  ddp_matches_one_process(world_ptr(), Norm::batch, DType::f64);
+  ASSERT_NO_FATAL_FAILURE(ddp_matches_one_process(world_ptr(), Norm::batch, DType::f64));
 }
 
 TEST(MpiDataParallel, NoSyncAccumulationMatchesOneProcess) {
-  ddp_no_sync_matches_one_process(world_ptr(), DType::f64);
+  ASSERT_NO_FATAL_FAILURE(ddp_no_sync_matches_one_process(world_ptr(), DType::f64));
 }
 
 TEST(MpiDataParallel, DistributedOptimizerMatchesOneProcess) {
-  distributed_optimizer_matches_one_process(world_ptr(), 1);
-  distributed_optimizer_matches_one_process(world_ptr(), 2);
+  ASSERT_NO_FATAL_FAILURE(distributed_optimizer_matches_one_process(world_ptr(), 1));
+  ASSERT_NO_FATAL_FAILURE(distributed_optimizer_matches_one_process(world_ptr(), 2));
 }
 
 }  // namespace
