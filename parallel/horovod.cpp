@@ -7,10 +7,8 @@
 
 namespace rg::parallel {
 
-namespace {
-
-// Broadcasts a string from root: its length, then its bytes.
-std::string broadcast_string(ProcessGroup& group, const std::string& text, int root) {
+// The length first, so that the other ranks can size their buffer for the bytes.
+std::string broadcast_object(const std::string& text, int root, ProcessGroup& group) {
   Tensor length = from_vector<int64_t>({static_cast<int64_t>(text.size())}, {1}, {DType::i64});
   group.broadcast(length, root)->wait();
   const int64_t n = length.to_vector<int64_t>()[0];
@@ -20,8 +18,6 @@ std::string broadcast_string(ProcessGroup& group, const std::string& text, int r
   const auto* p = bytes.data<uint8_t>();
   return std::string(p, p + n);
 }
-
-}  // namespace
 
 void broadcast_parameters(const std::map<std::string, Tensor>& tensors, int root,
                           ProcessGroup& group) {
@@ -50,7 +46,7 @@ void broadcast_optimizer_state(Optimizer& optimizer, int root, ProcessGroup& gro
           {{"name", name}, {"shape", t.shape()}, {"dtype", static_cast<int>(t.dtype())}});
     header = j.dump();
   }
-  header = broadcast_string(group, header, root);
+  header = broadcast_object(header, root, group);
   if (group.rank() == root) {
     std::vector<Tensor> list;
     for (const auto& [_, t] : mine.tensors) list.push_back(t.contiguous());

@@ -41,6 +41,10 @@ void broadcast_parameters(const nn::Module& module, int root, ProcessGroup& grou
 // the other ranks' optimizers have state yet (before the first step they have none).
 void broadcast_optimizer_state(Optimizer& optimizer, int root, ProcessGroup& group = world());
 
+// Root's string on every rank (Horovod's broadcast_object, for anything serialised: JSON
+// metadata, a checkpoint's verdict). Every rank must call it; the others' `text` is ignored.
+std::string broadcast_object(const std::string& text, int root, ProcessGroup& group = world());
+
 // The sum or average of a scalar over all ranks (Horovod's hvd.allreduce(value, name=...)).
 // `name` labels errors (a rank that did not join, a timeout). Every rank must call it.
 double allreduce_metric(double value, const std::string& name, ReduceOp op = ReduceOp::average,

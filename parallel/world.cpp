@@ -46,6 +46,9 @@ void shutdown_at_exit() {
 }  // namespace
 
 std::shared_ptr<ProcessGroup> init(const ProcessGroupOptions& options, OnFault on_fault) {
+  // Ranks that are threads (or a test's size-1 world) already have theirs: programs written
+  // for mpirun run unchanged on them.
+  if (thread_world) return thread_world;
   std::lock_guard lock(world_mutex);
   if (process_world) return process_world;
   check_options(options);

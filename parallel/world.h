@@ -31,7 +31,7 @@ namespace rg::parallel {
 enum class OnFault { abort_job, throw_error };
 
 // Starts the world once and installs it (set_world); later calls return the same group
-// (their options are ignored).
+// (their options are ignored). Under a ScopedThreadWorld it returns that thread's group.
 std::shared_ptr<ProcessGroup> init(const ProcessGroupOptions& options = {},
                                    OnFault on_fault = OnFault::abort_job);
 

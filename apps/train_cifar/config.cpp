@@ -23,6 +23,9 @@ json default_config() {
           {"milestones", json::array({100, 150})},
           {"warmup_epochs", 0.0},
           {"lr_scaling", "none"},
+          {"sync_bn", false},
+          {"allreduce", "ring"},
+          {"bucket_mb", 25.0},
           {"label_smoothing", 0.0},
           {"workers", 2},
           {"threads", 0},
@@ -52,7 +55,7 @@ json preset(const std::string& name) {
   if (name == "classic") return json::object();
   if (name == "quick")
     return {{"model", "airbench@0.5"},
-            {"epochs", 6},
+            {"epochs", 8},
             {"batch_size", 256},
             {"schedule", "onecycle"},
             {"lr", 1.2},
@@ -125,6 +128,9 @@ TrainConfig parse_config(const json& c) {
   t.milestones = c["milestones"].get<std::vector<int64_t>>();
   t.warmup_epochs = c["warmup_epochs"];
   t.lr_scaling = c["lr_scaling"];
+  t.sync_bn = c["sync_bn"];
+  t.allreduce = c["allreduce"];
+  t.bucket_mb = c["bucket_mb"];
   t.label_smoothing = c["label_smoothing"];
   t.workers = c["workers"];
   t.threads = c["threads"];
@@ -151,6 +157,9 @@ TrainConfig parse_config(const json& c) {
            "schedule must be cosine, multistep, onecycle or constant, got '", t.schedule, "'");
   RG_CHECK(t.lr_scaling == "none" || t.lr_scaling == "linear",
            "lr_scaling must be none or linear, got '", t.lr_scaling, "'");
+  RG_CHECK(t.allreduce == "ring" || t.allreduce == "native",
+           "allreduce must be ring or native, got '", t.allreduce, "'");
+  RG_CHECK(t.bucket_mb > 0, "bucket_mb must be > 0, got ", t.bucket_mb);
   RG_CHECK(t.warmup_epochs >= 0 && t.warmup_epochs < static_cast<double>(t.epochs),
            "warmup_epochs must be in [0, epochs), got ", t.warmup_epochs);
   return t;
@@ -170,6 +179,9 @@ json TrainConfig::to_json() const {
           {"milestones", milestones},
           {"warmup_epochs", warmup_epochs},
           {"lr_scaling", lr_scaling},
+          {"sync_bn", sync_bn},
+          {"allreduce", allreduce},
+          {"bucket_mb", bucket_mb},
           {"label_smoothing", label_smoothing},
           {"workers", workers},
           {"threads", threads},
@@ -202,12 +214,15 @@ CommandLine parse_command_line(int argc, char** argv) {
       {"data-format", "auto, binary, folder or csv"},
       {"model", "resnet18, resnet20, optionally @width (resnet18@0.5)"},
       {"epochs", "epochs to train"},
-      {"batch-size", "images per step"},
+      {"batch-size", "images per step and process (under mpirun: x N in all)"},
       {"lr", "peak learning rate"},
       {"momentum", "SGD momentum"},
       {"weight-decay", "L2 weight decay"},
       {"schedule", "cosine, multistep, onecycle or constant"},
       {"warmup-epochs", "linear warm-up length"},
+      {"lr-scaling", "none or linear (lr x number of processes, with warm-up)"},
+      {"allreduce", "gradient allreduce under mpirun: ring (ours) or native (MPI_Allreduce)"},
+      {"bucket-mb", "DDP gradient bucket cap in MiB"},
       {"label-smoothing", "cross-entropy label smoothing"},
       {"workers", "data loading threads"},
       {"threads", "compute threads (0: all)"},
@@ -223,8 +238,10 @@ CommandLine parse_command_line(int argc, char** argv) {
   bool eval_only = false, no_progress = false;
   auto* eval_flag = app.add_flag("--eval-only", eval_only, "evaluate the checkpoint and stop");
   auto* progress_flag = app.add_flag("--no-progress", no_progress, "no live progress bar");
-  bool tta = false;
+  bool tta = false, sync_bn = false;
   auto* tta_flag = app.add_flag("--tta", tta, "test-time augmentation (mirror images)");
+  auto* sync_bn_flag =
+      app.add_flag("--sync-bn", sync_bn, "BatchNorm statistics over all processes (SyncBN)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -254,6 +271,7 @@ CommandLine parse_command_line(int argc, char** argv) {
   if (eval_flag->count()) config["eval_only"] = true;
   if (progress_flag->count()) config["progress"] = false;
   if (tta_flag->count()) config["tta"] = true;
+  if (sync_bn_flag->count()) config["sync_bn"] = true;
   for (const std::string& s : sets) apply_set(config, s);
   return {parse_config(config), false, ""};
 }

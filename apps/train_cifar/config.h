@@ -25,6 +25,9 @@ struct TrainConfig {
   std::vector<int64_t> milestones;  // epochs, for multistep
   double warmup_epochs;
   std::string lr_scaling;  // none | linear (lr x world size)
+  bool sync_bn;            // under mpirun: SyncBatchNorm instead of per-process BatchNorm
+  std::string allreduce;   // ring | native: how DDP averages gradients under mpirun
+  double bucket_mb;        // DDP bucket cap (the first bucket is 1 MiB at most)
   double label_smoothing;
   int64_t workers;
   int64_t threads;  // 0: all hardware threads

@@ -8,6 +8,7 @@
 
 #include "core/autograd.h"
 #include "ops/ops.h"
+#include "parallel/horovod.h"
 
 namespace rg::apps {
 namespace fs = std::filesystem;
@@ -35,7 +36,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, Optimizer& optimizer,
                         LRScheduler& scheduler, const TrainConfig& cfg, const Device& device,
-                        int64_t epoch, int64_t& step) {
+                        int64_t epoch, int64_t& step, parallel::ProcessGroup& group) {
   model.train();
   ProgressBar bar("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(cfg.epochs),
                   loader.num_batches(), cfg.progress);
@@ -68,12 +69,19 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, Optimizer& 
          {"lr", fixed(optimizer.lr(0), 4)}});
   }
   bar.finish();
+  // The epoch's figures over all ranks, not rank 0's share (what Horovod's metric averaging
+  // is for): sums of losses, hits and samples travel in one allreduce.
+  const std::vector<double> totals =
+      parallel::allreduce_metric(
+          from_vector<double>({loss_sum, double(correct), double(seen)}, {3}, {DType::f64}),
+          "train metrics", parallel::ReduceOp::sum, group)
+          .to_vector<double>();
   EpochResult r;
-  r.samples = seen;
-  r.loss = loss_sum / static_cast<double>(std::max<int64_t>(seen, 1));
-  r.accuracy = static_cast<double>(correct) / static_cast<double>(std::max<int64_t>(seen, 1));
+  r.samples = static_cast<int64_t>(totals[2]);
+  r.loss = totals[0] / std::max(totals[2], 1.0);
+  r.accuracy = totals[1] / std::max(totals[2], 1.0);
   r.seconds = seconds_since(start);
-  r.images_per_second = static_cast<double>(seen) / r.seconds;
+  r.images_per_second = totals[2] / r.seconds;
   return r;
 }
 
@@ -102,33 +110,31 @@ Tensor sample_images(const data::Dataset& dataset, int64_t n) {
   return cat(images, 0);
 }
 
-EpochResult evaluate(nn::Module& model, data::DataLoader& loader, const Device& device,
-                     const TrainConfig& cfg) {
-  const bool progress = cfg.progress;
+EpochResult evaluate(nn::Module& model, data::DataLoader& loader,
+                     const parallel::DistributedSampler& sampler, const Device& device,
+                     const TrainConfig& cfg, parallel::ProcessGroup& group) {
   model.eval();
   NoGradGuard no_grad;
   loader.start_epoch(0);
-  ProgressBar bar("  test", loader.num_batches(), progress);
+  ProgressBar bar("  test", loader.num_batches(), cfg.progress);
   const auto start = std::chrono::steady_clock::now();
-  double loss_sum = 0;
-  int64_t correct = 0, seen = 0, done = 0;
+  parallel::DistributedEvaluator evaluator(sampler);
+  int64_t done = 0;
   while (auto batch = loader.next()) {
-    Tensor labels = batch->labels.to(device);
     Tensor logits = model.forward(batch->images.to(device));
     if (cfg.tta) logits = (logits + model.forward(flip_horizontal(batch->images).to(device))) * 0.5;
-    loss_sum += cross_entropy(logits, labels, Tensor(), Reduction::sum).item();
-    correct += count_correct(logits, labels);
-    seen += labels.numel();
-    bar.update(++done, labels.numel(), {});
+    evaluator.add(logits, batch->labels);
+    bar.update(++done, batch->labels.numel(), {});
   }
   bar.finish();
   model.train();
+  const parallel::EvalTotals totals = evaluator.all_ranks(group);
   EpochResult r;
-  r.samples = seen;
-  r.loss = loss_sum / static_cast<double>(std::max<int64_t>(seen, 1));
-  r.accuracy = static_cast<double>(correct) / static_cast<double>(std::max<int64_t>(seen, 1));
+  r.samples = totals.count;
+  r.loss = totals.mean_loss();
+  r.accuracy = totals.accuracy();
   r.seconds = seconds_since(start);
-  r.images_per_second = static_cast<double>(seen) / r.seconds;
+  r.images_per_second = static_cast<double>(totals.count) / r.seconds;
   return r;
 }
 

@@ -11,6 +11,7 @@
 #include "data/dataloader.h"
 #include "nn/module.h"
 #include "optim/optim.h"
+#include "parallel/distributed_sampler.h"
 
 namespace rg::apps {
 
@@ -23,14 +24,18 @@ struct EpochResult {
 };
 
 // Runs one epoch of SGD steps (the loader's epoch must be started); `step` counts optimizer
-// steps across epochs.
+// steps across epochs. Loss, accuracy and images/s are over the samples of every process of
+// `group` (a collective: every rank calls it).
 EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, Optimizer& optimizer,
                         LRScheduler& scheduler, const TrainConfig& cfg, const Device& device,
-                        int64_t epoch, int64_t& step);
-// Loss and accuracy over the whole loader, in eval mode, without gradients.
+                        int64_t epoch, int64_t& step, parallel::ProcessGroup& group);
+// Loss and accuracy over the test set, in eval mode, without gradients: each rank evaluates
+// its share (the loader draws from `sampler`), padded duplicates are left out, and the totals
+// are summed over `group`, so every test image counts exactly once.
 // With cfg.tta, logits are averaged over each image and its mirror image.
-EpochResult evaluate(nn::Module& model, data::DataLoader& loader, const Device& device,
-                     const TrainConfig& cfg);
+EpochResult evaluate(nn::Module& model, data::DataLoader& loader,
+                     const parallel::DistributedSampler& sampler, const Device& device,
+                     const TrainConfig& cfg, parallel::ProcessGroup& group);
 // `n` images of the data set, evenly spaced, with the test transform: (n, C, H, W) f32.
 Tensor sample_images(const data::Dataset& dataset, int64_t n);
 // Mirrors a batch of images (N, C, H, W) left-right.

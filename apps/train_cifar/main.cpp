@@ -2,9 +2,11 @@
 //
 //   ./build/apps/train_cifar --preset quick --data ../shared/data/cifar10-jpg
 //   ./build/apps/train_cifar --help
+//   scripts/mpirun.sh 2 ./build/apps/train_cifar --preset quick --sync-bn   # 2 processes
 #include <iostream>
 
 #include "apps/train_cifar/run.h"
+#include "parallel/world.h"
 
 int main(int argc, char** argv) {
   try {
@@ -15,7 +17,11 @@ int main(int argc, char** argv) {
     }
     return rg::apps::run(cli.config);
   } catch (const std::exception& e) {
-    std::cerr << "\ntrain_cifar: error: " << e.what() << "\n";
+    // Under mpirun every rank may report: say which one.
+    namespace par = rg::parallel;
+    const bool many = par::has_world() && par::world().size() > 1;
+    std::cerr << "\ntrain_cifar" << (many ? " (rank " + std::to_string(par::rank()) + ")" : "")
+              << ": error: " << e.what() << "\n";
     return 1;
   }
 }

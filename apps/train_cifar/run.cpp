@@ -1,8 +1,14 @@
 // train_cifar's run(): options, data, model, optimizer and schedule, resume, then the epoch
 // loop — the shape of the Horovod CIFAR tutorial. The pieces live in loop.h and the library.
+//
+// The same code runs alone (a world of one process) and under mpirun (scripts/mpirun.sh N):
+// each process trains on its share of every epoch (DistributedSampler), DDP averages the
+// gradients, rank 0 alone prints, logs and writes checkpoints, and every reported metric is
+// over all processes.
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <thread>
 
 #include "apps/train_cifar/loop.h"
 #include "apps/train_cifar/run.h"
@@ -12,96 +18,158 @@
 #include "data/cifar10.h"
 #include "nn/models/airbench.h"
 #include "nn/models/resnet.h"
+#include "parallel/checkpoint.h"
+#include "parallel/ddp.h"
+#include "parallel/sync_batch_norm.h"
 
 namespace rg::apps {
 namespace fs = std::filesystem;
 
-int run(const TrainConfig& cfg) {
+namespace {
+
+// Joins the world (MPI under mpirun, else one process) with the chosen allreduce, and shares
+// the cores among the processes of this machine unless --threads says otherwise.
+std::shared_ptr<parallel::ProcessGroup> join_world(const TrainConfig& cfg) {
+  parallel::ProcessGroupOptions options;
+  options.algorithm = cfg.allreduce == "native" ? parallel::AllreduceAlgorithm::native
+                                                : parallel::AllreduceAlgorithm::ring;
+  auto group = parallel::init(options);
+  if (cfg.threads > 0) {
+    set_num_threads(static_cast<int>(cfg.threads));
+  } else if (group->local_size() > 1) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    set_num_threads(std::max(1, cores / group->local_size()));
+  }
+  return group;
+}
+
+}  // namespace
+
+int run(const TrainConfig& options) {
   // ---- machine ----------------------------------------------------------------------------
-  if (cfg.threads > 0) set_num_threads(static_cast<int>(cfg.threads));
+  auto group = join_world(options);
+  const int rank = group->rank(), world_size = group->size();
+  const bool lead = rank == 0;  // prints, logs and checkpoints
+  TrainConfig cfg = options;
+  if (!lead) cfg.progress = false;
   const Device device = Device::parse(cfg.device);
   check_device_available(device);
   manual_seed(static_cast<uint64_t>(cfg.seed));
-  fs::create_directories(cfg.out);
+  if (lead) fs::create_directories(cfg.out);
 
-  // ---- data -------------------------------------------------------------------------------
+  // ---- data: each process reads its share ---------------------------------------------------
   const std::string root = find_cifar10(cfg.data);
   const auto format = data::parse_data_format(cfg.data_format);
   auto train_set =
       data::take(data::open_cifar10(root, data::Split::train, format), cfg.train_limit);
   auto test_set = data::take(data::open_cifar10(root, data::Split::test, format), cfg.test_limit);
   const int workers = static_cast<int>(cfg.workers);
-  data::DataLoader train_loader(train_set,
-                                std::make_shared<data::RandomSampler>(train_set->size(), cfg.seed),
-                                data::cifar10_train_transform(),
+  // One process: the sampler is a plain shuffle (the same permutation as RandomSampler).
+  auto train_sampler = std::make_shared<parallel::DistributedSampler>(
+      train_set->size(), *group,
+      parallel::DistributedSamplerOptions{.seed = static_cast<uint64_t>(cfg.seed)});
+  auto test_sampler = std::make_shared<parallel::DistributedSampler>(
+      test_set->size(), *group,
+      parallel::DistributedSamplerOptions{.shuffle = parallel::Shuffle::off});
+  data::DataLoader train_loader(train_set, train_sampler, data::cifar10_train_transform(),
                                 {.batch_size = cfg.batch_size,
                                  .last_batch = data::LastBatch::drop,
                                  .num_workers = workers,
                                  .seed = static_cast<uint64_t>(cfg.seed)});
-  data::DataLoader test_loader(
-      test_set, std::make_shared<data::SequentialSampler>(test_set->size()),
-      data::cifar10_test_transform(), {.batch_size = 256, .num_workers = workers});
-  RG_CHECK(train_loader.num_batches() > 0, "train_cifar: ", train_set->size(),
-           " training images make no full batch of ", cfg.batch_size);
+  data::DataLoader test_loader(test_set, test_sampler, data::cifar10_test_transform(),
+                               {.batch_size = 256, .num_workers = workers});
+  RG_CHECK(train_loader.num_batches() > 0, "train_cifar: ", train_sampler->size(),
+           " training images per process make no full batch of ", cfg.batch_size);
 
   // ---- model, optimizer, schedule ---------------------------------------------------------
-  auto model = nn::make_model(cfg.model, train_set->num_classes());
+  std::shared_ptr<nn::Module> model = nn::make_model(cfg.model, train_set->num_classes());
   if (auto* airbench = dynamic_cast<nn::Airbench*>(model.get()))
     airbench->init_whitening(sample_images(*train_set, 5000));
+  if (cfg.sync_bn) model = parallel::convert_sync_batchnorm(model, group);
   model->to(device);
-  SGD optimizer(model->parameters(), {.lr = cfg.lr,
+  const double lr = scale_lr(cfg.lr, world_size,
+                             cfg.lr_scaling == "linear" ? LrScaling::linear : LrScaling::none);
+  cfg.lr = lr;  // the schedule peaks at the scaled rate
+  SGD optimizer(model->parameters(), {.lr = lr,
                                       .momentum = cfg.momentum,
                                       .weight_decay = cfg.weight_decay,
                                       .nesterov = cfg.nesterov ? Nesterov::on : Nesterov::off});
   auto scheduler = make_schedule(cfg, optimizer, train_loader.num_batches());
 
-  // ---- resume -----------------------------------------------------------------------------
+  // ---- resume: rank 0 reads the checkpoint, every rank gets its state ---------------------
   TrainingState state;
-  if (const std::string from = resume_path(cfg); !from.empty()) {
-    state = load_checkpoint(from, *model, cfg.eval_only ? nullptr : &optimizer,
-                            cfg.eval_only ? nullptr : scheduler.get());
-    std::cout << "resumed from " << from << " after epoch " << state.epoch << "\n";
+  if (auto resumed = parallel::load_checkpoint_on_root(
+          lead ? resume_path(cfg) : "", *model, cfg.eval_only ? nullptr : &optimizer,
+          cfg.eval_only ? nullptr : scheduler.get(), 0, *group)) {
+    state = resumed->state;
+    if (lead)
+      std::cout << "resumed from " << resumed->path << " after epoch " << state.epoch << "\n";
   }
-  std::cout << "model " << cfg.model << " (" << model->parameter_count() << " parameters), "
-            << train_set->describe() << ": " << train_set->size() << " train / " << test_set->size()
-            << " test images, " << num_threads() << " threads, " << device << "\n";
+  // Gradients averaged across processes during backward. Its construction broadcasts rank
+  // 0's weights again, which costs one message and guards against any rank-local drift.
+  std::shared_ptr<nn::Module> trained = model;
+  if (world_size > 1)
+    trained = std::make_shared<parallel::DistributedDataParallel>(
+        model, group,
+        parallel::DDPOptions{.bucket_cap_bytes = static_cast<int64_t>(cfg.bucket_mb * (1 << 20))});
+  if (lead) {
+    std::cout << "model " << cfg.model << " (" << model->parameter_count() << " parameters), "
+              << train_set->describe() << ": " << train_set->size() << " train / "
+              << test_set->size() << " test images, " << num_threads() << " threads, " << device
+              << "\n";
+    if (world_size > 1)
+      std::cout << world_size << " processes (" << group->backend() << ", " << cfg.allreduce
+                << " allreduce" << (cfg.sync_bn ? ", SyncBatchNorm" : "") << "): batch "
+                << cfg.batch_size << " per process = " << cfg.batch_size * world_size
+                << ", peak lr " << lr << "\n";
+  }
 
   if (cfg.eval_only) {
-    const EpochResult test = evaluate(*model, test_loader, device, cfg);
-    std::cout << "test loss " << test.loss << "  accuracy " << 100 * test.accuracy << "%\n";
+    const EpochResult test = evaluate(*model, test_loader, *test_sampler, device, cfg, *group);
+    if (lead)
+      std::cout << "test loss " << test.loss << "  accuracy " << 100 * test.accuracy << "% ("
+                << test.samples << " images)\n";
     return 0;
   }
 
   // ---- the epoch loop ---------------------------------------------------------------------
-  CsvLog csv(cfg.out + "/metrics.csv");
-  TensorBoardWriter tensorboard(cfg.out);
+  std::optional<CsvLog> csv;
+  std::optional<TensorBoardWriter> tensorboard;
+  if (lead) {
+    csv.emplace(cfg.out + "/metrics.csv");
+    tensorboard.emplace(cfg.out);
+  }
   const auto started = std::chrono::steady_clock::now();
   int64_t epochs_this_run = 0;
   for (int64_t epoch = state.epoch; epoch < cfg.epochs; ++epoch) {
     train_loader.start_epoch(epoch);
-    const double lr = optimizer.lr(0);
-    const EpochResult train =
-        train_epoch(*model, train_loader, optimizer, *scheduler, cfg, device, epoch, state.step);
-    const EpochResult test = evaluate(*model, test_loader, device, cfg);
+    const double epoch_lr = optimizer.lr(0);
+    const EpochResult train = train_epoch(*trained, train_loader, optimizer, *scheduler, cfg,
+                                          device, epoch, state.step, *group);
+    const EpochResult test = evaluate(*model, test_loader, *test_sampler, device, cfg, *group);
     state.epoch = epoch + 1;
     const bool best = test.accuracy > state.best_accuracy;
     if (best) state.best_accuracy = test.accuracy;
-    state.extra["config"] = cfg.to_json().dump();
+    state.extra["config"] = options.to_json().dump();  // as given, before lr scaling
 
-    log_epoch(csv, tensorboard, epoch, cfg.epochs, lr, train, test, state.best_accuracy);
-    save_checkpoint(cfg.out + "/last.safetensors", *model, &optimizer, scheduler.get(), state);
-    if (best) save_checkpoint(cfg.out + "/best.safetensors", *model, nullptr, nullptr, state);
+    if (lead) {
+      log_epoch(*csv, *tensorboard, epoch, cfg.epochs, epoch_lr, train, test, state.best_accuracy);
+      save_checkpoint(cfg.out + "/last.safetensors", *model, &optimizer, scheduler.get(), state);
+      if (best) save_checkpoint(cfg.out + "/best.safetensors", *model, nullptr, nullptr, state);
+    }
     if (cfg.stop_after_epochs > 0 && ++epochs_this_run >= cfg.stop_after_epochs) break;
   }
 
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::cout << "done: best test accuracy " << std::fixed << std::setprecision(2)
-            << 100 * state.best_accuracy << "%, " << state.epoch << " epochs, total time "
-            << format_duration(seconds) << ", peak memory "
-            << memory_stats(device).peak_bytes / (1 << 20) << " MiB\n"
-            << "outputs in " << cfg.out << " (last.safetensors, best.safetensors, metrics.csv, "
-            << "TensorBoard events)\n";
+  if (lead)
+    std::cout << "done: best test accuracy " << std::fixed << std::setprecision(2)
+              << 100 * state.best_accuracy << "%, " << state.epoch << " epochs, total time "
+              << format_duration(seconds) << ", peak memory "
+              << memory_stats(device).peak_bytes / (1 << 20) << " MiB"
+              << (world_size > 1 ? " (rank 0)" : "") << "\n"
+              << "outputs in " << cfg.out
+              << " (last.safetensors, best.safetensors, metrics.csv, TensorBoard events)\n";
   return 0;
 }
 

@@ -9,7 +9,7 @@
 #include "apps/train_cifar/run.h"
 #include "core/rng.h"
 #include "core/safetensors.h"
-#include "tests/data/data_test_util.h"
+#include "tests/apps/tiny_cifar.h"
 #include "tests/support/fixtures.h"
 
 namespace rg::apps {
@@ -17,35 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 using rg::testing::all_close;
 using rg::testing::throws_error;
-
-// 6 batch files of `per_file` records; record i of every file has label i % 10.
-std::string tiny_cifar(const std::string& name, int per_file) {
-  const std::string dir = rg::testing::temp_path(name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  std::vector<uint8_t> labels;
-  for (int i = 0; i < per_file; ++i) labels.push_back(static_cast<uint8_t>(i % 10));
-  for (int b = 1; b <= 5; ++b)
-    data::testing::write_cifar_batch(dir + "/data_batch_" + std::to_string(b) + ".bin", labels);
-  data::testing::write_cifar_batch(dir + "/test_batch.bin", labels);
-  return dir;
-}
-
-TrainConfig tiny_config(const std::string& data, const std::string& out) {
-  nlohmann::json c = default_config();
-  merge_config(c,
-               {{"data", data},
-                {"model", "resnet20@0.25"},
-                {"epochs", 3},
-                {"batch_size", 8},
-                {"lr", 0.05},
-                {"workers", 2},
-                {"threads", 2},
-                {"out", out},
-                {"progress", false}},
-               "test");
-  return parse_config(c);
-}
 
 std::map<std::string, Tensor> weights(const std::string& path) {
   return load_safetensors(path).tensors;
