@@ -84,6 +84,15 @@ TEST(TrainCifar, BadOptionsAndMissingData) {
   apply_set(c, "schedule=linear");
   EXPECT_TRUE(throws_error([&] { parse_config(c); }, {"schedule", "'linear'"}));
   EXPECT_TRUE(throws_error([] { preset("fast"); }, {"unknown preset 'fast'", "quick"}));
+  nlohmann::json d = default_config();
+  apply_set(d, "allreduce=tree");
+  EXPECT_TRUE(throws_error([&] { parse_config(d); }, {"allreduce", "ring or native", "'tree'"}));
+  d = default_config();
+  apply_set(d, "bucket_mb=0");
+  EXPECT_TRUE(throws_error([&] { parse_config(d); }, {"bucket_mb", "> 0"}));
+  d = default_config();
+  apply_set(d, "lr_scaling=sqrt");
+  EXPECT_TRUE(throws_error([&] { parse_config(d); }, {"lr_scaling", "'sqrt'"}));
 
   TrainConfig cfg =
       tiny_config(rg::testing::temp_path("nothing-here"), rg::testing::temp_path("o"));
@@ -95,14 +104,21 @@ TEST(TrainCifar, BadOptionsAndMissingData) {
 }
 
 TEST(TrainCifar, CommandLineLayering) {
-  const char* argv[] = {"train_cifar", "--preset", "quick",         "--epochs", "3",
-                        "--set",       "lr=0.3",   "--no-progress", "--data",   "x"};
-  CommandLine cli = parse_command_line(10, const_cast<char**>(argv));
+  const char* argv[] = {"train_cifar",  "--preset",    "quick",         "--epochs",    "3",
+                        "--set",        "lr=0.3",      "--no-progress", "--data",      "x",
+                        "--sync-bn",    "--allreduce", "native",        "--bucket-mb", "4",
+                        "--lr-scaling", "linear"};
+  CommandLine cli = parse_command_line(17, const_cast<char**>(argv));
   EXPECT_EQ(cli.config.model, "airbench@0.5");  // from the preset
   EXPECT_EQ(cli.config.epochs, 3);              // flag over preset
   EXPECT_DOUBLE_EQ(cli.config.lr, 0.3);         // --set over everything
   EXPECT_FALSE(cli.config.progress);
   EXPECT_EQ(cli.config.data, "x");
+  EXPECT_TRUE(cli.config.sync_bn);
+  EXPECT_EQ(cli.config.allreduce, "native");
+  EXPECT_DOUBLE_EQ(cli.config.bucket_mb, 4);
+  EXPECT_EQ(cli.config.lr_scaling, "linear");
+  EXPECT_EQ(preset("quick")["epochs"], 8);  // the recipe the README measured
   const char* bad[] = {"train_cifar", "--epoch", "3"};
   EXPECT_TRUE(throws_error([&] { parse_command_line(3, const_cast<char**>(bad)); }, {"--epoch"}));
 }
