@@ -84,7 +84,7 @@ struct Layout {
   int64_t K;                 // taps: C·kH·kW
   int64_t Q;                 // (Ho − 1)·Wq + Wo outputs, junk columns included
   int64_t Qt;                // Q rounded up to a whole number of tiles
-  int64_t xp_size;           // the stored planes + (Qt − Q) zeros, so whole tiles read in bounds
+  int64_t xp_size;           // the stored planes + zeros, so that whole tiles read in bounds
   std::vector<int64_t> off;  // K tap offsets, k = (c·kH + i)·kW + j as in the weight
   ForwardTile tile;
 
@@ -92,6 +92,12 @@ struct Layout {
   static Layout of(const DirectConv& g) {
     Layout l;
     l.Hq = (g.H + 2 * g.pH + g.sH - 1) / g.sH, l.Wq = (g.W + 2 * g.pW + g.sW - 1) / g.sW;
+    // Stride 1: the pW zeros before a row also serve as the right padding of the row above
+    // (the taps of its last outputs run pW past its pixels, into them): rows of W + pW, and
+    // (kW − 1)·dW − pW junk columns per row instead of (kW − 1)·dW (1 instead of 2 for 3x3).
+    // (With padding wider than the kernel, Wo > W + pW: outputs past W + pW then share their
+    // q with the first outputs of the next row, but all of those read only padding: both 0.)
+    if (g.sW == 1) l.Wq = g.W + g.pW;
     l.plane = l.Hq * l.Wq;
     l.row_phases = used_phases(g.kH, g.dH, g.sH);
     l.col_phases = used_phases(g.kW, g.dW, g.sW);
@@ -107,7 +113,9 @@ struct Layout {
     }
     // Both kernels read whole vectors: forward whole tiles, backward-weight whole vectors.
     l.Qt = round_up(l.Q, l.tile.NV * Simd<T>::L);
-    l.xp_size = g.C * nr * nc * l.plane + (l.Qt - l.Q);
+    // Zeros after the last plane: the last row's taps run pW past it (stride 1), whole tiles
+    // run Qt − Q past the last output.
+    l.xp_size = g.C * nr * nc * l.plane + (l.Qt - l.Q) + g.pW;
     // Tap (i, j) of output (ho, wo) reads padded pixel (ho·sH + i·dH, wo·sW + j·dW): row
     // ho + ⌊i·dH / sH⌋ of phase i·dH mod sH (columns likewise).
     auto index = [](const std::vector<int64_t>& v, int64_t a) {

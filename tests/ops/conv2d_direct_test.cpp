@@ -118,6 +118,7 @@ const std::vector<std::pair<const char*, DirectConv>> kShapes = {
     {"3x3 pad 1, 5 outputs", make(2, 1, 3, 5, 7, 5, 3, 3, 1, 1)},
     {"2x3, groups, dilation", make(3, 2, 2, 6, 4, 3, 2, 3, 0, 2, 2, 1)},
     {"1x1, 9 outputs", make(2, 1, 7, 3, 3, 9, 1, 1, 0, 0)},
+    {"padding wider than the kernel", make(2, 1, 3, 4, 5, 2, 1, 2, 2, 3)},
     {"one pixel", make(1, 1, 1, 1, 1, 2, 3, 3, 1, 1)},
     {"13 outputs, 45 taps", make(2, 1, 5, 8, 8, 13, 3, 3, 1, 1)},
     {"dilation 2, pad 2", make(2, 1, 4, 9, 10, 6, 3, 3, 2, 2, 2, 2)},
