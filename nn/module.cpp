@@ -170,10 +170,11 @@ void Module::to(Device device) {
   for (auto& [_, child] : children_) child->to(device);
 }
 
-void Module::to(DType dtype) {
+void Module::to(DType dtype, KeepFloat32 keep) {
   // Keeping f32 is about half precision (mixed precision): f64 models are f64 throughout.
   const bool half = dtype == DType::f16 || dtype == DType::bf16;
-  const DType target = keeps_float32() && half ? DType::f32 : dtype;
+  const bool keep_f32 = keeps_float32() && keep == KeepFloat32::where_asked;
+  const DType target = keep_f32 && half ? DType::f32 : dtype;
   for (auto& [_, t] : parameters_)
     if (t->defined() && t->dtype() != target) {
       const bool trainable = t->requires_grad();
@@ -181,7 +182,7 @@ void Module::to(DType dtype) {
     }
   for (auto& [_, t] : buffers_)
     if (t->defined() && is_floating(t->dtype())) *t = t->to(target);
-  for (auto& [_, child] : children_) child->to(dtype);
+  for (auto& [_, child] : children_) child->to(dtype, keep);
 }
 
 void Module::zero_grad() {

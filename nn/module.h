@@ -21,6 +21,8 @@ namespace rg::nn {
 
 enum class Mode { train, eval };
 enum class LoadMode { strict, non_strict };  // non_strict: ignore missing and unexpected keys
+// Whether to(f16 / bf16) honours keeps_float32() (BatchNorm) or converts everything.
+enum class KeepFloat32 { where_asked, never };
 
 class Module {
  public:
@@ -60,8 +62,8 @@ class Module {
   void to(Device device);
   // Converts floating parameters and buffers to dtype, except in modules that opt out of half
   // precision (BatchNorm keeps f32 when converting to f16 / bf16, not f64); integer buffers are
-  // left alone.
-  void to(DType dtype);
+  // left alone. KeepFloat32::never converts those modules too (AMP's O3, pure 16 bits).
+  void to(DType dtype, KeepFloat32 keep = KeepFloat32::where_asked);
   virtual bool keeps_float32() const { return false; }
   void zero_grad();
 

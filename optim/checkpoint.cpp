@@ -8,6 +8,8 @@
 namespace rg {
 namespace {
 constexpr std::string_view kOptimPrefix = "optim.";
+constexpr std::string_view kAmpPrefix = "amp.";
+constexpr std::string_view kAmpMasterPrefix = "amp.master.";
 
 int64_t read_int(const std::map<std::string, std::string>& meta, const std::string& key,
                  const std::string& path) {
@@ -22,11 +24,17 @@ int64_t read_int(const std::map<std::string, std::string>& meta, const std::stri
 }  // namespace
 
 void save_checkpoint(const std::string& path, const nn::Module& model, const Optimizer* optimizer,
-                     const LRScheduler* scheduler, const TrainingState& state) {
+                     const LRScheduler* scheduler, const TrainingState& state,
+                     const MixedPrecision* amp) {
   std::map<std::string, Tensor> tensors = model.state_dict();
   std::map<std::string, std::string> meta = state.extra;
   if (optimizer) {
     StateDict sd = optimizer->state_dict();
+    tensors.insert(sd.tensors.begin(), sd.tensors.end());
+    meta.insert(sd.metadata.begin(), sd.metadata.end());
+  }
+  if (amp) {
+    StateDict sd = amp->state_dict();
     tensors.insert(sd.tensors.begin(), sd.tensors.end());
     meta.insert(sd.metadata.begin(), sd.metadata.end());
   }
@@ -44,16 +52,26 @@ void save_checkpoint(const std::string& path, const nn::Module& model, const Opt
 }
 
 TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimizer* optimizer,
-                              LRScheduler* scheduler) {
+                              LRScheduler* scheduler, MixedPrecision* amp) {
   SafetensorsFile file = load_safetensors(path);
   std::map<std::string, Tensor> model_state;
   StateDict optim_state;
+  StateDict amp_state;
   for (auto& [name, t] : file.tensors) {
     if (std::string_view(name).starts_with(kOptimPrefix))
       optim_state.tensors[name] = t;
+    else if (std::string_view(name).starts_with(kAmpPrefix))
+      amp_state.tensors[name] = t;
     else
       model_state[name] = t;
   }
+  // O2 masters are the true weights: the model loads them (rounded to its own dtype) rather
+  // than the 16-bit copies, so an O2 checkpoint also restores an f32 model at full precision.
+  for (auto& [name, t] : amp_state.tensors) {
+    const std::string param = name.substr(std::string_view(kAmpMasterPrefix).size());
+    if (name.starts_with(kAmpMasterPrefix) && model_state.count(param)) model_state[param] = t;
+  }
+  amp_state.metadata = file.metadata;
   optim_state.metadata = file.metadata;
   try {
     model.load_state_dict(model_state);
@@ -62,6 +80,7 @@ TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimi
       optimizer->load_state_dict(optim_state);
     }
     if (scheduler) scheduler->load_state_dict(file.metadata);
+    if (amp) amp->load_state_dict(amp_state);
   } catch (const Error& e) {
     fail("checkpoint '", path, "': ", e.what());
   }
@@ -76,7 +95,7 @@ TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimi
   default_generator().set_state(rng);
   for (auto& [k, v] : file.metadata)
     if (!k.starts_with("optim.") && !k.starts_with("train.") && !k.starts_with("rng.") &&
-        k != "lr_scheduler")
+        k != "lr_scheduler" && !(amp && (k.starts_with("amp.") || k.starts_with("scaler."))))
       state.extra[k] = v;
   return state;
 }

@@ -5,7 +5,9 @@
 //   - the optimizer's state ("optim.*", see optimizer.h),
 //   - in __metadata__: the scheduler ("lr_scheduler"), the default generator ("rng.seed",
 //     "rng.offset"), the epoch and step counters, the best accuracy so far, and any extra
-//     entries the caller adds (e.g. the loss scaler, the run's config).
+//     entries the caller adds (e.g. the run's config),
+//   - with mixed precision (optim/amp.h): the loss scaler ("scaler.*" metadata) and, under O2,
+//     the f32 master weights ("amp.master.<name>") — the true weights of an O2 run.
 // Files are written atomically (temporary file, fsync, rename): a crash leaves the previous
 // checkpoint intact.
 
@@ -13,6 +15,7 @@
 #include <string>
 
 #include "nn/module.h"
+#include "optim/amp.h"
 #include "optim/lr_scheduler.h"
 #include "optim/optimizer.h"
 
@@ -27,12 +30,15 @@ struct TrainingState {
 
 // Pass nullptr for what the run does not have (evaluation-only weights have no optimizer).
 void save_checkpoint(const std::string& path, const nn::Module& model, const Optimizer* optimizer,
-                     const LRScheduler* scheduler, const TrainingState& state);
+                     const LRScheduler* scheduler, const TrainingState& state,
+                     const MixedPrecision* amp = nullptr);
 
 // Loads into existing objects. The model is loaded strictly: a checkpoint of another model is
 // refused with the missing, unexpected and mismatched keys listed. Restores the default
-// generator. Throws rg::Error naming the file.
+// generator. Throws rg::Error naming the file. Where the file holds O2 master weights, the
+// model gets them (rounded to its dtype), with or without `amp`; with `amp`, its masters and
+// scaler are restored too (its level and dtype must match the file's).
 TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimizer* optimizer,
-                              LRScheduler* scheduler);
+                              LRScheduler* scheduler, MixedPrecision* amp = nullptr);
 
 }  // namespace rg

@@ -1,6 +1,7 @@
 #include "ops/add/add.h"
 
 #include "core/autograd.h"
+#include "ops/autocast/autocast_policy.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace rg {
@@ -41,7 +42,9 @@ class AddScalarBackward : public Node {
 
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b) {
+Tensor add(const Tensor& a_in, const Tensor& b_in) {
+  const auto cast = autocast_inputs(AutocastPolicy::promote, a_in, b_in);
+  const Tensor &a = cast[0], &b = cast[1];
   check_same_float("add", {a, b});
   Tensor y = pointwise("add", AddFn{}, a, b);
   if (needs_grad({a, b})) record(std::make_shared<AddBackward>(a.shape(), b.shape()), {a, b}, {&y});

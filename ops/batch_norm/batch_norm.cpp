@@ -28,6 +28,23 @@ void check_channels(std::string_view op, const char* name, const Tensor& t, cons
            "] (one value per channel of input ", x.describe(), "), got ", t.describe());
 }
 
+// The per-channel parameters (weight, bias, running stats) share one floating dtype: the
+// input's, or f32 under a 16-bit input — cuDNN's mixed mode, which O2 mixed precision relies on
+// (the model in f16 except BatchNorm). Statistics are computed in f64 either way.
+void check_params(std::string_view op, const Tensor& x, const std::vector<Tensor>& params) {
+  check_same_float(op, params);
+  for (const Tensor& p : params) {
+    if (!p.defined()) continue;
+    const bool mixed =
+        (x.dtype() == DType::f16 || x.dtype() == DType::bf16) && p.dtype() == DType::f32;
+    RG_CHECK(p.dtype() == x.dtype() || mixed, op, ": dtype mismatch, input ", x.describe(),
+             " vs parameter ", p.describe(),
+             " (parameters must have the input's dtype, or f32 for an f16/bf16 input)");
+    RG_CHECK(p.device() == x.device(), op, ": device mismatch, input ", x.describe(),
+             " vs parameter ", p.describe());
+  }
+}
+
 void check_grad(std::string_view op, const Tensor& gy, const Tensor& x) {
   check_same_float(op, {x, gy});
   RG_CHECK(gy.shape() == x.shape(), op, ": gradient ", gy.describe(), " does not match input ",
@@ -120,12 +137,14 @@ Tensor grad_input(const Tensor& gy, const Tensor& x, const Channels& w, const Ch
 
 class BatchNormBackward : public Node {
  public:
-  BatchNormBackward(Tensor x, Tensor weight, Channels mean, Channels invstd, BatchNormMode mode)
+  BatchNormBackward(Tensor x, Tensor weight, Channels mean, Channels invstd, BatchNormMode mode,
+                    DType param_dtype)
       : x_(std::move(x)),
         weight_(std::move(weight)),
         mean_(std::move(mean)),
         invstd_(std::move(invstd)),
-        mode_(mode) {}
+        mode_(mode),
+        param_dtype_(param_dtype) {}
   std::string name() const override { return "BatchNormBackward"; }
   std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
     const Tensor gy = g[0].contiguous();
@@ -141,8 +160,9 @@ class BatchNormBackward : public Node {
       gx = train ? grad_input(gy, x_, w, mean_, invstd_, &sum_dy, &sum_dy_xhat, count_of(x_))
                  : grad_input(gy, x_, w, mean_, invstd_, nullptr, nullptr, count_of(x_));
     }
-    if (want_w) gw = f64_tensor(sum_dy_xhat).to(x_.dtype());
-    if (want_b) gb = f64_tensor(sum_dy).to(x_.dtype());
+    // In the parameters' dtype: f32 in mixed mode, where the f64 sums are rounded only once.
+    if (want_w) gw = f64_tensor(sum_dy_xhat).to(param_dtype_);
+    if (want_b) gb = f64_tensor(sum_dy).to(param_dtype_);
     return {gx, gw, gb};
   }
   void release_saved() override {
@@ -155,6 +175,7 @@ class BatchNormBackward : public Node {
   Tensor x_, weight_;  // x contiguous; weight only when x needs a gradient
   Channels mean_, invstd_;
   BatchNormMode mode_;
+  DType param_dtype_;  // of weight and bias
 };
 
 }  // namespace
@@ -164,7 +185,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
                   double momentum, double eps) {
   constexpr std::string_view op = "batch_norm";
   check_input(op, x);
-  check_same_float(op, {x, weight, bias, running_mean, running_var});
+  check_params(op, x, {weight, bias, running_mean, running_var});
   check_cpu(op, {weight, bias, running_mean, running_var});
   check_channels(op, "weight", weight, x);
   check_channels(op, "bias", bias, x);
@@ -198,7 +219,10 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
   if (needs_grad({x, weight, bias})) {
     auto node =
         std::make_shared<BatchNormBackward>(saved(xc), x.requires_grad() ? saved(weight) : Tensor(),
-                                            std::move(mean), std::move(invstd), mode);
+                                            std::move(mean), std::move(invstd), mode,
+                                            weight.defined() ? weight.dtype()
+                                            : bias.defined() ? bias.dtype()
+                                                             : x.dtype());
     record(node, {x, weight, bias}, {&y});
   }
   return y;
@@ -266,7 +290,7 @@ Tensor batch_norm_elemt(const Tensor& x, const Tensor& weight, const Tensor& bia
                         const Tensor& mean, const Tensor& invstd) {
   constexpr std::string_view op = "batch_norm_elemt";
   check_input(op, x);
-  check_same_float(op, {x, weight, bias});
+  check_params(op, x, {weight, bias});
   check_channels(op, "weight", weight, x);
   check_channels(op, "bias", bias, x);
   RG_CHECK(mean.defined() && invstd.defined(), op, ": mean and invstd are required");
@@ -297,7 +321,7 @@ Tensor batch_norm_backward_elemt(const Tensor& gy, const Tensor& x, const Tensor
   constexpr std::string_view op = "batch_norm_backward_elemt";
   check_input(op, x);
   check_grad(op, gy, x);
-  check_same_float(op, {x, weight});
+  check_params(op, x, {weight});
   check_channels(op, "weight", weight, x);
   RG_CHECK(mean.defined() && invstd.defined(), op, ": mean and invstd are required");
   check_channels(op, "mean", mean, x);

@@ -11,8 +11,10 @@
 //   eval:  μ, var = running_mean, running_var (which must be given).
 // Backward, train: gx = (w/σ)·(gy − mean(gy) − x̂·mean(gy·x̂)),  gw = Σ gy·x̂,  gb = Σ gy
 //           eval:  gx = gy·w/σ (the statistics are constants),  gw, gb as in train.
-// (means and sums per channel, over the M values.) Dtypes: f32, f64, f16, bf16 (all tensors
-// the same dtype); statistics are always computed in f64.
+// (means and sums per channel, over the M values.) Dtypes: f32, f64, f16, bf16, all tensors the
+// same dtype — or, for an f16/bf16 input, f32 weight, bias and running stats (cuDNN's mixed
+// mode, used by O2 mixed precision): y and gx then have the input's dtype, gweight and gbias
+// f32. Statistics are always computed in f64.
 //
 // The pieces below are the same computation split where SyncBatchNorm (parallel/) needs to
 // combine ranks — the design of PyTorch's native SyncBN kernels:

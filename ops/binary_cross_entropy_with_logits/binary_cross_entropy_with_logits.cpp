@@ -1,6 +1,7 @@
 #include "ops/binary_cross_entropy_with_logits/binary_cross_entropy_with_logits.h"
 
 #include "core/autograd.h"
+#include "ops/autocast/autocast_policy.h"
 #include "ops/binary_cross_entropy_with_logits/bce_functors.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/mean/mean.h"
@@ -63,8 +64,11 @@ void check_broadcasts_to(const Tensor& t, const char* what, const Tensor& x) {
 
 }  // namespace
 
-Tensor binary_cross_entropy_with_logits(const Tensor& x, const Tensor& y, const Tensor& weight,
-                                        const Tensor& pos_weight, Reduction reduction) {
+Tensor binary_cross_entropy_with_logits(const Tensor& x_in, const Tensor& y_in,
+                                        const Tensor& weight_in, const Tensor& pos_weight_in,
+                                        Reduction reduction) {
+  const auto cast = autocast_inputs(AutocastPolicy::float32, x_in, y_in, weight_in, pos_weight_in);
+  const Tensor &x = cast[0], &y = cast[1], &weight = cast[2], &pos_weight = cast[3];
   RG_CHECK(x.defined() && y.defined(), kOp, ": input and target must be defined");
   check_same_float(kOp, {x, y, weight, pos_weight});
   check_cpu(kOp, {x, y, weight, pos_weight});

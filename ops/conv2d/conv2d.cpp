@@ -1,6 +1,7 @@
 #include "ops/conv2d/conv2d.h"
 
 #include "core/autograd.h"
+#include "ops/autocast/autocast_policy.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace rg {
@@ -70,8 +71,10 @@ Shape conv2d_output_shape(std::string_view op, const Shape& x, const Shape& w,
   return y;
 }
 
-Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Conv2dPair stride,
+Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in, Conv2dPair stride,
               Conv2dPair padding, Conv2dPair dilation, int64_t groups) {
+  const auto cast = autocast_inputs(AutocastPolicy::lower_precision, x_in, weight_in, bias_in);
+  const Tensor &x = cast[0], &weight = cast[1], &bias = cast[2];
   check_same_float("conv2d", {x, weight, bias});
   check_cpu("conv2d", {x, weight, bias});
   RG_CHECK(x.dim() == 4, "conv2d: input must be 4-D (N, C, H, W), got ", x.describe());

@@ -39,7 +39,8 @@ struct Conv2dParams {
 Shape conv2d_output_shape(std::string_view op, const Shape& x_shape, const Shape& weight_shape,
                           const Conv2dParams& p);
 
-// y = conv2d(x, weight) + bias (bias may be undefined). f32/f64 cpu; any strides.
+// y = conv2d(x, weight) + bias (bias may be undefined). cpu, any strides; f32 and f64, and f16 /
+// bf16 computed in f32 and rounded once to 16 bits (all operands of one dtype).
 Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
                       const Conv2dParams& p);
 // gx: (N, C, H, W) = x_shape, from gy: (N, O, Ho', Wo'). Ho' may be smaller than the Ho of

@@ -36,6 +36,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "core/dispatch.h"
@@ -278,9 +279,15 @@ void backward_bias(const T* gy, int64_t N, int64_t O, int64_t P, T* gb) {
   parallel_for(O, 1, [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) {
       double acc = 0;  // N·Ho·Wo terms: accumulate the per-image sums in f64
-      for (int64_t n = 0; n < N; ++n)
-        acc += static_cast<double>(cmat(gy + (n * O + o) * P, 1, P, P).sum());
-      gb[o] = static_cast<T>(acc);
+      for (int64_t n = 0; n < N; ++n) {
+        const T* row = gy + (n * O + o) * P;
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+          acc += static_cast<double>(cmat(row, 1, P, P).sum());
+        } else {  // f16 / bf16: read each value exactly, no Eigen type for them
+          for (int64_t i = 0; i < P; ++i) acc += convert<double>(row[i]);
+        }
+      }
+      gb[o] = convert<T>(acc);  // one rounding, also for 16 bits
     }
   });
 }
@@ -312,6 +319,17 @@ void check_kernel_inputs(std::string_view op, const std::vector<Tensor>& tensors
   check_cpu(op, tensors);
 }
 
+// f16 and bf16 convolutions run the f32 kernels on f32 copies of the operands (exact: every
+// 16-bit value is an f32), so every product and every sum happens in f32 — what cuDNN does for
+// mixed precision — and the result is rounded once to 16 bits (to nearest even). The copies
+// cost a pass over the operands, small beside the GEMMs.
+bool is_half(DType d) {
+  return d == DType::f16 || d == DType::bf16;
+}
+Tensor widen(const Tensor& t) {
+  return t.defined() ? t.detach().to(DType::f32) : t;
+}
+
 }  // namespace
 
 Tensor conv2d_forward(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in,
@@ -320,6 +338,8 @@ Tensor conv2d_forward(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in
   const Shape y_shape = conv2d_output_shape("conv2d", x_in.shape(), w_in.shape(), p);
   RG_CHECK(!b_in.defined() || b_in.shape() == Shape{y_shape[1]}, "conv2d: bias must be (",
            y_shape[1], ") for weight ", w_in.describe(), ", got ", b_in.describe());
+  if (is_half(x_in.dtype()))
+    return conv2d_forward(widen(x_in), widen(w_in), widen(b_in), p).to(x_in.dtype());
   const Tensor x = x_in.contiguous(), w = w_in.contiguous();
   const Tensor bias = b_in.defined() ? b_in.contiguous() : Tensor();
   Tensor y = empty(y_shape, {x.dtype(), x.device()});
@@ -355,6 +375,8 @@ Tensor conv2d_backward_data(const Tensor& gy_in, const Tensor& w_in, const Shape
   check_kernel_inputs("conv2d_backward_data", {gy_in, w_in});
   const Shape y_shape = conv2d_output_shape("conv2d_backward_data", x_shape, w_in.shape(), p);
   check_gy("conv2d_backward_data", gy_in, y_shape);
+  if (is_half(gy_in.dtype()))
+    return conv2d_backward_data(widen(gy_in), widen(w_in), x_shape, p).to(gy_in.dtype());
   const Tensor gy = gy_in.contiguous(), w = w_in.contiguous();
   // Stride 1: gx is the convolution of gy (padded by d·(k − 1) − p) with the flipped,
   // transposed kernel. That GEMM has O·kH·kW deep inner products, where Wᵀ·gy has only O,
@@ -388,6 +410,8 @@ Tensor conv2d_backward_weight(const Tensor& gy_in, const Tensor& x_in, const Sha
   const Shape y_shape =
       conv2d_output_shape("conv2d_backward_weight", x_in.shape(), weight_shape, p);
   check_gy("conv2d_backward_weight", gy_in, y_shape);
+  if (is_half(gy_in.dtype()))
+    return conv2d_backward_weight(widen(gy_in), widen(x_in), weight_shape, p).to(gy_in.dtype());
   const Tensor gy = gy_in.contiguous(), x = x_in.contiguous();
   Tensor gw = empty(weight_shape, {gy.dtype(), gy.device()});
   if (auto d =
@@ -414,7 +438,7 @@ Tensor conv2d_backward_bias(const Tensor& gy_in) {
   const Tensor gy = gy_in.contiguous();
   const int64_t N = gy.size(0), O = gy.size(1), P = gy.size(2) * gy.size(3);
   Tensor gb = empty({O}, {gy.dtype(), gy.device()});
-  dispatch_f32_f64(gy.dtype(), "conv2d_backward_bias", [&](auto tag) {
+  dispatch_floating(gy.dtype(), "conv2d_backward_bias", [&](auto tag) {
     using T = decltype(tag);
     backward_bias<T>(gy.data<T>(), N, O, P, gb.data<T>());
   });

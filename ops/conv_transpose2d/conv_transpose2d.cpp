@@ -5,6 +5,7 @@
 #include "core/autograd.h"
 #include "core/dispatch.h"
 #include "core/thread_pool.h"
+#include "ops/autocast/autocast_policy.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace rg {
@@ -60,16 +61,19 @@ void add_bias(const Tensor& y, const Tensor& bias) {
 
 }  // namespace
 
-Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
+Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in,
+
                         Conv2dPair stride, Conv2dPair padding, Conv2dPair output_padding,
                         int64_t groups, Conv2dPair dilation) {
+  const auto cast = autocast_inputs(AutocastPolicy::lower_precision, x_in, weight_in, bias_in);
+  const Tensor &x = cast[0], &weight = cast[1], &bias = cast[2];
   constexpr const char* op = "conv_transpose2d";
   check_same_float(op, {x, weight, bias});
   check_cpu(op, {x, weight, bias});
   RG_CHECK(x.dim() == 4, op, ": input must be 4-D (N, Ci, H, W), got ", x.describe());
   RG_CHECK(weight.dim() == 4, op, ": weight must be 4-D (Ci, Co/groups, kH, kW), got ",
            weight.describe());
-  dispatch_f32_f64(x.dtype(), op, [](auto) {});  // the dtype error names this op
+  dispatch_floating(x.dtype(), op, [](auto) {});  // the dtype error names this op
   RG_CHECK(groups >= 1, op, ": groups must be >= 1, got ", groups);
   RG_CHECK(x.size(1) % groups == 0, op, ": input channels (", x.size(1), " in ", x.describe(),
            ") must be a multiple of groups (", groups, ")");
@@ -96,11 +100,15 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bia
   }
   // The conv2d this is the adjoint of: (N, Co, Ho, Wo) -> (N, Ci, H, W), weight as given.
   const Conv2dParams p{stride, padding, dilation, groups};
-  Tensor y = conv2d_backward_data(x, weight, y_shape, p);
+  // f16/bf16: computed in f32, bias included, and rounded once at the end (as conv2d does).
+  const bool half = x.dtype() == DType::f16 || x.dtype() == DType::bf16;
+  auto wide = [&](const Tensor& t) { return half ? t.detach().to(DType::f32) : t.detach(); };
+  Tensor y = conv2d_backward_data(wide(x), wide(weight), y_shape, p);
   if (bias.defined()) {
-    const Tensor b = bias.contiguous();
+    const Tensor b = wide(bias).contiguous();
     dispatch_f32_f64(y.dtype(), op, [&](auto tag) { add_bias<decltype(tag)>(y, b); });
   }
+  if (half) y = y.to(x.dtype());
   if (needs_grad({x, weight, bias})) {
     const bool gx = x.requires_grad(), gw = weight.requires_grad();
     auto node = std::make_shared<ConvTranspose2dBackward>(gw ? saved(x) : Tensor(), x.shape(),

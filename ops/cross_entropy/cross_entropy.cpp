@@ -1,6 +1,7 @@
 #include "ops/cross_entropy/cross_entropy.h"
 
 #include "core/autograd.h"
+#include "ops/autocast/autocast_policy.h"
 #include "ops/cross_entropy/cross_entropy_kernel.h"
 #include "ops/nll_loss/class_target.h"
 
@@ -33,8 +34,11 @@ class CrossEntropyBackward : public Node {
 
 }  // namespace
 
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight,
+Tensor cross_entropy(const Tensor& logits_in, const Tensor& target, const Tensor& weight_in,
+
                      Reduction reduction, int64_t ignore_index, double label_smoothing) {
+  const auto cast = autocast_inputs(AutocastPolicy::float32, logits_in, weight_in);
+  const Tensor &logits = cast[0], &weight = cast[1];
   RG_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0,
            "cross_entropy: label_smoothing must be in [0, 1], got ", label_smoothing);
   detail::CrossEntropyArgs args;

@@ -1,6 +1,7 @@
 #include "ops/div/div.h"
 
 #include "core/autograd.h"
+#include "ops/autocast/autocast_policy.h"
 #include "ops/div/div_functors.h"
 #include "ops/elementwise/elementwise.h"
 
@@ -59,7 +60,9 @@ class RdivScalarBackward : public Node {
 
 }  // namespace
 
-Tensor div(const Tensor& a, const Tensor& b) {
+Tensor div(const Tensor& a_in, const Tensor& b_in) {
+  const auto cast = autocast_inputs(AutocastPolicy::promote, a_in, b_in);
+  const Tensor &a = cast[0], &b = cast[1];
   check_same_float("div", {a, b});
   Tensor y = pointwise("div", DivFn{}, a, b);
   if (needs_grad({a, b}))

@@ -7,6 +7,7 @@
 #include "core/autograd.h"
 #include "core/dispatch.h"
 #include "core/thread_pool.h"
+#include "ops/autocast/autocast_policy.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/matmul/gemm.h"
 
@@ -122,7 +123,9 @@ class LinearBackward : public Node {
 
 }  // namespace
 
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+Tensor linear(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in) {
+  const auto cast = autocast_inputs(AutocastPolicy::lower_precision, x_in, weight_in, bias_in);
+  const Tensor &x = cast[0], &weight = cast[1], &bias = cast[2];
   check_same_float("linear", {x, weight, bias});
   check_cpu("linear", {x, weight, bias});
   RG_CHECK(weight.dim() == 2, "linear: weight must be 2-D (out_features, in_features), got ",

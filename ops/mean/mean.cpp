@@ -1,6 +1,7 @@
 #include "ops/mean/mean.h"
 
 #include "core/autograd.h"
+#include "ops/autocast/autocast_policy.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/sum/sum_kernel.h"
 
@@ -20,7 +21,9 @@ class MeanBackward : public Node {
   double scale_;
 };
 
-Tensor mean_impl(const Tensor& x, const std::vector<int64_t>& dims, bool all, KeepDim keepdim) {
+Tensor mean_impl(const Tensor& x_in, const std::vector<int64_t>& dims, bool all, KeepDim keepdim) {
+  const auto cast = autocast_inputs(AutocastPolicy::float32, x_in);
+  const Tensor& x = cast[0];
   check_same_float("mean", {x});
   check_cpu("mean", {x});
   detail::ReducePlan plan = detail::plan_reduce(x.shape(), dims, all, keepdim, "mean");

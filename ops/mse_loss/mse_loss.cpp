@@ -1,6 +1,7 @@
 #include "ops/mse_loss/mse_loss.h"
 
 #include "core/autograd.h"
+#include "ops/autocast/autocast_policy.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/mean/mean.h"
 #include "ops/sum/sum.h"
@@ -46,7 +47,9 @@ class MseLossBackward : public Node {
 
 }  // namespace
 
-Tensor mse_loss(const Tensor& x, const Tensor& y, Reduction reduction) {
+Tensor mse_loss(const Tensor& x_in, const Tensor& y_in, Reduction reduction) {
+  const auto cast = autocast_inputs(AutocastPolicy::float32, x_in, y_in);
+  const Tensor &x = cast[0], &y = cast[1];
   check_same_float("mse_loss", {x, y});
   check_cpu("mse_loss", {x, y});
   RG_CHECK(x.shape() == y.shape(), "mse_loss: target ", y.describe(),

@@ -1,6 +1,7 @@
 #include "ops/mul/mul.h"
 
 #include "core/autograd.h"
+#include "ops/autocast/autocast_policy.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/mul/mul_functors.h"
 
@@ -46,7 +47,9 @@ class MulScalarBackward : public Node {
 
 }  // namespace
 
-Tensor mul(const Tensor& a, const Tensor& b) {
+Tensor mul(const Tensor& a_in, const Tensor& b_in) {
+  const auto cast = autocast_inputs(AutocastPolicy::promote, a_in, b_in);
+  const Tensor &a = cast[0], &b = cast[1];
   check_same_float("mul", {a, b});
   Tensor y = pointwise("mul", MulFn{}, a, b);
   if (needs_grad({a, b}))

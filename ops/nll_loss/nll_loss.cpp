@@ -3,6 +3,7 @@
 #include "core/autograd.h"
 #include "core/dispatch.h"
 #include "core/thread_pool.h"
+#include "ops/autocast/autocast_policy.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/nll_loss/class_target.h"
 
@@ -104,8 +105,10 @@ class NllLossBackward : public Node {
 
 }  // namespace
 
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target_in, const Tensor& weight_in,
+Tensor nll_loss(const Tensor& log_probs_in, const Tensor& target_in, const Tensor& class_weight,
                 Reduction reduction, int64_t ignore_index) {
+  const auto cast = autocast_inputs(AutocastPolicy::float32, log_probs_in, class_weight);
+  const Tensor &log_probs = cast[0], &weight_in = cast[1];
   const Lanes l =
       detail::check_class_target("nll_loss", log_probs, target_in, weight_in, ignore_index);
   const Tensor x = log_probs.contiguous(), target = target_in.contiguous();

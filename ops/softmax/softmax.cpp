@@ -1,6 +1,7 @@
 #include "ops/softmax/softmax.h"
 
 #include "core/autograd.h"
+#include "ops/autocast/autocast_policy.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/softmax/softmax_kernel.h"
 
@@ -23,7 +24,9 @@ class SoftmaxBackward : public Node {
 
 }  // namespace
 
-Tensor softmax(const Tensor& x, int64_t dim) {
+Tensor softmax(const Tensor& x_in, int64_t dim) {
+  const auto cast = autocast_inputs(AutocastPolicy::float32, x_in);
+  const Tensor& x = cast[0];
   check_same_float("softmax", {x});
   check_cpu("softmax", {x});
   dim = normalize_dim(dim, x.dim(), "softmax");

@@ -1,6 +1,7 @@
 #include "ops/sub/sub.h"
 
 #include "core/autograd.h"
+#include "ops/autocast/autocast_policy.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/neg/neg.h"
 #include "ops/sub/sub_functors.h"
@@ -39,7 +40,9 @@ class SubScalarBackward : public Node {
 
 }  // namespace
 
-Tensor sub(const Tensor& a, const Tensor& b) {
+Tensor sub(const Tensor& a_in, const Tensor& b_in) {
+  const auto cast = autocast_inputs(AutocastPolicy::promote, a_in, b_in);
+  const Tensor &a = cast[0], &b = cast[1];
   check_same_float("sub", {a, b});
   Tensor y = pointwise("sub", SubFn{}, a, b);
   if (needs_grad({a, b}))

@@ -1,6 +1,7 @@
 #include "ops/sum/sum.h"
 
 #include "core/autograd.h"
+#include "ops/autocast/autocast_policy.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/sum/sum_kernel.h"
 
@@ -51,7 +52,9 @@ class SumBackward : public Node {
   detail::ReducePlan plan_;
 };
 
-Tensor sum_impl(const Tensor& x, const std::vector<int64_t>& dims, bool all, KeepDim keepdim) {
+Tensor sum_impl(const Tensor& x_in, const std::vector<int64_t>& dims, bool all, KeepDim keepdim) {
+  const auto cast = autocast_inputs(AutocastPolicy::float32, x_in);
+  const Tensor& x = cast[0];
   check_same_float("sum", {x});
   check_cpu("sum", {x});
   detail::ReducePlan plan = detail::plan_reduce(x.shape(), dims, all, keepdim, "sum");

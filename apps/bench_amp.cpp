@@ -1,0 +1,104 @@
+// Train-step throughput and peak memory of mixed precision on the CPU: O0 (f32), and O1, O2, O3
+// for fp16 and bf16, on a small ResNet with random data. Prints one JSON object per run.
+// 16 bits on the CPU are a storage format: every conv/GEMM widens its operands to f32, so what
+// this measures is the cost of the conversions (and the memory saved by 16-bit activations),
+// not a tensor-core speed-up.
+//
+//   ./build/apps/bench_amp [--model resnet20] [--batch 128] [--threads 2] [--steps 5]
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "core/allocator.h"
+#include "core/rng.h"
+#include "core/thread_pool.h"
+#include "nn/models/resnet.h"
+#include "optim/optim.h"
+
+namespace {
+
+struct Result {
+  double images_per_second, best_images_per_second, peak_mib;
+  int64_t skipped;
+};
+
+Result run(const std::string& model_name, rg::OptLevel level, rg::DType dtype, int64_t batch,
+           int64_t steps, int64_t warmup) {
+  rg::manual_seed(0);
+  auto model = rg::nn::make_model(model_name);
+  rg::MixedPrecision amp(*model, {level, dtype, {}});
+  rg::SGD opt(amp.optimizer_params(), {.lr = 0.01, .momentum = 0.9, .weight_decay = 5e-4});
+  const rg::Tensor x = rg::randn({batch, 3, 32, 32});
+  std::vector<int64_t> y(static_cast<std::size_t>(batch));
+  for (int64_t i = 0; i < batch; ++i) y[static_cast<std::size_t>(i)] = i % 10;
+  const rg::Tensor labels = rg::from_vector(y, {batch}, {rg::DType::i64});
+  auto step = [&] {
+    rg::Tensor logits;
+    {
+      auto autocast = amp.autocast();
+      logits = model->forward(amp.cast_input(x));
+    }
+    opt.zero_grad();
+    amp.backward(rg::cross_entropy(logits, labels));
+    amp.step(opt);
+    amp.update();
+  };
+  for (int64_t i = 0; i < warmup; ++i) step();
+  rg::reset_peak_memory(rg::Device::cpu());
+  double best = 1e30, total = 0;
+  for (int64_t i = 0; i < steps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    step();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::min(best, s);
+    total += s;
+  }
+  return {static_cast<double>(batch * steps) / total, static_cast<double>(batch) / best,
+          static_cast<double>(rg::memory_stats(rg::Device::cpu()).peak_bytes) / (1 << 20),
+          amp.scaler() ? amp.scaler()->skipped_steps() : 0};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bench_amp: images/s and peak memory of a training step per AMP level"};
+  std::string model_name = "resnet20";
+  int64_t batch = 128, steps = 5, warmup = 1;
+  int threads = 0;
+  app.add_option("--model", model_name, "model name (resnet20, resnet18, ...)");
+  app.add_option("--batch", batch, "batch size");
+  app.add_option("--threads", threads, "compute threads (0: all)");
+  app.add_option("--steps", steps, "timed steps");
+  app.add_option("--warmup", warmup, "untimed steps first");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (threads > 0) rg::set_num_threads(threads);
+    struct Config {
+      rg::OptLevel level;
+      rg::DType dtype;
+    };
+    std::vector<Config> configs{{rg::OptLevel::O0, rg::DType::f16}};
+    for (rg::DType dt : {rg::DType::f16, rg::DType::bf16})
+      for (rg::OptLevel level : {rg::OptLevel::O1, rg::OptLevel::O2, rg::OptLevel::O3})
+        configs.push_back({level, dt});
+    for (const Config& c : configs) {
+      const Result r = run(model_name, c.level, c.dtype, batch, steps, warmup);
+      const bool f32 = c.level == rg::OptLevel::O0;
+      std::printf(
+          "{\"model\": \"%s\", \"batch\": %lld, \"threads\": %d, \"amp\": \"%s\", "
+          "\"dtype\": \"%s\", \"steps\": %lld, \"images_per_second\": %.1f, "
+          "\"best_images_per_second\": %.1f, \"peak_memory_mib\": %.1f, \"skipped_steps\": "
+          "%lld}\n",
+          model_name.c_str(), static_cast<long long>(batch), rg::num_threads(),
+          std::string(rg::opt_level_name(c.level)).c_str(),
+          f32 ? "fp32" : (c.dtype == rg::DType::f16 ? "fp16" : "bf16"),
+          static_cast<long long>(steps), r.images_per_second, r.best_images_per_second, r.peak_mib,
+          static_cast<long long>(r.skipped));
+      std::fflush(stdout);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "bench_amp: error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,127 @@
+// f16 / bf16 kernels of conv2d, conv_transpose2d, linear and matmul: each computes in f32 (as
+// cuDNN and cuBLAS do for mixed precision) and rounds once. Gradcheck cannot run in 16 bits, so
+// each result is compared with the f32 op on the same (exactly widened) 16-bit operands:
+//   |y16 − y32| <= u·|y32| + tiny,   u = the unit roundoff, eps/2 (f16: 2⁻¹¹, bf16: 2⁻⁸),
+// the bound of one correct rounding; `tiny` (the smallest subnormal, f16 2⁻²⁴) covers results
+// that round into the subnormal range. A kernel that accumulated in 16 bits would miss this
+// by far: a K-term sum in 16 bits errs by up to about K·u.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "core/autograd.h"
+#include "ops/ops.h"
+#include "tests/support/fixtures.h"
+
+namespace rg {
+namespace {
+using namespace rg::testing;
+
+double unit_roundoff(DType dt) {
+  return dt == DType::f16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
+}
+double tiny(DType dt) {
+  return dt == DType::f16 ? std::ldexp(1.0, -24) : 1e-38;
+}
+
+// Within one rounding of the f32 result (see the top of the file).
+void expect_one_rounding(const Tensor& y16, const Tensor& y32, DType dt) {
+  ASSERT_EQ(y16.dtype(), dt);
+  ASSERT_EQ(y16.shape(), y32.shape());
+  EXPECT_TRUE(all_close(y16.to(DType::f32), y32, tiny(dt), unit_roundoff(dt)));
+}
+
+// Runs op forward and backward on 16-bit leaves and on f32 leaves holding the same values; the
+// output and every input gradient must be one rounding away from the f32 result.
+void check_op(const std::function<Tensor(const std::vector<Tensor>&)>& op,
+              const std::vector<Shape>& shapes, DType dt) {
+  std::vector<Tensor> in16, in32;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    Tensor v = randn(shapes[i]).to(dt);  // the 16-bit values; widening them is exact
+    in16.push_back(v.clone().set_requires_grad(true));
+    in32.push_back(v.to(DType::f32).set_requires_grad(true));
+  }
+  Tensor y16 = op(in16), y32 = op(in32);
+  expect_one_rounding(y16, y32, dt);
+  // The same upstream gradient in both precisions (16-bit values, exact in f32).
+  const Tensor gy = randn(y32.shape()).to(dt);
+  y16.backward(gy);
+  y32.backward(gy.to(DType::f32));
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    SCOPED_TRACE("gradient of input " + std::to_string(i));
+    // The reference backward runs on the 16-bit values of the saved operands, which the f32 run
+    // also saw: still one rounding apart.
+    expect_one_rounding(in16[i].grad(), in32[i].grad(), dt);
+  }
+}
+
+class HalfKernels : public ::testing::TestWithParam<DType> {};
+
+TEST_P(HalfKernels, Conv2dIsOneRoundingFromF32) {
+  const DType dt = GetParam();
+  for (Conv2dPair stride : {Conv2dPair{1, 1}, Conv2dPair{2, 2}}) {
+    SCOPED_TRACE("stride " + std::to_string(stride[0]));
+    check_op(
+        [&](const std::vector<Tensor>& t) {
+          return conv2d(t[0], t[1], t[2], stride, {1, 1});
+        },
+        {{2, 8, 9, 9}, {6, 8, 3, 3}, {6}}, dt);
+  }
+  // The direct (wide-image) kernel path too.
+  check_op(
+      [](const std::vector<Tensor>& t) {
+        return conv2d(t[0], t[1], Tensor(), {1, 1}, {1, 1});
+      },
+      {{2, 16, 32, 32}, {16, 16, 3, 3}}, dt);
+}
+
+TEST_P(HalfKernels, ConvTranspose2dIsOneRoundingFromF32) {
+  const DType dt = GetParam();
+  check_op(
+      [](const std::vector<Tensor>& t) {
+        return conv_transpose2d(t[0], t[1], t[2], {2, 2}, {1, 1}, {1, 1});
+      },
+      {{2, 6, 5, 5}, {6, 4, 3, 3}, {4}}, dt);
+}
+
+TEST_P(HalfKernels, LinearAndMatmulAreOneRoundingFromF32) {
+  const DType dt = GetParam();
+  check_op([](const std::vector<Tensor>& t) { return linear(t[0], t[1], t[2]); },
+           {{5, 3, 40}, {7, 40}, {7}}, dt);
+  check_op([](const std::vector<Tensor>& t) { return matmul(t[0], t[1]); },
+           {{3, 6, 50}, {3, 50, 4}}, dt);
+}
+
+TEST_P(HalfKernels, ConvBiasGradientIsOneRoundingOfTheF64Sum) {
+  const DType dt = GetParam();
+  const Tensor gy = randn({4, 3, 7, 7}).to(dt);
+  const Tensor exact = sum(gy.to(DType::f64), {0, 2, 3});
+  // A single rounding from the f64 sum: equal to converting that sum, bit for bit.
+  EXPECT_TRUE(all_close(conv2d_backward_bias(gy), exact.to(dt), 0, 0));
+}
+
+TEST_P(HalfKernels, BadInputsStillNameTheOp) {
+  const DType dt = GetParam();
+  EXPECT_TRUE(throws_error(
+      [&] {
+        conv2d(ones({1, 2, 5, 5}, {dt}), ones({3, 2, 3, 3}));
+      },
+      {"conv2d", "dtype mismatch", std::string(dtype_name(dt))}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        linear(ones({2, 4}, {dt}), ones({3, 4}));
+      },
+      {"linear", "dtype mismatch"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        matmul(ones({2, 4}, {dt}), ones({4, 3}, {DType::f64}));
+      },
+      {"matmul", "dtype mismatch"}));
+}
+
+INSTANTIATE_TEST_SUITE_P(F16AndBf16, HalfKernels, ::testing::Values(DType::f16, DType::bf16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+}  // namespace
+}  // namespace rg
