@@ -11,14 +11,14 @@ using json = nlohmann::json;
 
 std::optional<Resumed> load_checkpoint_on_root(const std::string& path, nn::Module& model,
                                                Optimizer* optimizer, LRScheduler* scheduler,
-                                               int root, ProcessGroup& group) {
+                                               MixedPrecision* amp, int root, ProcessGroup& group) {
   json verdict;
   if (group.rank() == root) {
     if (path.empty()) {
       verdict["resume"] = false;
     } else {
       try {
-        const TrainingState s = load_checkpoint(path, model, optimizer, scheduler);
+        const TrainingState s = load_checkpoint(path, model, optimizer, scheduler, amp);
         const PhiloxState rng = default_generator().state();
         verdict = {{"resume", true},
                    {"path", path},
@@ -27,7 +27,8 @@ std::optional<Resumed> load_checkpoint_on_root(const std::string& path, nn::Modu
                    {"best_accuracy", s.best_accuracy},
                    {"extra", s.extra},
                    {"scheduler", scheduler ? json(scheduler->state_dict()) : json::object()},
-                   {"rng", json::array({rng.seed, rng.offset})}};
+                   {"rng", json::array({rng.seed, rng.offset})},
+                   {"amp", amp ? json(amp->state_dict().metadata) : json::object()}};
       } catch (const Error& e) {
         verdict = {{"error", e.what()}};
       }
@@ -41,6 +42,13 @@ std::optional<Resumed> load_checkpoint_on_root(const std::string& path, nn::Modu
 
   broadcast_parameters(model, root, group);
   if (optimizer) broadcast_optimizer_state(*optimizer, root, group);
+  if (amp) {
+    // Every rank's own state supplies tensors of the right names and shapes to receive into.
+    StateDict received = amp->state_dict();
+    broadcast_parameters(received.tensors, root, group);
+    received.metadata = verdict["amp"].get<std::map<std::string, std::string>>();
+    if (group.rank() != root) amp->load_state_dict(received);
+  }
   Resumed r;
   r.path = verdict["path"];
   r.state.epoch = verdict["epoch"];

@@ -30,8 +30,10 @@ class SyncBatchNormBackward : public Node {
     // This rank's Σ gy and Σ gy·x̂ (f64, (C) each).
     const BatchNormGradSums local = batch_norm_backward_reduce(gy, x_, mean_, invstd_);
     Tensor gw, gb, gx;
-    if (next_edges[1].node) gw = local.sum_dy_xhat.to(x_.dtype());
-    if (next_edges[2].node) gb = local.sum_dy.to(x_.dtype());
+    // The parameters' dtype: f32 beside a 16-bit input in mixed precision (as in BatchNorm).
+    const DType param_dtype = weight_.defined() ? weight_.dtype() : x_.dtype();
+    if (next_edges[1].node) gw = local.sum_dy_xhat.to(param_dtype);
+    if (next_edges[2].node) gb = local.sum_dy.to(param_dtype);
     // Every rank joins the allreduce, whatever it needs: a rank that skipped it would leave
     // the others waiting. One message for both sums.
     Tensor both = empty({2 * c}, {DType::f64});

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "optim/amp.h"
 
 namespace rg::apps {
 
@@ -26,6 +27,9 @@ json default_config() {
           {"sync_bn", false},
           {"allreduce", "ring"},
           {"bucket_mb", 25.0},
+          {"amp", "O0"},
+          {"amp_dtype", "fp16"},
+          {"loss_scale", "dynamic"},
           {"label_smoothing", 0.0},
           {"workers", 2},
           {"threads", 0},
@@ -109,7 +113,10 @@ void apply_set(json& config, const std::string& assignment) {
   RG_CHECK(eq != std::string::npos && eq > 0, "--set '", assignment, "': expected key=value");
   const std::string key = assignment.substr(0, eq), text = assignment.substr(eq + 1);
   json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) value = text;  // a bare word: a string
+  // A bare word is a string; so is anything given for a string option (--set loss_scale=1024).
+  if (value.is_discarded() ||
+      (config.contains(key) && config[key].is_string() && !value.is_string()))
+    value = text;
   merge_config(config, {{key, value}}, "--set " + assignment);
 }
 
@@ -131,6 +138,9 @@ TrainConfig parse_config(const json& c) {
   t.sync_bn = c["sync_bn"];
   t.allreduce = c["allreduce"];
   t.bucket_mb = c["bucket_mb"];
+  t.amp = c["amp"];
+  t.amp_dtype = c["amp_dtype"];
+  t.loss_scale = c["loss_scale"];
   t.label_smoothing = c["label_smoothing"];
   t.workers = c["workers"];
   t.threads = c["threads"];
@@ -160,9 +170,18 @@ TrainConfig parse_config(const json& c) {
   RG_CHECK(t.allreduce == "ring" || t.allreduce == "native",
            "allreduce must be ring or native, got '", t.allreduce, "'");
   RG_CHECK(t.bucket_mb > 0, "bucket_mb must be > 0, got ", t.bucket_mb);
+  t.amp_options();  // names a bad level, dtype or scale now, not after loading the data
   RG_CHECK(t.warmup_epochs >= 0 && t.warmup_epochs < static_cast<double>(t.epochs),
            "warmup_epochs must be in [0, epochs), got ", t.warmup_epochs);
   return t;
+}
+
+AmpOptions TrainConfig::amp_options() const {
+  try {
+    return {parse_opt_level(amp), parse_amp_dtype(amp_dtype), parse_loss_scale(loss_scale)};
+  } catch (const Error& e) {
+    fail("amp options: ", e.what());
+  }
 }
 
 json TrainConfig::to_json() const {
@@ -182,6 +201,9 @@ json TrainConfig::to_json() const {
           {"sync_bn", sync_bn},
           {"allreduce", allreduce},
           {"bucket_mb", bucket_mb},
+          {"amp", amp},
+          {"amp_dtype", amp_dtype},
+          {"loss_scale", loss_scale},
           {"label_smoothing", label_smoothing},
           {"workers", workers},
           {"threads", threads},
@@ -223,6 +245,9 @@ CommandLine parse_command_line(int argc, char** argv) {
       {"lr-scaling", "none or linear (lr x number of processes, with warm-up)"},
       {"allreduce", "gradient allreduce under mpirun: ring (ours) or native (MPI_Allreduce)"},
       {"bucket-mb", "DDP gradient bucket cap in MiB"},
+      {"amp", "mixed precision: O0 (f32), O1 (autocast), O2 (16-bit model, f32 masters), O3"},
+      {"amp-dtype", "16-bit type of O1-O3: fp16 or bf16"},
+      {"loss-scale", "dynamic, or a fixed loss scale such as 1024"},
       {"label-smoothing", "cross-entropy label smoothing"},
       {"workers", "data loading threads"},
       {"threads", "compute threads (0: all)"},

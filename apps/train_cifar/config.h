@@ -9,6 +9,10 @@
 #include <string>
 #include <vector>
 
+namespace rg {
+struct AmpOptions;
+}
+
 namespace rg::apps {
 
 struct TrainConfig {
@@ -28,6 +32,9 @@ struct TrainConfig {
   bool sync_bn;            // under mpirun: SyncBatchNorm instead of per-process BatchNorm
   std::string allreduce;   // ring | native: how DDP averages gradients under mpirun
   double bucket_mb;        // DDP bucket cap (the first bucket is 1 MiB at most)
+  std::string amp;         // O0 | O1 | O2 | O3 (optim/amp.h)
+  std::string amp_dtype;   // fp16 | bf16
+  std::string loss_scale;  // dynamic | a positive number (a fixed scale)
   double label_smoothing;
   int64_t workers;
   int64_t threads;  // 0: all hardware threads
@@ -45,6 +52,7 @@ struct TrainConfig {
   std::string preset;
 
   nlohmann::json to_json() const;
+  AmpOptions amp_options() const;  // throws naming a bad level, dtype or scale
 };
 
 nlohmann::json default_config();

@@ -35,8 +35,9 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }  // namespace
 
 EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, Optimizer& optimizer,
-                        LRScheduler& scheduler, const TrainConfig& cfg, const Device& device,
-                        int64_t epoch, int64_t& step, parallel::ProcessGroup& group) {
+                        LRScheduler& scheduler, MixedPrecision& amp, const TrainConfig& cfg,
+                        const Device& device, int64_t epoch, int64_t& step,
+                        parallel::ProcessGroup& group) {
   model.train();
   ProgressBar bar("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(cfg.epochs),
                   loader.num_batches(), cfg.progress);
@@ -44,16 +45,35 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, Optimizer& 
   double loss_sum = 0;
   int64_t correct = 0, seen = 0, done = 0;
   while (auto batch = loader.next()) {
-    Tensor images = batch->images.to(device), labels = batch->labels.to(device);
+    Tensor images = amp.cast_input(batch->images.to(device)), labels = batch->labels.to(device);
     optimizer.zero_grad();
-    Tensor logits = model.forward(images);
+    Tensor logits;
+    {
+      auto autocast = amp.autocast();  // O1 only
+      logits = model.forward(images);
+    }
+    // The loss in f32 whatever the model's precision (16-bit logits under O2/O3).
+    logits = logits.to(DType::f32);
     Tensor loss =
         cross_entropy(logits, labels, Tensor(), Reduction::mean, -100, cfg.label_smoothing);
-    loss.backward();
-    if (cfg.clip_grad_norm > 0) clip_grad_norm(model.parameters(), cfg.clip_grad_norm);
-    optimizer.step();
+    amp.backward(loss);  // scaled by the loss scale under O1-O3
+    if (cfg.clip_grad_norm > 0) {
+      amp.unscale(optimizer);  // clip the true gradients, not the scaled ones
+      clip_grad_norm(amp.optimizer_params(), cfg.clip_grad_norm);
+    }
+    const bool stepped = amp.step(optimizer);  // skipped when a gradient overflowed
+    amp.update();
     scheduler.step();
     ++step;
+    if (!stepped && group.rank() == 0) {
+      const LossScaler& scaler = *amp.scaler();
+      const auto& overflow = scaler.last_overflow();
+      std::cout << "\rstep " << step << ": gradient overflow"
+                << (overflow && !overflow->param_name.empty()
+                        ? " (first in " + overflow->param_name + ")"
+                        : std::string(" on another rank"))
+                << ", step skipped, loss scale now " << scaler.scale_value() << "\n";
+    }
 
     const int64_t n = labels.numel();
     const double l = loss.item();
@@ -82,6 +102,10 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, Optimizer& 
   r.accuracy = totals[1] / std::max(totals[2], 1.0);
   r.seconds = seconds_since(start);
   r.images_per_second = totals[2] / r.seconds;
+  if (const LossScaler* scaler = amp.scaler()) {
+    r.loss_scale = scaler->scale_value();
+    r.skipped_steps = scaler->skipped_steps();
+  }
   return r;
 }
 
@@ -111,8 +135,8 @@ Tensor sample_images(const data::Dataset& dataset, int64_t n) {
 }
 
 EpochResult evaluate(nn::Module& model, data::DataLoader& loader,
-                     const parallel::DistributedSampler& sampler, const Device& device,
-                     const TrainConfig& cfg, parallel::ProcessGroup& group) {
+                     const parallel::DistributedSampler& sampler, const MixedPrecision& amp,
+                     const Device& device, const TrainConfig& cfg, parallel::ProcessGroup& group) {
   model.eval();
   NoGradGuard no_grad;
   loader.start_epoch(0);
@@ -121,8 +145,12 @@ EpochResult evaluate(nn::Module& model, data::DataLoader& loader,
   parallel::DistributedEvaluator evaluator(sampler);
   int64_t done = 0;
   while (auto batch = loader.next()) {
-    Tensor logits = model.forward(batch->images.to(device));
-    if (cfg.tta) logits = (logits + model.forward(flip_horizontal(batch->images).to(device))) * 0.5;
+    auto autocast = amp.autocast();  // O1 only
+    auto forward = [&](const Tensor& images) {
+      return model.forward(amp.cast_input(images.to(device))).to(DType::f32);
+    };
+    Tensor logits = forward(batch->images);
+    if (cfg.tta) logits = (logits + forward(flip_horizontal(batch->images))) * 0.5;
     evaluator.add(logits, batch->labels);
     bar.update(++done, batch->labels.numel(), {});
   }
@@ -166,14 +194,23 @@ void log_epoch(CsvLog& csv, TensorBoardWriter& tensorboard, int64_t epoch, int64
             << " acc " << fixed(100 * test.accuracy, 2) << "%  best " << fixed(100 * best, 2)
             << "%  lr " << fixed(lr, 4) << "  " << static_cast<int64_t>(train.images_per_second)
             << " img/s  " << format_duration(train.seconds + test.seconds) << std::endl;
-  csv.write({{"epoch", static_cast<double>(epoch + 1)},
-             {"lr", lr},
-             {"train_loss", train.loss},
-             {"train_accuracy", train.accuracy},
-             {"test_loss", test.loss},
-             {"test_accuracy", test.accuracy},
-             {"images_per_second", train.images_per_second},
-             {"epoch_seconds", train.seconds + test.seconds}});
+  std::vector<std::pair<std::string, double>> row = {
+      {"epoch", static_cast<double>(epoch + 1)},
+      {"lr", lr},
+      {"train_loss", train.loss},
+      {"train_accuracy", train.accuracy},
+      {"test_loss", test.loss},
+      {"test_accuracy", test.accuracy},
+      {"images_per_second", train.images_per_second},
+      {"epoch_seconds", train.seconds + test.seconds}};
+  if (train.loss_scale > 0) {  // mixed precision: the scaler's course over the run
+    row.push_back({"loss_scale", train.loss_scale});
+    row.push_back({"skipped_steps", static_cast<double>(train.skipped_steps)});
+    tensorboard.add_scalar("amp/loss_scale", train.loss_scale, epoch + 1);
+    tensorboard.add_scalar("amp/skipped_steps", static_cast<double>(train.skipped_steps),
+                           epoch + 1);
+  }
+  csv.write(row);
   const int64_t step = epoch + 1;
   tensorboard.add_scalar("train/loss", train.loss, step);
   tensorboard.add_scalar("train/accuracy", train.accuracy, step);

@@ -21,21 +21,26 @@ struct EpochResult {
   int64_t samples = 0;
   double seconds = 0;
   double images_per_second = 0;
+  // Mixed precision (O1-O3): the loss scale at the end of the epoch, steps skipped so far.
+  double loss_scale = 0;
+  int64_t skipped_steps = 0;
 };
 
-// Runs one epoch of SGD steps (the loader's epoch must be started); `step` counts optimizer
-// steps across epochs. Loss, accuracy and images/s are over the samples of every process of
-// `group` (a collective: every rank calls it).
+// Runs one epoch of SGD steps (the loader's epoch must be started) at amp's precision; `step`
+// counts optimizer steps across epochs. Loss, accuracy and images/s are over the samples of
+// every process of `group` (a collective: every rank calls it). Rank 0 reports each step the
+// loss scaler skips, naming the first parameter whose gradient overflowed.
 EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, Optimizer& optimizer,
-                        LRScheduler& scheduler, const TrainConfig& cfg, const Device& device,
-                        int64_t epoch, int64_t& step, parallel::ProcessGroup& group);
+                        LRScheduler& scheduler, MixedPrecision& amp, const TrainConfig& cfg,
+                        const Device& device, int64_t epoch, int64_t& step,
+                        parallel::ProcessGroup& group);
 // Loss and accuracy over the test set, in eval mode, without gradients: each rank evaluates
 // its share (the loader draws from `sampler`), padded duplicates are left out, and the totals
 // are summed over `group`, so every test image counts exactly once.
 // With cfg.tta, logits are averaged over each image and its mirror image.
 EpochResult evaluate(nn::Module& model, data::DataLoader& loader,
-                     const parallel::DistributedSampler& sampler, const Device& device,
-                     const TrainConfig& cfg, parallel::ProcessGroup& group);
+                     const parallel::DistributedSampler& sampler, const MixedPrecision& amp,
+                     const Device& device, const TrainConfig& cfg, parallel::ProcessGroup& group);
 // `n` images of the data set, evenly spaced, with the test transform: (n, C, H, W) f32.
 Tensor sample_images(const data::Dataset& dataset, int64_t n);
 // Mirrors a batch of images (N, C, H, W) left-right.

@@ -20,6 +20,7 @@
 #include "nn/models/resnet.h"
 #include "parallel/checkpoint.h"
 #include "parallel/ddp.h"
+#include "parallel/found_inf.h"
 #include "parallel/sync_batch_norm.h"
 
 namespace rg::apps {
@@ -87,20 +88,24 @@ int run(const TrainConfig& options) {
     airbench->init_whitening(sample_images(*train_set, 5000));
   if (cfg.sync_bn) model = parallel::convert_sync_batchnorm(model, group);
   model->to(device);
+  // Mixed precision converts the model (O2/O3) and, under O2, keeps f32 master weights that
+  // the optimizer updates: before the optimizer and DDP, which must see the final dtypes.
+  MixedPrecision amp(*model, cfg.amp_options());
+  if (world_size > 1 && amp.scaler()) parallel::sync_found_inf(*amp.scaler(), group);
   const double lr = scale_lr(cfg.lr, world_size,
                              cfg.lr_scaling == "linear" ? LrScaling::linear : LrScaling::none);
   cfg.lr = lr;  // the schedule peaks at the scaled rate
-  SGD optimizer(model->parameters(), {.lr = lr,
-                                      .momentum = cfg.momentum,
-                                      .weight_decay = cfg.weight_decay,
-                                      .nesterov = cfg.nesterov ? Nesterov::on : Nesterov::off});
+  SGD optimizer(amp.optimizer_params(), {.lr = lr,
+                                         .momentum = cfg.momentum,
+                                         .weight_decay = cfg.weight_decay,
+                                         .nesterov = cfg.nesterov ? Nesterov::on : Nesterov::off});
   auto scheduler = make_schedule(cfg, optimizer, train_loader.num_batches());
 
   // ---- resume: rank 0 reads the checkpoint, every rank gets its state ---------------------
   TrainingState state;
   if (auto resumed = parallel::load_checkpoint_on_root(
           lead ? resume_path(cfg) : "", *model, cfg.eval_only ? nullptr : &optimizer,
-          cfg.eval_only ? nullptr : scheduler.get(), 0, *group)) {
+          cfg.eval_only ? nullptr : scheduler.get(), cfg.eval_only ? nullptr : &amp, 0, *group)) {
     state = resumed->state;
     if (lead)
       std::cout << "resumed from " << resumed->path << " after epoch " << state.epoch << "\n";
@@ -117,6 +122,9 @@ int run(const TrainConfig& options) {
               << train_set->describe() << ": " << train_set->size() << " train / "
               << test_set->size() << " test images, " << num_threads() << " threads, " << device
               << "\n";
+    if (amp.level() != OptLevel::O0)
+      std::cout << "mixed precision " << cfg.amp << " in " << cfg.amp_dtype << ", loss scale "
+                << cfg.loss_scale << " (from " << amp.scaler()->scale_value() << ")\n";
     if (world_size > 1)
       std::cout << world_size << " processes (" << group->backend() << ", " << cfg.allreduce
                 << " allreduce" << (cfg.sync_bn ? ", SyncBatchNorm" : "") << "): batch "
@@ -125,7 +133,7 @@ int run(const TrainConfig& options) {
   }
 
   if (cfg.eval_only) {
-    const EpochResult test = evaluate(*model, test_loader, *test_sampler, device, cfg, *group);
+    const EpochResult test = evaluate(*model, test_loader, *test_sampler, amp, device, cfg, *group);
     if (lead)
       std::cout << "test loss " << test.loss << "  accuracy " << 100 * test.accuracy << "% ("
                 << test.samples << " images)\n";
@@ -144,9 +152,9 @@ int run(const TrainConfig& options) {
   for (int64_t epoch = state.epoch; epoch < cfg.epochs; ++epoch) {
     train_loader.start_epoch(epoch);
     const double epoch_lr = optimizer.lr(0);
-    const EpochResult train = train_epoch(*trained, train_loader, optimizer, *scheduler, cfg,
+    const EpochResult train = train_epoch(*trained, train_loader, optimizer, *scheduler, amp, cfg,
                                           device, epoch, state.step, *group);
-    const EpochResult test = evaluate(*model, test_loader, *test_sampler, device, cfg, *group);
+    const EpochResult test = evaluate(*model, test_loader, *test_sampler, amp, device, cfg, *group);
     state.epoch = epoch + 1;
     const bool best = test.accuracy > state.best_accuracy;
     if (best) state.best_accuracy = test.accuracy;
@@ -154,14 +162,20 @@ int run(const TrainConfig& options) {
 
     if (lead) {
       log_epoch(*csv, *tensorboard, epoch, cfg.epochs, epoch_lr, train, test, state.best_accuracy);
-      save_checkpoint(cfg.out + "/last.safetensors", *model, &optimizer, scheduler.get(), state);
-      if (best) save_checkpoint(cfg.out + "/best.safetensors", *model, nullptr, nullptr, state);
+      save_checkpoint(cfg.out + "/last.safetensors", *model, &optimizer, scheduler.get(), state,
+                      &amp);
+      // With amp: under O2 the f32 masters are the weights worth keeping.
+      if (best)
+        save_checkpoint(cfg.out + "/best.safetensors", *model, nullptr, nullptr, state, &amp);
     }
     if (cfg.stop_after_epochs > 0 && ++epochs_this_run >= cfg.stop_after_epochs) break;
   }
 
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (lead && amp.scaler())
+    std::cout << "loss scale " << amp.scaler()->scale_value() << " at the end, "
+              << amp.scaler()->skipped_steps() << " steps skipped on gradient overflow\n";
   if (lead)
     std::cout << "done: best test accuracy " << std::fixed << std::setprecision(2)
               << 100 * state.best_accuracy << "%, " << state.epoch << " epochs, total time "

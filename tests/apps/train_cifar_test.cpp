@@ -2,6 +2,7 @@
 // checkpoints, logs and errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -9,6 +10,7 @@
 #include "apps/train_cifar/run.h"
 #include "core/rng.h"
 #include "core/safetensors.h"
+#include "nn/models/resnet.h"
 #include "tests/apps/tiny_cifar.h"
 #include "tests/support/fixtures.h"
 
@@ -55,6 +57,88 @@ TEST(TrainCifar, ResumedRunEndsWithTheSameWeights) {
   EXPECT_GE(events, 1);
 }
 
+std::vector<std::string> csv_header(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> columns;
+  for (std::size_t start = 0, comma = 0; comma != std::string::npos; start = comma + 1) {
+    comma = line.find(',', start);
+    columns.push_back(line.substr(start, comma - start));
+  }
+  return columns;
+}
+
+// O2 keeps f32 masters beside the bf16 model: an interrupted run must resume them (and the
+// scaler), not rebuild them from the rounded model, to end bit-identical.
+TEST(TrainCifar, MixedPrecisionResumesMastersAndScalerAndLogsTheScale) {
+  const std::string data = tiny_cifar("data", 8);
+  const std::string straight = rg::testing::temp_path("straight");
+  const std::string resumed = rg::testing::temp_path("resumed");
+  fs::remove_all(straight);
+  fs::remove_all(resumed);
+  auto config = [&](const std::string& out) {
+    TrainConfig cfg = tiny_config(data, out);
+    cfg.amp = "O2";
+    cfg.amp_dtype = "bf16";
+    return cfg;
+  };
+  ASSERT_EQ(run(config(straight)), 0);
+  TrainConfig first = config(resumed);
+  first.stop_after_epochs = 1;
+  ASSERT_EQ(run(first), 0);
+  manual_seed(777);
+  TrainConfig second = config(resumed);
+  second.resume = "auto";
+  ASSERT_EQ(run(second), 0);
+
+  const SafetensorsFile a = load_safetensors(straight + "/last.safetensors");
+  const SafetensorsFile b = load_safetensors(resumed + "/last.safetensors");
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  for (auto& [name, t] : a.tensors) EXPECT_TRUE(all_close(b.tensors.at(name), t, 0, 0)) << name;
+  EXPECT_EQ(a.tensors.at("conv1.weight").dtype(), DType::bf16);
+  EXPECT_EQ(a.tensors.at("amp.master.conv1.weight").dtype(), DType::f32);
+  EXPECT_EQ(b.metadata.at("amp.level"), "O2");
+  EXPECT_TRUE(b.metadata.count("scaler.scale"));
+
+  const auto columns = csv_header(resumed + "/metrics.csv");
+  EXPECT_NE(std::find(columns.begin(), columns.end(), "loss_scale"), columns.end());
+  EXPECT_NE(std::find(columns.begin(), columns.end(), "skipped_steps"), columns.end());
+
+  // A mixed-precision run cannot resume a checkpoint of another precision.
+  TrainConfig other = config(resumed);
+  other.amp = "O1";
+  other.resume = "auto";
+  other.epochs = 4;
+  EXPECT_TRUE(throws_error([&] { run(other); }, {"last.safetensors", "O2", "O1"}));
+}
+
+// A loss scale far too large for f16: every step overflows, is skipped and reported by the
+// first parameter whose gradient held inf/NaN, and the weights never move.
+TEST(TrainCifar, OverflowingStepsAreSkippedAndReported) {
+  const std::string data = tiny_cifar("data", 8);
+  const std::string out = rg::testing::temp_path("out");
+  fs::remove_all(out);
+  TrainConfig cfg = tiny_config(data, out);
+  cfg.epochs = 1;
+  cfg.amp = "O1";
+  cfg.amp_dtype = "fp16";
+  cfg.loss_scale = "1e30";  // a fixed scale: it never backs off
+  ::testing::internal::CaptureStdout();
+  const int status = run(cfg);
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(status, 0);
+  EXPECT_NE(printed.find("step 1: gradient overflow (first in conv1.weight), step skipped"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("5 steps skipped on gradient overflow"), std::string::npos) << printed;
+
+  manual_seed(static_cast<uint64_t>(cfg.seed));  // the run's initial weights
+  auto initial = nn::make_model(cfg.model, 10)->named_parameters();
+  const auto saved = weights(out + "/last.safetensors");
+  for (auto& [name, p] : initial) EXPECT_TRUE(all_close(saved.at(name), p, 0, 0)) << name;
+}
+
 TEST(TrainCifar, EvalOnlyAndWrongModelCheckpoint) {
   const std::string data = tiny_cifar("data", 8);
   const std::string out = rg::testing::temp_path("out");
@@ -90,6 +174,15 @@ TEST(TrainCifar, BadOptionsAndMissingData) {
   d = default_config();
   apply_set(d, "bucket_mb=0");
   EXPECT_TRUE(throws_error([&] { parse_config(d); }, {"bucket_mb", "> 0"}));
+  d = default_config();
+  apply_set(d, "amp=O4");
+  EXPECT_TRUE(throws_error([&] { parse_config(d); }, {"amp", "O4", "O0, O1, O2 or O3"}));
+  d = default_config();
+  apply_set(d, "amp_dtype=fp8");
+  EXPECT_TRUE(throws_error([&] { parse_config(d); }, {"fp8", "fp16 or bf16"}));
+  d = default_config();
+  apply_set(d, "loss_scale=-1");
+  EXPECT_TRUE(throws_error([&] { parse_config(d); }, {"loss-scale", "-1"}));
   d = default_config();
   apply_set(d, "lr_scaling=sqrt");
   EXPECT_TRUE(throws_error([&] { parse_config(d); }, {"lr_scaling", "'sqrt'"}));

@@ -32,6 +32,41 @@ TEST(SyncBatchNorm, StableWhenTheMeanDwarfsTheSpread) {
   });
 }
 
+// Mixed precision (AMP O2): a bf16 input beside f32 parameters, as BatchNorm's mixed mode; the
+// output and input gradient in bf16, the parameter gradients in f32.
+TEST(SyncBatchNorm, SixteenBitInputWithFloat32Parameters) {
+  on_threads(2, [](std::shared_ptr<ProcessGroup> group) {
+    const int r = group->rank();
+    const int64_t c = 3;
+    const Tensor x_all = testing::det_normal({8, c, 2, 3}, 41, DType::f32).to(DType::bf16);
+    const Tensor gy_all = testing::det_normal({8, c, 2, 3}, 42, DType::f32).to(DType::bf16);
+    nn::BatchNorm2d bn(c);
+    bn.to(DType::bf16);  // keeps f32 parameters
+    Tensor x_ref = x_all.clone().set_requires_grad(true);
+    Tensor y_ref = bn.forward(x_ref);
+    sum((y_ref * gy_all).to(DType::f32)).backward();
+
+    SyncBatchNorm sbn(c, group);
+    sbn.to(DType::bf16);
+    ASSERT_EQ(sbn.weight_.dtype(), DType::f32);
+    Tensor x = x_all.narrow(0, 4 * r, 4).clone().set_requires_grad(true);
+    Tensor y = sbn.forward(x);
+    sum((y * gy_all.narrow(0, 4 * r, 4)).to(DType::f32)).backward();
+    EXPECT_EQ(y.dtype(), DType::bf16);
+    EXPECT_EQ(x.grad().dtype(), DType::bf16);
+    EXPECT_EQ(sbn.weight_.grad().dtype(), DType::f32);
+    // Both compute in f64 from the same bf16 values and round once: within one bf16 ulp.
+    const double bf16_ulp = 1.0 / 128;
+    EXPECT_TRUE(
+        all_close(y.to(DType::f32), y_ref.narrow(0, 4 * r, 4).to(DType::f32), 1e-6, bf16_ulp));
+    EXPECT_TRUE(all_close(x.grad().to(DType::f32), x_ref.grad().narrow(0, 4 * r, 4).to(DType::f32),
+                          1e-3, bf16_ulp));
+    Tensor gw = sbn.weight_.grad().clone();
+    group->allreduce(gw, ReduceOp::sum)->wait();
+    EXPECT_TRUE(all_close(gw, bn.weight_.grad(), 1e-4, 1e-4));
+  });
+}
+
 TEST(SyncBatchNorm, EvalUsesRunningStatisticsWithoutCommunication) {
   on_threads(2, [](std::shared_ptr<ProcessGroup> g) {
     int collectives = 0;

@@ -97,20 +97,28 @@ TEST(TrainCifarMpi, MatchesOneProcessWithTheGlobalBatch) {
   EXPECT_EQ(mine.metadata.at("train.step"), one.metadata.at("train.step"));
 }
 
-TEST(TrainCifarMpi, ResumeBroadcastsRankZerosCheckpoint) {
+// An interrupted run resumed: rank 0 reads the checkpoint, the others receive it. `amp` "O2"
+// adds the loss scaler and the f32 master weights to what must travel.
+void resume_matches_straight_run(const std::string& amp) {
   const std::string data = tiny_cifar("data", 12);
   const std::string straight = shared_path("straight"), resumed = shared_path("resumed");
   if (world().rank() == 0) {
     fs::remove_all(straight);
     fs::remove_all(resumed);
   }
-  ASSERT_EQ(run(distributed_config(data, straight)), 0);
+  auto config = [&](const std::string& out) {
+    TrainConfig cfg = distributed_config(data, out);
+    cfg.amp = amp;
+    cfg.amp_dtype = "bf16";
+    return cfg;
+  };
+  ASSERT_EQ(run(config(straight)), 0);
 
-  TrainConfig first = distributed_config(data, resumed);
+  TrainConfig first = config(resumed);
   first.stop_after_epochs = 1;  // interrupted after one epoch
   ASSERT_EQ(run(first), 0);
   manual_seed(1000 + static_cast<uint64_t>(world().rank()));  // fresh processes, any state
-  TrainConfig second = distributed_config(data, resumed);
+  TrainConfig second = config(resumed);
   second.resume = "auto";  // rank 0 finds last.safetensors; the others never look
   ASSERT_EQ(run(second), 0);
   world().barrier()->wait();
@@ -120,6 +128,14 @@ TEST(TrainCifarMpi, ResumeBroadcastsRankZerosCheckpoint) {
   auto a = load_safetensors(straight + "/last.safetensors").tensors;
   auto b = load_safetensors(resumed + "/last.safetensors").tensors;
   for (auto& [name, t] : a) EXPECT_TRUE(all_close(b.at(name), t, 0, 0)) << name;
+}
+
+TEST(TrainCifarMpi, ResumeBroadcastsRankZerosCheckpoint) {
+  ASSERT_NO_FATAL_FAILURE(resume_matches_straight_run("O0"));
+}
+
+TEST(TrainCifarMpi, ResumeBroadcastsMasterWeightsAndScaler) {
+  ASSERT_NO_FATAL_FAILURE(resume_matches_straight_run("O2"));
 }
 
 TEST(TrainCifarMpi, BadCheckpointFailsOnEveryRankWithRankZerosError) {
