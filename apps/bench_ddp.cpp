@@ -100,24 +100,26 @@ int main(int argc, char** argv) {
     };
 
     if (group->rank() == 0)
-      std::printf("{\"model\": \"%s\", \"processes\": %d, \"threads_per_process\": %d, "
-                  "\"global_batch\": %lld, \"allreduce\": \"%s\", \"backend\": \"%s\", "
-                  "\"runs\": [\n",
-                  model_name.c_str(), n, num_threads(), static_cast<long long>(global_batch),
-                  algorithm.c_str(), group->backend().c_str());
+      std::printf(
+          "{\"model\": \"%s\", \"processes\": %d, \"threads_per_process\": %d, "
+          "\"global_batch\": %lld, \"allreduce\": \"%s\", \"backend\": \"%s\", "
+          "\"runs\": [\n",
+          model_name.c_str(), n, num_threads(), static_cast<long long>(global_batch),
+          algorithm.c_str(), group->backend().c_str());
     for (std::size_t k = 0; k < bucket_mb.size(); ++k) {
       DistributedDataParallel ddp(
           model, group, {.bucket_cap_bytes = static_cast<int64_t>(bucket_mb[k] * (1 << 20))});
       const Timing local = time_steps(ddp, false);
       const Timing synced = time_steps(ddp, true);
       if (group->rank() == 0)
-        std::printf("  {\"bucket_mb\": %g, \"buckets\": %zu, \"images_per_second\": %.1f, "
-                    "\"step_ms\": %.1f, \"local_step_ms\": %.1f, \"exposed_comm_ms\": %.1f, "
-                    "\"backward_wait_ms\": %.1f}%s\n",
-                    bucket_mb[k], ddp.buckets().size(),
-                    static_cast<double>(global_batch) / (synced.step_ms / 1e3), synced.step_ms,
-                    local.step_ms, synced.step_ms - local.step_ms, synced.backward_wait_ms,
-                    k + 1 < bucket_mb.size() ? "," : "");
+        std::printf(
+            "  {\"bucket_mb\": %g, \"buckets\": %zu, \"images_per_second\": %.1f, "
+            "\"step_ms\": %.1f, \"local_step_ms\": %.1f, \"exposed_comm_ms\": %.1f, "
+            "\"backward_wait_ms\": %.1f}%s\n",
+            bucket_mb[k], ddp.buckets().size(),
+            static_cast<double>(global_batch) / (synced.step_ms / 1e3), synced.step_ms,
+            local.step_ms, synced.step_ms - local.step_ms, synced.backward_wait_ms,
+            k + 1 < bucket_mb.size() ? "," : "");
     }
     if (group->rank() == 0) std::printf("]}\n");
   } catch (const std::exception& e) {
