@@ -1,6 +1,13 @@
 // Copies between layouts, dtypes and devices: the kernel behind contiguous(), clone(), to(),
 // fill_ and gradient accumulation.
 #include <cstring>
+#include <type_traits>
+#if defined(__AVX512F__)
+// GCC 12 warns "__Y may be used uninitialized" inside its own avx512fintrin.h for the half
+// conversions (_mm512_undefined_*, GCC bug 105593): a false positive, silenced for this file.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#endif
 
 #include "core/autograd.h"
 #include "core/config.h"
@@ -20,9 +27,44 @@ namespace {
 
 constexpr int64_t kCopyGrain = 1 << 15;
 
+// out[i] = in[i] converted, for contiguous runs: a loop the compiler can vectorise. f32 <-> f16
+// use the F16C instructions where the CPU has them: they round to nearest even exactly as
+// core/half.h does (mixed precision converts every activation and weight this way, and the
+// scalar bit manipulation costs several times more).
+template <class D, class S>
+void convert_run(D* out, const S* in, int64_t n) {
+  int64_t i = 0;
+#if defined(__AVX512F__)
+  if constexpr (std::is_same_v<D, Half> && std::is_same_v<S, float>) {
+    for (; i + 16 <= n; i += 16)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
+                          _mm512_cvtps_ph(_mm512_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
+  } else if constexpr (std::is_same_v<D, float> && std::is_same_v<S, Half>) {
+    for (; i + 16 <= n; i += 16)
+      _mm512_storeu_ps(
+          out + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i))));
+  }
+#endif
+  for (; i < n; ++i) out[i] = convert<D>(in[i]);
+}
+
 void copy_cpu(const Tensor& dst, const Tensor& src) {
   if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous()) {
     std::memcpy(dst.data_ptr(), src.data_ptr(), dst.nbytes());
+    return;
+  }
+  if (dst.is_contiguous() && src.is_contiguous()) {
+    dispatch_all(dst.dtype(), [&](auto dst_tag) {
+      using D = decltype(dst_tag);
+      dispatch_all(src.dtype(), [&](auto src_tag) {
+        using S = decltype(src_tag);
+        D* out = static_cast<D*>(dst.data_ptr());
+        const S* in = static_cast<const S*>(src.data_ptr());
+        parallel_for(dst.numel(), kCopyGrain, [&](int64_t begin, int64_t end) {
+          convert_run(out + begin, in + begin, end - begin);
+        });
+      });
+    });
     return;
   }
   dispatch_all(dst.dtype(), [&](auto dst_tag) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "core/allocator.h"
 #include "core/tensor.h"
@@ -87,6 +88,48 @@ TEST(Tensor, DtypeConversionsRoundToNearestEven) {
   EXPECT_EQ(from_vector<double>({above_tie}, {1}, {DType::f16}).to_vector<double>()[0],
             1.0 + std::ldexp(1.0, -10));
   EXPECT_EQ(ones({3}).to(DType::i64).dtype(), DType::i64);
+}
+
+// Contiguous f32 <-> f16 copies take a vectorised path (F16C instructions where the CPU has
+// them); it must round exactly like the scalar conversion of core/half.h.
+TEST(Tensor, VectorisedHalfConversionsMatchTheScalarOnes) {
+  auto is_nan_half = [](uint16_t b) { return (b & 0x7C00u) == 0x7C00u && (b & 0x3FFu) != 0; };
+  // Every one of the 65536 halves to float.
+  std::vector<uint16_t> all(1 << 16);
+  for (uint32_t b = 0; b < all.size(); ++b) all[b] = static_cast<uint16_t>(b);
+  Tensor halves = empty({static_cast<int64_t>(all.size())}, {DType::f16});
+  std::memcpy(halves.data_ptr(), all.data(), all.size() * 2);
+  const std::vector<float> widened = halves.to(DType::f32).to_vector<float>();
+  for (uint32_t b = 0; b < all.size(); ++b) {
+    const float want = detail::half_bits_to_float(static_cast<uint16_t>(b));
+    if (std::isnan(want))
+      ASSERT_TRUE(std::isnan(widened[b])) << b;
+    else
+      ASSERT_EQ(detail::float_bits(widened[b]), detail::float_bits(want)) << b;
+  }
+  // Floats to half: every exact midpoint between neighbouring halves and its two float
+  // neighbours (the rounding cases), plus a sweep of bit patterns across the whole range
+  // (subnormals, overflow to infinity, NaN).
+  std::vector<float> floats;
+  for (uint32_t b = 0; b < 0x7C00u; ++b) {
+    const float lo = detail::half_bits_to_float(static_cast<uint16_t>(b));
+    const float hi = detail::half_bits_to_float(static_cast<uint16_t>(b + 1));
+    const float mid = lo + (hi - lo) / 2;  // exact in f32
+    for (float f : {mid, std::nextafter(mid, 0.f), std::nextafter(mid, 1e9f)})
+      floats.insert(floats.end(), {f, -f});
+  }
+  for (uint64_t b = 0; b <= 0xFFFFFFFFull; b += 65521)
+    floats.push_back(detail::bits_float(uint32_t(b)));
+  Tensor f32 = from_vector(floats, {static_cast<int64_t>(floats.size())});
+  Tensor narrowed = f32.to(DType::f16);
+  const auto* got = static_cast<const uint16_t*>(narrowed.data_ptr());
+  for (std::size_t i = 0; i < floats.size(); ++i) {
+    const uint16_t want = detail::float_to_half_bits(floats[i]);
+    if (is_nan_half(want))
+      ASSERT_TRUE(is_nan_half(got[i])) << floats[i];
+    else
+      ASSERT_EQ(got[i], want) << floats[i] << " (bits " << detail::float_bits(floats[i]) << ")";
+  }
 }
 
 TEST(Tensor, PrintingIsReadable) {
