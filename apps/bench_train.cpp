@@ -1,7 +1,13 @@
-// Train-step throughput of a model on random data: forward, cross-entropy, backward, SGD step.
-// Prints JSON. tools/bench_train_vs_pytorch.py runs it beside PyTorch on the same model.
+// Train-step throughput and peak memory of a model on random data: forward, cross-entropy,
+// backward, SGD step — in f32, or at the mixed-precision levels of optim/amp.h. Prints one JSON
+// object per configuration. tools/bench_train_vs_pytorch.py runs it beside PyTorch.
 //
 //   ./build/apps/bench_train [--model resnet18] [--batch 128] [--threads 2] [--steps 5]
+//   ./build/apps/bench_train --model resnet20 --amp all      # O0, then O1-O3 in fp16 and bf16
+//
+// 16 bits on the CPU are a storage format: every conv/GEMM widens its operands to f32, so the
+// AMP rows measure the cost of the conversions and the memory that 16-bit activations save,
+// not a tensor-core speed-up.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -13,49 +19,93 @@
 #include "nn/models/resnet.h"
 #include "optim/optim.h"
 
+namespace {
+
+struct Result {
+  double images_per_second, best_images_per_second, peak_mib;
+  int64_t skipped;
+};
+
+Result run(const std::string& model_name, const rg::AmpOptions& options, int64_t batch,
+           int64_t steps, int64_t warmup) {
+  rg::manual_seed(0);
+  auto model = rg::nn::make_model(model_name);
+  rg::MixedPrecision amp(*model, options);
+  rg::SGD opt(amp.optimizer_params(), {.lr = 0.01, .momentum = 0.9, .weight_decay = 5e-4});
+  const rg::Tensor x = rg::randn({batch, 3, 32, 32});
+  std::vector<int64_t> y(static_cast<std::size_t>(batch));
+  for (int64_t i = 0; i < batch; ++i) y[static_cast<std::size_t>(i)] = i % 10;
+  const rg::Tensor labels = rg::from_vector(y, {batch}, {rg::DType::i64});
+  auto step = [&] {
+    rg::Tensor logits;
+    {
+      auto autocast = amp.autocast();  // O1 only
+      logits = model->forward(amp.cast_input(x));
+    }
+    opt.zero_grad();
+    amp.backward(rg::cross_entropy(logits.to(rg::DType::f32), labels));
+    amp.step(opt);
+    amp.update();
+  };
+  for (int64_t i = 0; i < warmup; ++i) step();
+  rg::reset_peak_memory(rg::Device::cpu());
+  double best = 1e30, total = 0;
+  for (int64_t i = 0; i < steps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    step();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::min(best, s);
+    total += s;
+  }
+  return {static_cast<double>(batch * steps) / total, static_cast<double>(batch) / best,
+          static_cast<double>(rg::memory_stats(rg::Device::cpu()).peak_bytes) / (1 << 20),
+          amp.scaler() ? amp.scaler()->skipped_steps() : 0};
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  CLI::App app{"bench_train: images/s of a training step"};
+  CLI::App app{"bench_train: images/s and peak memory of a training step"};
   std::string model_name = "resnet18";
   int64_t batch = 128, steps = 5, warmup = 1;
   int threads = 0;
+  std::vector<std::string> levels = {"O0"}, dtypes = {"fp16", "bf16"};
   app.add_option("--model", model_name, "model name (resnet18, resnet20, ...@width)");
   app.add_option("--batch", batch, "batch size");
   app.add_option("--threads", threads, "compute threads (0: all)");
   app.add_option("--steps", steps, "timed steps");
   app.add_option("--warmup", warmup, "untimed steps first");
+  app.add_option("--amp", levels, "mixed-precision levels to time (O0..O3, or all)");
+  app.add_option("--amp-dtype", dtypes, "16-bit types for O1-O3 (fp16, bf16)");
   CLI11_PARSE(app, argc, argv);
   try {
     if (threads > 0) rg::set_num_threads(threads);
-    rg::manual_seed(0);
-    auto model = rg::nn::make_model(model_name);
-    rg::SGD opt(model->parameters(), {.lr = 0.01, .momentum = 0.9, .weight_decay = 5e-4});
-    rg::Tensor x = rg::randn({batch, 3, 32, 32});
-    std::vector<int64_t> y(static_cast<std::size_t>(batch));
-    for (int64_t i = 0; i < batch; ++i) y[static_cast<std::size_t>(i)] = i % 10;
-    rg::Tensor labels = rg::from_vector(y, {batch}, {rg::DType::i64});
-    auto step = [&] {
-      opt.zero_grad();
-      rg::cross_entropy(model->forward(x), labels).backward();
-      opt.step();
-    };
-    for (int64_t i = 0; i < warmup; ++i) step();
-    rg::reset_peak_memory(rg::Device::cpu());
-    double best = 1e30, total = 0;
-    for (int64_t i = 0; i < steps; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      step();
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      best = std::min(best, s);
-      total += s;
+    if (levels == std::vector<std::string>{"all"}) levels = {"O0", "O1", "O2", "O3"};
+    std::vector<rg::AmpOptions> configs;
+    for (const std::string& level : levels) {
+      const rg::OptLevel l = rg::parse_opt_level(level);
+      if (l == rg::OptLevel::O0) {
+        configs.push_back({});  // f32: no 16-bit type
+        continue;
+      }
+      for (const std::string& dtype : dtypes)
+        configs.push_back({l, rg::parse_amp_dtype(dtype), {}});
     }
-    std::printf(
-        "{\"framework\": \"ringgrad\", \"model\": \"%s\", \"batch\": %lld, \"threads\": %d, "
-        "\"steps\": %lld, \"images_per_second\": %.1f, \"best_images_per_second\": %.1f, "
-        "\"peak_memory_mib\": %.1f}\n",
-        model_name.c_str(), static_cast<long long>(batch), rg::num_threads(),
-        static_cast<long long>(steps), static_cast<double>(batch * steps) / total,
-        static_cast<double>(batch) / best,
-        static_cast<double>(rg::memory_stats(rg::Device::cpu()).peak_bytes) / (1 << 20));
+    for (const rg::AmpOptions& c : configs) {
+      const Result r = run(model_name, c, batch, steps, warmup);
+      const bool f32 = c.level == rg::OptLevel::O0;
+      std::printf(
+          "{\"framework\": \"ringgrad\", \"model\": \"%s\", \"batch\": %lld, \"threads\": %d, "
+          "\"amp\": \"%s\", \"dtype\": \"%s\", \"steps\": %lld, \"images_per_second\": %.1f, "
+          "\"best_images_per_second\": %.1f, \"peak_memory_mib\": %.1f, \"skipped_steps\": "
+          "%lld}\n",
+          model_name.c_str(), static_cast<long long>(batch), rg::num_threads(),
+          std::string(rg::opt_level_name(c.level)).c_str(),
+          f32 ? "fp32" : (c.dtype == rg::DType::f16 ? "fp16" : "bf16"),
+          static_cast<long long>(steps), r.images_per_second, r.best_images_per_second, r.peak_mib,
+          static_cast<long long>(r.skipped));
+      std::fflush(stdout);
+    }
   } catch (const std::exception& e) {
     std::cerr << "bench_train: error: " << e.what() << "\n";
     return 1;

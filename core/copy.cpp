@@ -53,20 +53,7 @@ void copy_cpu(const Tensor& dst, const Tensor& src) {
     std::memcpy(dst.data_ptr(), src.data_ptr(), dst.nbytes());
     return;
   }
-  if (dst.is_contiguous() && src.is_contiguous()) {
-    dispatch_all(dst.dtype(), [&](auto dst_tag) {
-      using D = decltype(dst_tag);
-      dispatch_all(src.dtype(), [&](auto src_tag) {
-        using S = decltype(src_tag);
-        D* out = static_cast<D*>(dst.data_ptr());
-        const S* in = static_cast<const S*>(src.data_ptr());
-        parallel_for(dst.numel(), kCopyGrain, [&](int64_t begin, int64_t end) {
-          convert_run(out + begin, in + begin, end - begin);
-        });
-      });
-    });
-    return;
-  }
+  const bool contiguous = dst.is_contiguous() && src.is_contiguous();
   dispatch_all(dst.dtype(), [&](auto dst_tag) {
     using D = decltype(dst_tag);
     dispatch_all(src.dtype(), [&](auto src_tag) {
@@ -77,6 +64,7 @@ void copy_cpu(const Tensor& dst, const Tensor& src) {
       const Shape& ds = dst.strides();
       const Shape& ss = src.strides();
       parallel_for(dst.numel(), kCopyGrain, [&](int64_t begin, int64_t end) {
+        if (contiguous) return convert_run(out + begin, in + begin, end - begin);
         strided_loop<2>(shape, {&ds, &ss}, begin, end,
                         [&](const std::array<int64_t, 2>& o) { out[o[0]] = convert<D>(in[o[1]]); });
       });
