@@ -8,13 +8,15 @@
 // is how much of the machine's throughput data parallelism keeps. Per configuration it times
 // `--steps` training steps (forward, cross-entropy, backward, SGD) on random data and prints,
 // from rank 0, one JSON object:
-//   images_per_second      global batch / the slowest rank's mean step time
+//   images_per_second      global batch / the slowest rank's median step time
 //   local_step_ms          the same step with DDP's no_sync(): no communication at all
 //   exposed_comm_ms        step_ms − local_step_ms: what communication adds to a step, after
 //                          the overlap with backward
 //   backward_wait_ms       of that, DDP's wait for its allreduces once backward has ended
 // for each bucket cap of --bucket-mb (a sweep) and the chosen allreduce algorithm.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -34,16 +36,12 @@ namespace {
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
-
-struct Timing {
-  double step_ms = 0, backward_wait_ms = 0;
-};
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"bench_ddp: data-parallel train-step throughput, exposed communication, buckets"};
   std::string model_name = "resnet18", algorithm = "ring";
-  int64_t global_batch = 64, steps = 4, warmup = 1;
+  int64_t global_batch = 64, steps = 6, warmup = 1;
   int threads = 0;
   std::vector<double> bucket_mb = {1, 5, 25, 100};
   app.add_option("--model", model_name, "model name (resnet18, resnet20, ...@width)");
@@ -74,11 +72,11 @@ int main(int argc, char** argv) {
     for (int64_t i = 0; i < batch; ++i) y[static_cast<std::size_t>(i)] = i % 10;
     Tensor labels = from_vector(y, {batch}, {DType::i64});
 
-    // Mean over the timed steps, the slowest rank's (every rank waits for it anyway).
-    auto time_steps = [&](DistributedDataParallel& ddp, bool communicate) {
+    // Synchronised and local (no_sync) steps alternate, so that drifts in the machine's speed
+    // hit both alike; each is the median over the timed steps, the slowest rank's.
+    auto time_steps = [&](DistributedDataParallel& ddp) {
       SGD opt(ddp.parameters(), {.lr = 0.01, .momentum = 0.9, .weight_decay = 5e-4});
-      Timing t;
-      for (int64_t i = 0; i < warmup + steps; ++i) {
+      auto step_ms = [&](bool communicate) {
         group->barrier()->wait();
         const auto t0 = std::chrono::steady_clock::now();
         opt.zero_grad();
@@ -89,14 +87,22 @@ int main(int argc, char** argv) {
           cross_entropy(ddp.forward(x), labels).backward();
         }
         opt.step();
+        return 1e3 * seconds_since(t0);
+      };
+      std::vector<double> local, synced, waited;
+      for (int64_t i = 0; i < warmup + steps; ++i) {
+        const double l = step_ms(false), s = step_ms(true);
         if (i < warmup) continue;
-        t.step_ms += 1e3 * seconds_since(t0) / static_cast<double>(steps);
-        if (communicate)
-          t.backward_wait_ms += ddp.last_iteration().backward_wait_ms / static_cast<double>(steps);
+        local.push_back(l);
+        synced.push_back(s);
+        waited.push_back(ddp.last_iteration().backward_wait_ms);
       }
-      t.step_ms = allreduce_metric(t.step_ms, "step time", ReduceOp::max, *group);
-      t.backward_wait_ms = allreduce_metric(t.backward_wait_ms, "wait", ReduceOp::max, *group);
-      return t;
+      auto slowest_median = [&](std::vector<double> v, const char* what) {
+        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+        return allreduce_metric(v[v.size() / 2], what, ReduceOp::max, *group);
+      };
+      return std::array<double, 3>{slowest_median(synced, "step"), slowest_median(local, "local"),
+                                   slowest_median(waited, "wait")};
     };
 
     if (group->rank() == 0)
@@ -109,17 +115,14 @@ int main(int argc, char** argv) {
     for (std::size_t k = 0; k < bucket_mb.size(); ++k) {
       DistributedDataParallel ddp(
           model, group, {.bucket_cap_bytes = static_cast<int64_t>(bucket_mb[k] * (1 << 20))});
-      const Timing local = time_steps(ddp, false);
-      const Timing synced = time_steps(ddp, true);
+      const auto [step_ms, local_ms, wait_ms] = time_steps(ddp);
       if (group->rank() == 0)
         std::printf(
             "  {\"bucket_mb\": %g, \"buckets\": %zu, \"images_per_second\": %.1f, "
             "\"step_ms\": %.1f, \"local_step_ms\": %.1f, \"exposed_comm_ms\": %.1f, "
             "\"backward_wait_ms\": %.1f}%s\n",
-            bucket_mb[k], ddp.buckets().size(),
-            static_cast<double>(global_batch) / (synced.step_ms / 1e3), synced.step_ms,
-            local.step_ms, synced.step_ms - local.step_ms, synced.backward_wait_ms,
-            k + 1 < bucket_mb.size() ? "," : "");
+            bucket_mb[k], ddp.buckets().size(), static_cast<double>(global_batch) / (step_ms / 1e3),
+            step_ms, local_ms, step_ms - local_ms, wait_ms, k + 1 < bucket_mb.size() ? "," : "");
     }
     if (group->rank() == 0) std::printf("]}\n");
   } catch (const std::exception& e) {
