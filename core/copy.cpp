@@ -2,16 +2,11 @@
 // fill_ and gradient accumulation.
 #include <cstring>
 #include <type_traits>
-#if defined(__AVX512F__)
-// GCC 12 warns "__Y may be used uninitialized" inside its own avx512fintrin.h for the half
-// conversions (_mm512_undefined_*, GCC bug 105593): a false positive, silenced for this file.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#endif
 
 #include "core/autograd.h"
 #include "core/config.h"
 #include "core/dispatch.h"
+#include "core/half_runs.h"
 #include "core/strided_loop.h"
 #include "core/tensor.h"
 #include "core/thread_pool.h"
@@ -27,25 +22,19 @@ namespace {
 
 constexpr int64_t kCopyGrain = 1 << 15;
 
-// out[i] = in[i] converted, for contiguous runs: a loop the compiler can vectorise. f32 <-> f16
-// use the F16C instructions where the CPU has them: they round to nearest even exactly as
-// core/half.h does (mixed precision converts every activation and weight this way, and the
-// scalar bit manipulation costs several times more).
+// out[i] = in[i] converted, for contiguous runs: a loop the compiler can vectorise, and the
+// vectorised 16-bit conversions of core/half_runs.h (mixed precision converts every activation
+// and weight this way).
 template <class D, class S>
 void convert_run(D* out, const S* in, int64_t n) {
-  int64_t i = 0;
-#if defined(__AVX512F__)
-  if constexpr (std::is_same_v<D, Half> && std::is_same_v<S, float>) {
-    for (; i + 16 <= n; i += 16)
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
-                          _mm512_cvtps_ph(_mm512_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
-  } else if constexpr (std::is_same_v<D, float> && std::is_same_v<S, Half>) {
-    for (; i + 16 <= n; i += 16)
-      _mm512_storeu_ps(
-          out + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i))));
-  }
-#endif
-  for (; i < n; ++i) out[i] = convert<D>(in[i]);
+  constexpr bool half_or_bf16_out = std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>;
+  constexpr bool half_or_bf16_in = std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>;
+  if constexpr (half_or_bf16_out && std::is_same_v<S, float>)
+    narrow(in, out, n);
+  else if constexpr (half_or_bf16_in && std::is_same_v<D, float>)
+    widen(in, out, n);
+  else
+    for (int64_t i = 0; i < n; ++i) out[i] = convert<D>(in[i]);
 }
 
 void copy_cpu(const Tensor& dst, const Tensor& src) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/dispatch.h"
+#include "core/half_runs.h"
 #include "core/thread_pool.h"
 #include "ops/batch_norm/batch_norm_kernels.h"
 
@@ -54,6 +55,19 @@ struct Lanes {
 template <class T>
 inline double ld(T v) {
   return convert<double>(v);
+}
+
+// A plane's values, readable element by element: f16 planes are first widened to f32 in
+// `buffer` with the vectorised conversion (core/half_runs.h) — one scalar software conversion
+// per element would cost more than the reduction itself; other dtypes are read in place.
+template <class T>
+const T* readable(const T* plane, int64_t, std::vector<float>&) {
+  return plane;
+}
+inline const float* readable(const Half* plane, int64_t n, std::vector<float>& buffer) {
+  buffer.resize(static_cast<std::size_t>(n));
+  widen(plane, buffer.data(), n);
+  return buffer.data();
 }
 
 // The arithmetic type of the element passes. f32 and f64 data: f64, rounded once into T.
@@ -128,7 +142,8 @@ void bn_stats_cpu(const Tensor& x, double* mean, double* m2) {
     for (int64_t c = 0; c < d.c; ++c) k[static_cast<std::size_t>(c)] = ld(px[c * d.s]);
     channel_sums<2>(d,
                     [&](int64_t n, int64_t c, Lanes* sums) {
-                      const T* p = px + (n * d.c + c) * d.s;
+                      thread_local std::vector<float> buffer;
+                      const auto* p = readable(px + (n * d.c + c) * d.s, d.s, buffer);
                       const double kc = k[static_cast<std::size_t>(c)];
                       sums[0].add2(sums[1], d.s, [&](int64_t i) { return ld(p[i]) - kc; });
                     },
@@ -150,13 +165,20 @@ void bn_elemt_cpu(const Tensor& x, const Tensor& y, const double* mean, const do
     T* py = static_cast<T*>(y.data_ptr());
     using A = ElemtType<T>;
     parallel_for(d.n * d.c, plane_grain(d), [&](int64_t r0, int64_t r1) {
+      std::vector<float> row(std::is_same_v<T, Half> ? static_cast<std::size_t>(d.s) : 0);
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t c = r % d.c;
         const A mu = static_cast<A>(mean[c]), k = static_cast<A>(scale[c]);
         const A b = static_cast<A>(shift[c]);
         const T* p = px + r * d.s;
         T* q = py + r * d.s;
-        for (int64_t i = 0; i < d.s; ++i) q[i] = convert<T>((convert<A>(p[i]) - mu) * k + b);
+        if constexpr (std::is_same_v<T, Half>) {  // through f32 rows: vectorised conversions
+          widen(p, row.data(), d.s);
+          for (int64_t i = 0; i < d.s; ++i) row[i] = (row[i] - mu) * k + b;
+          narrow(row.data(), q, d.s);
+        } else {
+          for (int64_t i = 0; i < d.s; ++i) q[i] = convert<T>((convert<A>(p[i]) - mu) * k + b);
+        }
       }
     });
   });
@@ -172,8 +194,9 @@ void bn_backward_reduce_cpu(const Tensor& gy, const Tensor& x, const double* mea
     channel_sums<2>(d,
                     [&](int64_t n, int64_t c, Lanes* sums) {
                       const int64_t base = (n * d.c + c) * d.s;
-                      const T* p = px + base;
-                      const T* g = pg + base;
+                      thread_local std::vector<float> x_buffer, g_buffer;
+                      const auto* p = readable(px + base, d.s, x_buffer);
+                      const auto* g = readable(pg + base, d.s, g_buffer);
                       const double mu = mean[c];
                       sums[0].add(d.s, [&](int64_t i) { return ld(g[i]); });
                       sums[1].add(d.s, [&](int64_t i) { return ld(g[i]) * (ld(p[i]) - mu); });
@@ -192,6 +215,8 @@ void bn_backward_elemt_cpu(const Tensor& gy, const Tensor& x, const Tensor& gx, 
     T* out = static_cast<T*>(gx.data_ptr());
     using A = ElemtType<T>;
     parallel_for(d.n * d.c, plane_grain(d), [&](int64_t r0, int64_t r1) {
+      const std::size_t len = std::is_same_v<T, Half> ? static_cast<std::size_t>(d.s) : 0;
+      std::vector<float> row(len), grow(len);
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t c = r % d.c;
         const A mu = static_cast<A>(mean[c]), kc = static_cast<A>(k[c]);
@@ -199,8 +224,15 @@ void bn_backward_elemt_cpu(const Tensor& gy, const Tensor& x, const Tensor& gx, 
         const T* p = px + r * d.s;
         const T* g = pg + r * d.s;
         T* q = out + r * d.s;
-        for (int64_t i = 0; i < d.s; ++i)
-          q[i] = convert<T>((convert<A>(g[i]) - ac - (convert<A>(p[i]) - mu) * bc) * kc);
+        if constexpr (std::is_same_v<T, Half>) {  // through f32 rows: vectorised conversions
+          widen(g, grow.data(), d.s);
+          widen(p, row.data(), d.s);
+          for (int64_t i = 0; i < d.s; ++i) row[i] = (grow[i] - ac - (row[i] - mu) * bc) * kc;
+          narrow(row.data(), q, d.s);
+        } else {
+          for (int64_t i = 0; i < d.s; ++i)
+            q[i] = convert<T>((convert<A>(g[i]) - ac - (convert<A>(p[i]) - mu) * bc) * kc);
+        }
       }
     });
   });

@@ -7,11 +7,14 @@
 //   struct ReluFn { template <class C> RG_HOST_DEVICE C operator()(C x) const { ... } };
 // so the same math runs in the CPU loop here and in a grid-stride CUDA kernel.
 
+#include <algorithm>
 #include <array>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/dispatch.h"
+#include "core/half_runs.h"
 #include "core/strided_loop.h"
 #include "core/tensor.h"
 #include "core/thread_pool.h"
@@ -54,6 +57,29 @@ Tensor pointwise(std::string_view op, F f, const Ts&... inputs) {
     T* o = static_cast<T*>(out.data_ptr());
     std::array<const T*, N> p;
     for (std::size_t k = 0; k < N; ++k) p[k] = static_cast<const T*>(in[k]->data_ptr());
+    if constexpr (std::is_same_v<T, Half>) {
+      if (flat) {
+        // f16 data: blocks widened to f32 and narrowed back with the vectorised conversions
+        // (core/half_runs.h), the functor running on plain f32 arrays in between. (bf16's
+        // conversions are a shift and a rounding add, which the compiler vectorises in place.)
+        parallel_for(n, detail::kPointwiseGrain, [&](int64_t b, int64_t e) {
+          constexpr int64_t kBlock = 512;
+          std::array<std::array<float, kBlock>, N> x;
+          std::array<float, kBlock> y;
+          for (int64_t i0 = b; i0 < e; i0 += kBlock) {
+            const int64_t len = std::min(kBlock, e - i0);
+            for (std::size_t k = 0; k < N; ++k) widen(p[k] + i0, x[k].data(), len);
+            for (int64_t i = 0; i < len; ++i)
+              y[i] = [&]<std::size_t... K>(std::index_sequence<K...>) {
+                return f(x[K][i]...);
+              }
+            (std::make_index_sequence<N>{});
+            narrow(y.data(), o + i0, len);
+          }
+        });
+        return;
+      }
+    }
     if (flat) {
       parallel_for(n, detail::kPointwiseGrain, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i)
