@@ -123,5 +123,42 @@ TEST_P(HalfKernels, BadInputsStillNameTheOp) {
 INSTANTIATE_TEST_SUITE_P(F16AndBf16, HalfKernels, ::testing::Values(DType::f16, DType::bf16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
+// Against PyTorch's 16-bit conv2d on the same 16-bit operands (tools/fixtures/conv2d_half.py):
+// both round their f32-accumulated result once, and those f32 results differ only in summation
+// order, so the two 16-bit values are at most one 16-bit ulp (2u relative) apart — plus 1e-4
+// for results so close to zero that the f32 summation-order difference outweighs their ulp.
+// f16 gradients are compared only with ringgrad's own f32 op (above): PyTorch's CPU f16 conv
+// backward accumulates in 16 bits and is no reference.
+TEST(Conv2dHalf, MatchesPyTorch) {
+  Fixture f("conv2d_half");
+  struct Case {
+    const char* name;
+    int64_t stride, padding;
+  };
+  for (const Case& c :
+       {Case{"basic", 1, 1}, Case{"direct", 1, 1}, Case{"s2", 2, 1}, Case{"small", 1, 1}}) {
+    for (const char* tag : {"f16", "bf16"}) {
+      const std::string key = std::string(tag) + "." + c.name;
+      SCOPED_TRACE(key);
+      const DType dt = tag == std::string("f16") ? DType::f16 : DType::bf16;
+      const double rtol = 2 * unit_roundoff(dt), atol = 1e-4;
+      const bool has_bias = f.has(key + ".b");
+      Tensor x = f[key + ".x"].set_requires_grad(true);
+      Tensor w = f[key + ".w"].set_requires_grad(true);
+      Tensor b = has_bias ? f[key + ".b"].set_requires_grad(true) : Tensor();
+      ASSERT_EQ(x.dtype(), dt);
+      Tensor y = conv2d(x, w, b, {c.stride, c.stride}, {c.padding, c.padding});
+      EXPECT_TRUE(all_close(y, f[key + ".y"], atol, rtol));
+      if (dt == DType::f16) continue;
+      y.backward(f[key + ".gy"]);
+      EXPECT_TRUE(all_close(x.grad(), f[key + ".gx"], atol, rtol));
+      EXPECT_TRUE(all_close(w.grad(), f[key + ".gw"], atol, rtol));
+      if (has_bias) {
+        EXPECT_TRUE(all_close(b.grad(), f[key + ".gb"], atol, rtol));
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace rg
