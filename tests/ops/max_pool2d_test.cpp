@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ops/ops.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/gradcheck.h"
@@ -51,6 +53,49 @@ TEST(MaxPool2d, MatchesPyTorch) {
     EXPECT_EQ(r.indices.to_vector<int64_t>(), f[n + ".indices"].to_vector<int64_t>());
     r.output.backward(f[n + ".gy"]);
     EXPECT_TRUE(all_close(x.grad(), f[n + ".gx"]));
+  }
+}
+
+// The 2x2/2 pool has its own kernel (vectorised for f32, 16 outputs a step, then a scalar
+// tail): wide rows with ragged ends, values drawn from a few levels (many ties) and some NaNs,
+// against the rule written out — the first maximum of a window in row-major order wins, a NaN
+// replaces the running maximum (so NaN propagates, with the last NaN's index).
+TEST(MaxPool2d, TwoByTwoKernelFollowsTheRuleOnTiesAndNaN) {
+  const int64_t n = 2, c = 3, h = 6, w = 2 * 37 + 1;  // 37 outputs a row: 2 vectors + 5
+  std::vector<float> values(static_cast<std::size_t>(n * c * h * w));
+  uint32_t state = 12345;
+  for (float& v : values) {
+    state = state * 1664525u + 1013904223u;
+    const uint32_t r = state >> 24;
+    v = r < 8 ? std::nanf("") : static_cast<float>(r % 4);  // 4 levels: ties everywhere
+  }
+  for (DType dt : {DType::f32, DType::f64, DType::f16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor x = from_vector(values, {n, c, h, w}).to(dt);
+    const MaxPool2dResult r = max_pool2d(x, 2);
+    const std::vector<float> y = r.output.to(DType::f32).to_vector<float>();
+    const std::vector<int64_t> idx = r.indices.to_vector<int64_t>();
+    const int64_t oh = h / 2, ow = w / 2;
+    for (int64_t p = 0; p < n * c; ++p)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          int64_t best_i = 2 * i * w + 2 * j;
+          float best = values[static_cast<std::size_t>(p * h * w + best_i)];
+          for (int64_t k :
+               {2 * i * w + 2 * j + 1, (2 * i + 1) * w + 2 * j, (2 * i + 1) * w + 2 * j + 1}) {
+            const float v = values[static_cast<std::size_t>(p * h * w + k)];
+            if (v > best || std::isnan(v)) {
+              best = v;
+              best_i = k;
+            }
+          }
+          const std::size_t o = static_cast<std::size_t>((p * oh + i) * ow + j);
+          ASSERT_EQ(idx[o], best_i) << "plane " << p << " output (" << i << ", " << j << ")";
+          if (std::isnan(best))
+            ASSERT_TRUE(std::isnan(y[o]));
+          else
+            ASSERT_EQ(y[o], best);
+        }
   }
 }
 
