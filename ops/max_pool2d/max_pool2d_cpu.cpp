@@ -92,40 +92,21 @@ void max_pool2d_forward_cpu(const Tensor& x, const Pool2dGeometry& g, const Tens
     const T* xd = static_cast<const T*>(x.data_ptr());
     T* yd = static_cast<T*>(output.data_ptr());
     int64_t* id = indices.data<int64_t>();
-    // Every window inside the image (no padding, no dilation, no ceil-mode overhang): the
-    // common case (airbench's 2x2 pools) takes a loop without bounds checks, several times
-    // faster; the same comparisons, so the same results.
-    const bool inside = PH == 0 && PW == 0 && DH == 1 && DW == 1 && (OH - 1) * SH + KH <= H &&
-                        (OW - 1) * SW + KW <= W;
+    // The 2x2/2 pool with every window inside the image (no padding, no dilation, no ceil-mode
+    // overhang) — airbench's pools — has its own branch-free kernel; the same comparisons, so
+    // the same results.
+    const bool two_by_two = KH == 2 && KW == 2 && SH == 2 && SW == 2 && PH == 0 && PW == 0 &&
+                            DH == 1 && DW == 1 && (OH - 1) * SH + KH <= H &&
+                            (OW - 1) * SW + KW <= W;
     parallel_for(g.n * g.c, plane_grain(OH * OW * KH * KW), [&](int64_t begin, int64_t end) {
       for (int64_t p = begin; p < end; ++p) {
         const T* xp = xd + p * H * W;
         T* yp = yd + p * OH * OW;
         int64_t* ip = id + p * OH * OW;
-        if (inside && KH == 2 && KW == 2 && SH == 2 && SW == 2) {
+        if (two_by_two) {
           for (int64_t oh = 0; oh < OH; ++oh)
             max_pool_2x2_row<T, C>(xp + 2 * oh * W, xp + (2 * oh + 1) * W, W, 2 * oh * W, OW,
                                    yp + oh * OW, ip + oh * OW);
-          continue;
-        }
-        if (inside) {
-          for (int64_t oh = 0; oh < OH; ++oh)
-            for (int64_t ow = 0; ow < OW; ++ow) {
-              const int64_t first = oh * SH * W + ow * SW;
-              C best = static_cast<C>(xp[first]);
-              int64_t best_i = first;
-              for (int64_t a = 0; a < KH; ++a)
-                for (int64_t b = 0; b < KW; ++b) {
-                  const int64_t i = first + a * W + b;
-                  const C v = static_cast<C>(xp[i]);
-                  if (v > best || v != v) {  // as below: first maximum wins, NaN propagates
-                    best = v;
-                    best_i = i;
-                  }
-                }
-              yp[oh * OW + ow] = T(best);
-              ip[oh * OW + ow] = best_i;
-            }
           continue;
         }
         for (int64_t oh = 0; oh < OH; ++oh) {
