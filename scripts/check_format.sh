@@ -2,7 +2,7 @@
 # Fails when a C++/CUDA source differs from clang-format with the project's .clang-format.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-files=$(git ls-files '*.h' '*.cpp' '*.cu')
+files=$(git ls-files '*.h' '*.cpp' '*.cu' '*.cuh')
 bad=()
 for f in $files; do
   if ! clang-format --style=file "$f" | cmp -s - "$f"; then bad+=("$f"); fi
