@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "core/config.h"
+#include "core/dispatch.h"
 #include "core/error.h"
 
 namespace rg {
@@ -54,6 +55,13 @@ void check_device_available(const Device& device) {
            "reports no device or no driver); use --device cpu");
   RG_CHECK(device.index < count, device, " requested but this machine has only ", count,
            " GPU(s): cuda:0..cuda:", count - 1);
+}
+
+void fail_no_kernel(std::string_view op, const Device& device) {
+  if constexpr (!kWithCuda)
+    fail(op, ": no kernel for ", device, ": this build of ringgrad has no CUDA backend");
+  fail(op, ": no kernel for ", device, " yet (", op,
+       " runs on the cpu only in this release; move its inputs with .to(cpu))");
 }
 
 }  // namespace rg

@@ -1,26 +1,12 @@
 #include "ops/add/add.h"
 
 #include "core/autograd.h"
+#include "ops/add/add_functors.h"
 #include "ops/autocast/autocast_policy.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace rg {
 namespace {
-
-struct AddFn {
-  template <class C>
-  RG_HOST_DEVICE C operator()(C a, C b) const {
-    return a + b;
-  }
-};
-
-struct AddScalarFn {
-  double s;
-  template <class C>
-  RG_HOST_DEVICE C operator()(C a) const {
-    return a + static_cast<C>(s);
-  }
-};
 
 class AddBackward : public Node {
  public:

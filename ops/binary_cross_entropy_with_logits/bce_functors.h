@@ -1,6 +1,6 @@
 #pragma once
-// Host/device math of binary_cross_entropy_with_logits, shared by the CPU loop and a future
-// CUDA kernel. Operands come as (weight, pos_weight, [g,] x, y); absent ones are passed as 1.
+// Host/device math of binary_cross_entropy_with_logits, shared by the CPU loop and the CUDA
+// kernel. Operands come as (weight, pos_weight, [g,] x, y); absent ones are passed as 1.
 
 #include <cmath>
 
@@ -46,6 +46,33 @@ struct BceWithLogitsGradTargetFn {  // (w, pw, g, x, y) -> gy
   template <class C>
   RG_HOST_DEVICE C operator()(C w, C pw, C g, C x, C /*y*/) const {
     return g * static_cast<C>(scale) * w * (-x - (pw - C(1)) * bce_math::log_sigmoid(x));
+  }
+};
+
+// The same math without a weight tensor, a pos_weight tensor, or either: the absent operand is
+// 1, so the unweighted case reads only its own operands.
+template <class F>
+struct UnitPosWeight {  // (w, ...) -> f(w, 1, ...)
+  F f;
+  template <class C, class... A>
+  RG_HOST_DEVICE C operator()(C w, A... a) const {
+    return f(w, C(1), a...);
+  }
+};
+template <class F>
+struct UnitWeight {  // (pw, ...) -> f(1, pw, ...)
+  F f;
+  template <class C, class... A>
+  RG_HOST_DEVICE C operator()(C pw, A... a) const {
+    return f(C(1), pw, a...);
+  }
+};
+template <class F>
+struct UnitWeights {  // (...) -> f(1, 1, ...)
+  F f;
+  template <class C, class... A>
+  RG_HOST_DEVICE C operator()(C a0, A... a) const {
+    return f(C(1), C(1), a0, a...);
   }
 };
 

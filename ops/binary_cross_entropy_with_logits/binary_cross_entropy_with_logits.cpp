@@ -17,19 +17,9 @@ constexpr const char* kOp = "binary_cross_entropy_with_logits";
 template <class F, class... Ts>
 Tensor with_weights(std::string_view op, F f, const Tensor& w, const Tensor& pw, const Ts&... ins) {
   if (w.defined() && pw.defined()) return pointwise(op, f, w, pw, ins...);
-  if (w.defined())
-    return pointwise(
-        op, [f](auto wv, auto... a) { return f(wv, decltype(wv)(1), a...); }, w, ins...);
-  if (pw.defined())
-    return pointwise(
-        op, [f](auto pv, auto... a) { return f(decltype(pv)(1), pv, a...); }, pw, ins...);
-  return pointwise(
-      op,
-      [f](auto a0, auto... a) {
-        using C = decltype(a0);
-        return f(C(1), C(1), a0, a...);
-      },
-      ins...);
+  if (w.defined()) return pointwise(op, UnitPosWeight<F>{f}, w, ins...);
+  if (pw.defined()) return pointwise(op, UnitWeight<F>{f}, pw, ins...);
+  return pointwise(op, UnitWeights<F>{f}, ins...);
 }
 
 class BceWithLogitsBackward : public Node {

@@ -33,8 +33,7 @@ void check_same_float(std::string_view op, const std::vector<Tensor>& tensors) {
 
 void check_cpu(std::string_view op, const std::vector<Tensor>& tensors) {
   for (const Tensor& t : tensors)
-    RG_CHECK(!t.defined() || t.device().is_cpu(), op, ": no CUDA kernel yet for tensor ",
-             t.describe(), " (the CUDA backend arrives in a later release; use cpu)");
+    if (t.defined() && !t.device().is_cpu()) fail_no_kernel(op, t.device());
 }
 
 namespace detail {

@@ -1,6 +1,7 @@
 #pragma once
 // The elementwise engine shared by every pointwise op: broadcasting, dtype and device checks,
-// and a CPU loop that applies a host/device functor. Each op folder (ops/relu, ops/add, ...)
+// and the loops that apply a host/device functor: a CPU loop here, a grid-stride CUDA kernel in
+// elementwise_kernels.cuh. Each op folder (ops/relu, ops/add, ...)
 // holds only its functors and its backward node.
 //
 // A functor takes and returns the compute type C (float for f16/bf16/f32, double for f64):
@@ -27,7 +28,9 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, std::string_view op);
 // Checks that all defined tensors share one device and one floating dtype; names `op`.
 void check_same_float(std::string_view op, const std::vector<Tensor>& tensors);
 
-// Throws the standard "no CUDA kernel yet" error for `op` when any tensor is on a GPU.
+// For ops whose kernels run on the CPU only so far: the standard "no kernel" error of
+// dispatch_device (core/dispatch.h) when any tensor is elsewhere. An op that gains a CUDA kernel
+// replaces this with dispatch_device<Kernels::cpu_and_cuda>.
 void check_cpu(std::string_view op, const std::vector<Tensor>& tensors);
 
 namespace detail {
@@ -37,19 +40,25 @@ inline constexpr int64_t kPointwiseGrain = 1 << 14;
 Shape broadcast_strides(const Tensor& t, const Shape& shape);
 }  // namespace detail
 
-// out[i] = f(in_0[i], ..., in_{N-1}[i]) over the broadcast shape of the inputs. Inputs must
-// share a floating dtype and a device (checked by the caller with check_same_float); the
-// result has that dtype. This is the CPU loop; it is what the tests check.
+// out[i] = f(in_0[i], ..., in_{N-1}[i]) over the broadcast shape of the inputs, on their device.
+// Inputs must share a floating dtype and a device (checked by the caller with
+// check_same_float); the result has that dtype.
 template <class F, class... Ts>
-Tensor pointwise(std::string_view op, F f, const Ts&... inputs) {
+Tensor pointwise(std::string_view op, F f, const Ts&... inputs);
+
+// The kernels behind pointwise, one per backend: write f(inputs...) into `out`, which has the
+// broadcast shape. The CPU loop is below; the CUDA one is in elementwise_kernels.cuh, built for
+// each op's functors in its <op>_cuda.cu (RG_POINTWISE_CUDA).
+template <class F, class... Ts>
+void pointwise_into(OnCuda, std::string_view op, F f, const Tensor& out, const Ts&... inputs);
+
+template <class F, class... Ts>
+void pointwise_into(OnCpu, std::string_view op, F f, const Tensor& out, const Ts&... inputs) {
   constexpr std::size_t N = sizeof...(Ts);
   const std::array<const Tensor*, N> in{&inputs...};
-  Shape shape = in[0]->shape();
-  for (std::size_t k = 1; k < N; ++k) shape = broadcast_shapes(shape, in[k]->shape(), op);
-  check_cpu(op, {inputs...});
-  Tensor out = empty(shape, {in[0]->dtype(), in[0]->device()});
+  const Shape& shape = out.shape();
   const int64_t n = out.numel();
-  bool flat = true;
+  bool flat = out.is_contiguous();
   for (const Tensor* t : in) flat = flat && t->shape() == shape && t->is_contiguous();
   dispatch_floating(out.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
@@ -102,6 +111,16 @@ Tensor pointwise(std::string_view op, F f, const Ts&... inputs) {
       });
     });
   });
+}
+
+template <class F, class... Ts>
+Tensor pointwise(std::string_view op, F f, const Ts&... inputs) {
+  const std::array<const Tensor*, sizeof...(Ts)> in{&inputs...};
+  Shape shape = in[0]->shape();
+  for (std::size_t k = 1; k < in.size(); ++k) shape = broadcast_shapes(shape, in[k]->shape(), op);
+  Tensor out = empty(shape, {in[0]->dtype(), in[0]->device()});
+  dispatch_device<Kernels::cpu_and_cuda>(
+      op, out.device(), [&](auto on) { pointwise_into(on, op, f, out, inputs...); });
   return out;
 }
 

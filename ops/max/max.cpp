@@ -10,6 +10,7 @@
 #include "core/dispatch.h"
 #include "core/thread_pool.h"
 #include "ops/elementwise/elementwise.h"
+#include "ops/max/max_functors.h"
 #include "ops/reduction/row_math.h"
 
 namespace rg {
@@ -35,14 +36,6 @@ template <class C>
 inline bool beats(C v, C best) {
   return v > best || (std::isnan(v) && !std::isnan(best));
 }
-
-struct MaxAllGradFn {  // (gy, x, max) -> gx: gy shared among the `count` maxima
-  double inv_count;
-  template <class C>
-  RG_HOST_DEVICE C operator()(C gy, C x, C m) const {
-    return x == m ? gy * static_cast<C>(inv_count) : C(0);
-  }
-};
 
 class MaxAllBackward : public Node {
  public:

@@ -4,26 +4,11 @@
 #include "ops/autocast/autocast_policy.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/mean/mean.h"
+#include "ops/mse_loss/mse_loss_functors.h"
 #include "ops/sum/sum.h"
 
 namespace rg {
 namespace {
-
-struct SquaredErrorFn {  // (x, y) -> (x − y)²
-  template <class C>
-  RG_HOST_DEVICE C operator()(C x, C y) const {
-    const C d = x - y;
-    return d * d;
-  }
-};
-
-struct SquaredErrorGradFn {  // (g, x, y) -> ±2·(x − y)·g·scale
-  double scale;              // 2/numel (mean) or 2, negated for the target
-  template <class C>
-  RG_HOST_DEVICE C operator()(C g, C x, C y) const {
-    return static_cast<C>(scale) * (x - y) * g;
-  }
-};
 
 class MseLossBackward : public Node {
  public:

@@ -12,6 +12,7 @@
 #include "core/strided_loop.h"
 #include "core/thread_pool.h"
 #include "ops/elementwise/elementwise.h"
+#include "ops/mul/mul_functors.h"
 #include "ops/reduction/row_math.h"
 #include "ops/sum/sum_kernel.h"
 
@@ -54,14 +55,6 @@ std::vector<Group> coalesce(const Shape& shape, const std::vector<bool>& reduced
   }
   return groups;
 }
-
-struct ScaleFn {
-  double s;
-  template <class C>
-  RG_HOST_DEVICE C operator()(C g) const {
-    return g * static_cast<C>(s);
-  }
-};
 
 }  // namespace
 
@@ -139,7 +132,7 @@ Tensor sum_cpu(const Tensor& x_in, const ReducePlan& plan, double scale) {
 
 Tensor sum_backward(const Tensor& gy, const ReducePlan& plan, double scale) {
   // A stride-0 view of gy over the reduced dims; the pointwise loop writes it out contiguous.
-  return pointwise("sum_backward", ScaleFn{scale},
+  return pointwise("sum_backward", MulScalarFn{scale},
                    gy.reshape(plan.kept_shape).expand(plan.in_shape));
 }
 
