@@ -105,11 +105,12 @@ std::vector<Tensor> AccumulateGrad::apply(const std::vector<Tensor>& grad_output
   return {};
 }
 
-void add_inplace(const Tensor& acc, const Tensor& g) {
-  RG_CHECK(acc.shape() == g.shape() && acc.dtype() == g.dtype() && acc.device() == g.device(),
-           "gradient accumulation: ", acc.describe(), " += ", g.describe(), " do not match");
-  RG_CHECK(acc.device().is_cpu(), "gradient accumulation on ", acc.device(),
-           " needs the CUDA add kernel (not built yet)");
+// The kernels of add_inplace and sum_to_shape, per backend: the CPU loops below, the CUDA
+// launches in core/cuda/autograd_cuda.cu.
+void accumulate_into(OnCuda, const Tensor& acc, const Tensor& g);
+void sum_into(OnCuda, const Tensor& grad, const std::vector<bool>& reduced, const Tensor& out);
+
+void accumulate_into(OnCpu, const Tensor& acc, const Tensor& g) {
   dispatch_floating(acc.dtype(), "gradient accumulation", [&](auto tag) {
     using T = decltype(tag);
     using C = compute_t<T>;
@@ -128,22 +129,16 @@ void add_inplace(const Tensor& acc, const Tensor& g) {
   });
 }
 
-Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
-  if (grad.shape() == shape) return grad;
-  const int64_t lead = grad.dim() - static_cast<int64_t>(shape.size());
-  RG_CHECK(lead >= 0, "sum_to_shape: gradient ", grad.describe(), " has fewer dims than ",
-           shape_str(shape));
+// out = Σ grad over the dims marked in `reduced`; out is contiguous with the kept dims.
+void sum_into(OnCpu, const Tensor& grad, const std::vector<bool>& reduced, const Tensor& out) {
   // Strides of the result as seen from the gradient's index space: 0 on summed dims.
   Shape out_strides_full(grad.dim(), 0);
-  const Shape out_strides = contiguous_strides(shape);
-  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
-    const int64_t gd = d + lead;
-    RG_CHECK(shape[d] == grad.shape()[gd] || shape[d] == 1, "sum_to_shape: gradient ",
-             grad.describe(), " cannot be summed to ", shape_str(shape));
-    if (shape[d] == grad.shape()[gd]) out_strides_full[gd] = out_strides[d];
+  int64_t stride = 1;
+  for (int64_t d = grad.dim() - 1; d >= 0; --d) {
+    if (reduced[d]) continue;
+    out_strides_full[d] = stride;
+    stride *= grad.shape()[d];
   }
-  RG_CHECK(grad.device().is_cpu(), "sum_to_shape on ", grad.device(), " is not built yet");
-  Tensor out = zeros(shape, {grad.dtype(), grad.device()});
   dispatch_floating(grad.dtype(), "sum_to_shape", [&](auto tag) {
     using T = decltype(tag);
     // Accumulate in double: this is a reduction over possibly many broadcast elements.
@@ -156,6 +151,30 @@ Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
     T* dst = static_cast<T*>(out.data_ptr());
     for (std::size_t i = 0; i < acc.size(); ++i) dst[i] = convert<T>(acc[i]);
   });
+}
+
+void add_inplace(const Tensor& acc, const Tensor& g) {
+  RG_CHECK(acc.shape() == g.shape() && acc.dtype() == g.dtype() && acc.device() == g.device(),
+           "gradient accumulation: ", acc.describe(), " += ", g.describe(), " do not match");
+  dispatch_device<Kernels::cpu_and_cuda>("gradient accumulation", acc.device(),
+                                         [&](auto on) { accumulate_into(on, acc, g); });
+}
+
+Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
+  if (grad.shape() == shape) return grad;
+  const int64_t lead = grad.dim() - static_cast<int64_t>(shape.size());
+  RG_CHECK(lead >= 0, "sum_to_shape: gradient ", grad.describe(), " has fewer dims than ",
+           shape_str(shape));
+  std::vector<bool> reduced(static_cast<std::size_t>(grad.dim()), true);  // the lead dims
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    const int64_t gd = d + lead;
+    RG_CHECK(shape[d] == grad.shape()[gd] || shape[d] == 1, "sum_to_shape: gradient ",
+             grad.describe(), " cannot be summed to ", shape_str(shape));
+    reduced[gd] = shape[d] != grad.shape()[gd];
+  }
+  Tensor out = empty(shape, {grad.dtype(), grad.device()});
+  dispatch_device<Kernels::cpu_and_cuda>("sum_to_shape", grad.device(),
+                                         [&](auto on) { sum_into(on, grad, reduced, out); });
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <condition_variable>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -30,6 +31,7 @@ constexpr std::size_t kMaxDynamicShared = 48 * 1024;
 struct Aborted {};
 
 struct Warp {
+  std::condition_variable cv;  // its lanes wait here: a shuffle wakes 32 threads, not the block
   int lanes = 0;
   unsigned mask = 0;  // the lanes that exist
   int arrived = 0;
@@ -41,12 +43,13 @@ struct Warp {
 struct Launch {
   int threads = 0;
   std::mutex mutex;
-  std::condition_variable cv;
-  int arrived = 0;  // at __syncthreads
-  int exited = 0;   // returned from the kernel for this block
+  std::condition_variable sync_cv;  // __syncthreads
+  std::condition_variable done_cv;  // the end of a block
+  int arrived = 0;                  // at __syncthreads
+  int exited = 0;                   // returned from the kernel for this block
   uint64_t sync_generation = 0;
   uint64_t block_generation = 0;
-  std::vector<Warp> warps;
+  std::deque<Warp> warps;
   std::unique_ptr<std::max_align_t[]> shared;
   std::size_t shared_bytes = 0;
   bool aborted = false;
@@ -57,7 +60,7 @@ struct Launch {
     if (!aborted) {
       aborted = true;
       error = std::make_exception_ptr(Error("cuda emulator: " + message));
-      cv.notify_all();
+      wake_all();
     }
     throw Aborted{};
   }
@@ -69,9 +72,14 @@ struct Launch {
     for (const Warp& w : warps) blocked += w.arrived;
     return blocked == threads;
   }
-  // Under the lock, after counting this thread's arrival: wait until `done()`.
+  void wake_all() {
+    sync_cv.notify_all();
+    done_cv.notify_all();
+    for (Warp& w : warps) w.cv.notify_all();
+  }
+  // Under the lock, after counting this thread's arrival: wait on `cv` until `done()`.
   template <class Done>
-  void wait(std::unique_lock<std::mutex>& lock, Done done) {
+  void wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, Done done) {
     if (stuck())
       abort(
           "deadlock: the threads of a block wait at different barriers (__syncthreads or a "
@@ -94,10 +102,10 @@ void warp_barrier(Launch& l, Warp& w, std::unique_lock<std::mutex>& lock) {
   if (++w.arrived == w.lanes) {
     w.arrived = 0;
     ++w.generation;
-    l.cv.notify_all();
+    w.cv.notify_all();
     return;
   }
-  l.wait(lock, [&] { return w.generation != generation; });
+  l.wait(lock, w.cv, [&] { return w.generation != generation; });
 }
 
 void check_warp_call(Launch& l, const Warp& w, unsigned mask, const char* what) {
@@ -122,16 +130,16 @@ void exit_block(Launch& l) {
     for (Warp& each : l.warps) each.exited = 0;
     std::memset(l.shared.get(), 0xFF, l.shared_bytes);
     ++l.block_generation;
-    l.cv.notify_all();
+    l.done_cv.notify_all();
     return;
   }
   if (l.arrived > 0 && l.arrived + l.exited == l.threads) {  // the rest wait at __syncthreads
     l.arrived = 0;
     ++l.sync_generation;
-    l.cv.notify_all();
+    l.sync_cv.notify_all();
   }
   const uint64_t generation = l.block_generation;
-  l.wait(lock, [&] { return l.block_generation != generation; });  // until the block ends
+  l.wait(lock, l.done_cv, [&] { return l.block_generation != generation; });  // block's end
 }
 
 void run_thread(Launch& l, int thread, dim3 grid, dim3 block, const std::function<void()>& body) {
@@ -153,7 +161,7 @@ void run_thread(Launch& l, int thread, dim3 grid, dim3 block, const std::functio
             if (!l.aborted) {
               l.aborted = true;
               l.error = std::current_exception();
-              l.cv.notify_all();
+              l.wake_all();
             }
             return;
           }
@@ -186,10 +194,9 @@ void launch(dim3 grid, dim3 block, std::size_t dynamic_shared_bytes,
   l.shared_bytes = dynamic_shared_bytes;
   std::memset(l.shared.get(), 0xFF, l.shared_bytes);
   for (int first = 0; first < l.threads; first += warpSize) {
-    Warp w;
+    Warp& w = l.warps.emplace_back();
     w.lanes = std::min(warpSize, l.threads - first);
     w.mask = w.lanes == 32 ? 0xffffffffu : (1u << w.lanes) - 1;
-    l.warps.push_back(w);
   }
   g_launch = &l;
   {
@@ -210,10 +217,10 @@ void sync_block() {
   if (++l.arrived + l.exited == l.threads) {
     l.arrived = 0;
     ++l.sync_generation;
-    l.cv.notify_all();
+    l.sync_cv.notify_all();
     return;
   }
-  l.wait(lock, [&] { return l.sync_generation != generation; });
+  l.wait(lock, l.sync_cv, [&] { return l.sync_generation != generation; });
 }
 
 void* dynamic_shared() {

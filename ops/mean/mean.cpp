@@ -25,11 +25,10 @@ Tensor mean_impl(const Tensor& x_in, const std::vector<int64_t>& dims, bool all,
   const auto cast = autocast_inputs(AutocastPolicy::float32, x_in);
   const Tensor& x = cast[0];
   check_same_float("mean", {x});
-  check_cpu("mean", {x});
   detail::ReducePlan plan = detail::plan_reduce(x.shape(), dims, all, keepdim, "mean");
   // Scaling the double sum once (not each term) keeps the mean as accurate as the sum.
   const double scale = 1.0 / static_cast<double>(plan.count);
-  Tensor y = detail::sum_cpu(x, plan, scale);
+  Tensor y = detail::sum_reduce("mean", x, plan, scale);
   if (needs_grad({x})) record(std::make_shared<MeanBackward>(std::move(plan), scale), {x}, {&y});
   return y;
 }

@@ -56,9 +56,8 @@ Tensor sum_impl(const Tensor& x_in, const std::vector<int64_t>& dims, bool all, 
   const auto cast = autocast_inputs(AutocastPolicy::float32, x_in);
   const Tensor& x = cast[0];
   check_same_float("sum", {x});
-  check_cpu("sum", {x});
   detail::ReducePlan plan = detail::plan_reduce(x.shape(), dims, all, keepdim, "sum");
-  Tensor y = detail::sum_cpu(x, plan, 1.0);
+  Tensor y = detail::sum_reduce("sum", x, plan, 1.0);
   if (needs_grad({x})) record(std::make_shared<SumBackward>(std::move(plan)), {x}, {&y});
   return y;
 }

@@ -58,7 +58,12 @@ std::vector<Group> coalesce(const Shape& shape, const std::vector<bool>& reduced
 
 }  // namespace
 
-Tensor sum_cpu(const Tensor& x_in, const ReducePlan& plan, double scale) {
+Tensor sum_reduce(std::string_view op, const Tensor& x, const ReducePlan& plan, double scale) {
+  return dispatch_device<Kernels::cpu_and_cuda>(
+      op, x.device(), [&](auto on) { return sum_reduce(on, x, plan, scale); });
+}
+
+Tensor sum_reduce(OnCpu, const Tensor& x_in, const ReducePlan& plan, double scale) {
   const Tensor x = x_in.contiguous();
   Tensor out = empty(plan.out_shape, {x.dtype(), x.device()});
   if (x.numel() == 0) {

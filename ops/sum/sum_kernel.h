@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/dispatch.h"
 #include "core/tensor.h"
 #include "ops/reduction/reduction.h"
 
@@ -23,8 +24,11 @@ struct ReducePlan {
 ReducePlan plan_reduce(const Shape& shape, const std::vector<int64_t>& dims, bool all,
                        KeepDim keepdim, std::string_view op);
 
-// y = scale · Σ x over the plan's reduced dims (CPU, any floating dtype, any strides).
-Tensor sum_cpu(const Tensor& x, const ReducePlan& plan, double scale);
+// y = scale · Σ x over the plan's reduced dims (any floating dtype, any strides), on x's device:
+// the entry point of sum and mean, and its kernels per backend (sum_cpu.cpp, sum_cuda.cu).
+Tensor sum_reduce(std::string_view op, const Tensor& x, const ReducePlan& plan, double scale);
+Tensor sum_reduce(OnCpu, const Tensor& x, const ReducePlan& plan, double scale);
+Tensor sum_reduce(OnCuda, const Tensor& x, const ReducePlan& plan, double scale);
 
 // gx = scale · gy broadcast back to the plan's input shape, contiguous.
 Tensor sum_backward(const Tensor& gy, const ReducePlan& plan, double scale);

@@ -99,7 +99,7 @@ std::vector<Case> cases() {
       {"max", [=] { max(g2); }},
       {"max", [=] { max(g2, 1); }},
       {"max_pool2d", [=] { max_pool2d(g4, 2); }},
-      {"mean", [=] { mean(g2); }},
+      {"mean", [=] { mean(g2); }, Stop::no_gpu},
       {"mse_loss", [=] { mse_loss(g2, c2); }},
       {"mul", [=] { mul(g2, g2); }, Stop::no_gpu},
       {"neg", [=] { neg(g2); }, Stop::no_gpu},
@@ -110,7 +110,7 @@ std::vector<Case> cases() {
       {"softmax", [=] { softmax(g2, 1); }},
       {"sqrt", [=] { sqrt(g2); }, Stop::no_gpu},
       {"sub", [=] { sub(g2, c2); }},
-      {"sum", [=] { sum(g2); }},
+      {"sum", [=] { sum(g2); }, Stop::no_gpu},
       {"tanh", [=] { tanh(g2); }, Stop::no_gpu},
       {"upsample", [=] { upsample(g4, 2); }},
   };
