@@ -13,3 +13,17 @@
       ::rg::fail(__FILE__, ":", __LINE__, ": ", #call, " failed: ", cudaGetErrorName(rg_status_), \
                  " (", cudaGetErrorString(rg_status_), ")");                                      \
   } while (0)
+
+// For destructors and other paths that must not throw (freeing memory, destroying a stream):
+// the same message on stderr instead of an exception, and the runtime's error state cleared.
+#define RG_CUDA_WARN(call)                                            \
+  do {                                                                \
+    const cudaError_t rg_status_ = (call);                            \
+    if (rg_status_ != cudaSuccess) [[unlikely]] {                     \
+      ::rg::detail::cuda_warn(__FILE__, __LINE__, #call, rg_status_); \
+    }                                                                 \
+  } while (0)
+
+namespace rg::detail {
+void cuda_warn(const char* file, int line, const char* call, cudaError_t status) noexcept;
+}  // namespace rg::detail
