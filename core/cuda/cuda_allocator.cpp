@@ -8,8 +8,10 @@
 // 0, would make every step pay for fresh device memory). The pool itself reuses memory across
 // streams through the events it tracks (its default reuse policies). empty_cache() trims it.
 //
-// A block used on a second stream must be ordered before its free by the user (an Event that
-// the allocating stream waits on), as with PyTorch's record_stream.
+// A block also used on other streams (a communication stream reading gradients) must say so
+// with rg::cuda::record_stream: at its free, the allocating stream is made to wait for the
+// work queued on those streams so far, and the free is queued after it — what PyTorch's
+// cudaMallocAsync backend does for Tensor.record_stream.
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
@@ -19,6 +21,7 @@
 #include "core/cuda/cuda_allocator.h"
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/stream.h"
+#include "core/tensor.h"
 
 namespace rg {
 namespace {
@@ -61,7 +64,7 @@ class CudaAllocator final : public Allocator {
              cudaGetErrorString(status), ")");
     {
       std::lock_guard lock(mutex_);
-      streams_.emplace(ptr, stream);
+      blocks_.emplace(ptr, Block{stream, {}});
     }
     record_allocation(Device::cuda(index_), static_cast<int64_t>(nbytes));
     return ptr;
@@ -70,20 +73,28 @@ class CudaAllocator final : public Allocator {
   // Called from Storage's destructor: reports errors on stderr instead of throwing.
   void deallocate(void* ptr, std::size_t nbytes) override {
     if (!ptr) return;
-    cudaStream_t stream = cudaStreamLegacy;
+    Block block{cudaStreamLegacy, {}};
     {
       std::lock_guard lock(mutex_);
-      auto it = streams_.find(ptr);
-      if (it != streams_.end()) {
-        stream = it->second;
-        streams_.erase(it);
+      auto it = blocks_.find(ptr);
+      if (it != blocks_.end()) {
+        block = std::move(it->second);
+        blocks_.erase(it);
       }
     }
     int previous = index_;
     RG_CUDA_WARN(cudaGetDevice(&previous));
     // cudaStreamLegacy means the legacy stream of the current device: make it this one's.
     if (previous != index_) RG_CUDA_WARN(cudaSetDevice(index_));
-    RG_CUDA_WARN(cudaFreeAsync(ptr, stream));
+    for (cudaStream_t use : block.other_streams) {
+      cudaEvent_t used = nullptr;
+      RG_CUDA_WARN(cudaEventCreateWithFlags(&used, cudaEventDisableTiming));
+      if (!used) continue;
+      RG_CUDA_WARN(cudaEventRecord(used, use));
+      RG_CUDA_WARN(cudaStreamWaitEvent(block.stream, used, 0));
+      RG_CUDA_WARN(cudaEventDestroy(used));
+    }
+    RG_CUDA_WARN(cudaFreeAsync(ptr, block.stream));
     if (previous != index_) RG_CUDA_WARN(cudaSetDevice(previous));
     record_deallocation(Device::cuda(index_), static_cast<int64_t>(nbytes));
   }
@@ -110,8 +121,23 @@ class CudaAllocator final : public Allocator {
 
   void move_blocks(cudaStream_t from, cudaStream_t to) {
     std::lock_guard lock(mutex_);
-    for (auto& [ptr, stream] : streams_)
-      if (stream == from) stream = to;
+    for (auto& [ptr, block] : blocks_) {
+      if (block.stream == from) block.stream = to;
+      for (cudaStream_t& use : block.other_streams)
+        if (use == from) use = to;
+    }
+  }
+
+  void record_stream(void* ptr, cudaStream_t stream) {
+    std::lock_guard lock(mutex_);
+    auto it = blocks_.find(ptr);
+    RG_CHECK(it != blocks_.end(), "record_stream: the tensor's memory on ", Device::cuda(index_),
+             " was not allocated by ringgrad's allocator (from_blob?)");
+    Block& block = it->second;
+    if (stream == block.stream) return;
+    for (cudaStream_t use : block.other_streams)
+      if (use == stream) return;
+    block.other_streams.push_back(stream);
   }
 
  private:
@@ -134,8 +160,13 @@ class CudaAllocator final : public Allocator {
 
   int index_;
   cudaMemPool_t pool_ = nullptr;
+  struct Block {
+    cudaStream_t stream;                      // allocated on; freed on
+    std::vector<cudaStream_t> other_streams;  // record_stream: its free waits for their work
+  };
+
   std::mutex mutex_;
-  std::unordered_map<void*, cudaStream_t> streams_;  // live block -> the stream to free it on
+  std::unordered_map<void*, Block> blocks_;  // live blocks
 };
 
 std::mutex registry_mutex;
@@ -175,6 +206,16 @@ void cuda_reset_peak_reserved(int index) {
 
 void cuda_empty_cache(int index) {
   if (CudaAllocator* a = existing(index)) a->empty_cache();
+}
+
+void cuda::record_stream(const Tensor& tensor, cudaStream_t stream) {
+  RG_CHECK(tensor.device().is_cuda(), "record_stream: expected a tensor on a GPU, got ",
+           tensor.describe());
+  RG_CHECK(stream != cudaStreamPerThread,
+           "record_stream: cudaStreamPerThread names a different stream in every host thread");
+  if (!tensor.storage().data()) return;  // nothing allocated (no elements)
+  static_cast<CudaAllocator&>(cuda_allocator(tensor.device().index))
+      .record_stream(tensor.storage().data(), stream);
 }
 
 void cuda::move_blocks_to_stream(int device, cudaStream_t from, cudaStream_t to) noexcept {

@@ -21,6 +21,10 @@
 
 #include <cuda_runtime.h>
 
+namespace rg {
+class Tensor;
+}
+
 namespace rg::cuda {
 
 // The current stream of `device` in this host thread (cudaStreamLegacy until set).
@@ -111,5 +115,11 @@ class Event {
 
 // The host waits for all work on `device` (cudaDeviceSynchronize).
 void synchronize(int device);
+
+// Tells the allocator that work queued on `stream` uses `tensor`'s memory (a GPU tensor
+// allocated on another stream): when the memory is freed, the free waits for the work queued on
+// `stream` by then (PyTorch's Tensor.record_stream). Without it, memory used on a second stream
+// may be handed out again while that stream still reads it.
+void record_stream(const Tensor& tensor, cudaStream_t stream);
 
 }  // namespace rg::cuda

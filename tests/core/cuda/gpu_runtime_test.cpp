@@ -117,6 +117,29 @@ TEST(GpuStream, TensorsOutliveTheirStream) {
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
 }
 
+TEST(GpuStream, RecordStreamDelaysTheFreeAfterTheOtherStream) {
+  RG_REQUIRE_GPU();
+  Stream side(0);
+  ::testing::internal::CaptureStderr();
+  Tensor t = empty({64 * kMiB}, {DType::f32, Device::cuda(0)});  // on the legacy stream
+  Event allocated(0);
+  allocated.record(current_stream(0));
+  allocated.block(side.get());
+  {
+    StreamGuard use(0, side.get());
+    fill_(t, 7.0);  // a write on `side`, which the free must wait for
+  }
+  record_stream(t, side.get());
+  record_stream(t, side.get());  // recorded once
+  t = Tensor();
+  Tensor next = full({64 * kMiB}, 1.0, {DType::f32, Device::cuda(0)});
+  EXPECT_EQ(next.narrow(0, 0, 4).contiguous().to_vector<float>(), std::vector<float>(4, 1.0f));
+  synchronize(0);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  Tensor blob = from_blob(next.data_ptr(), {4}, {DType::f32, Device::cuda(0)}, [](void*) {});
+  EXPECT_TRUE(throws_error([&] { record_stream(blob, side.get()); }, {"from_blob"}));
+}
+
 TEST(GpuAllocator, StatisticsAndReuse) {
   RG_REQUIRE_GPU();
   const Device dev = Device::cuda(0);

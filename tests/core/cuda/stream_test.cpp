@@ -6,6 +6,7 @@
 
 #include "core/cuda/stream.h"
 #include "core/device.h"
+#include "core/tensor.h"
 #include "tests/support/fixtures.h"
 
 namespace rg::cuda {
@@ -59,6 +60,11 @@ TEST(CurrentStream, RefusesPerThreadStreamAndBadIndices) {
   EXPECT_EQ(current_stream(0), cudaStreamLegacy);
   EXPECT_TRUE(throws_error([] { current_stream(-1); }, {"invalid CUDA device index -1"}));
   EXPECT_TRUE(throws_error([] { set_current_stream(64, nullptr); }, {"index 64"}));
+}
+
+TEST(RecordStream, OnlyGpuTensors) {
+  EXPECT_TRUE(throws_error([] { record_stream(arange(0, 4), cudaStreamLegacy); },
+                           {"record_stream: expected a tensor on a GPU", "[4] f32 cpu"}));
 }
 
 TEST(NoGpu, GuardsStreamsAndEventsGiveTheClearError) {
