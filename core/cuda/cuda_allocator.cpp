@@ -59,6 +59,7 @@ class CudaAllocator final : public Allocator {
         fail(out_of_memory_message(nbytes));
       }
     }
+    if (status != cudaSuccess) cudaGetLastError();
     RG_CHECK(status == cudaSuccess, "cudaMallocAsync of ", format_bytes(nbytes), " on ",
              Device::cuda(index_), " failed: ", cudaGetErrorName(status), " (",
              cudaGetErrorString(status), ")");

@@ -24,6 +24,7 @@ void check_copy(cudaError_t status, const char* call, const Device& src, const D
                 std::size_t nbytes) {
   if (status == cudaSuccess) [[likely]]
     return;
+  cudaGetLastError();
   fail("copy ", src, " -> ", dst, " of ", format_bytes(static_cast<int64_t>(nbytes)), ": ", call,
        " failed: ", cudaGetErrorName(status), " (", cudaGetErrorString(status), ")");
 }

@@ -162,7 +162,8 @@ void Event::record(cudaStream_t stream) {
 }
 
 void Event::block(cudaStream_t stream) const {
-  DeviceGuard guard(device_);
+  // No device switch: the event may belong to another device than the stream, and
+  // cudaStreamLegacy must keep meaning the caller's current device.
   RG_CUDA_CHECK(cudaStreamWaitEvent(stream, event_, 0));
 }
 

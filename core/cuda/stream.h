@@ -28,6 +28,8 @@ class Tensor;
 namespace rg::cuda {
 
 // The current stream of `device` in this host thread (cudaStreamLegacy until set).
+// cudaStreamLegacy names the legacy stream of whichever device is current where it is used:
+// pass current_stream(d) to CUDA calls under a DeviceGuard for d.
 cudaStream_t current_stream(int device);
 // Makes `stream` (a stream of `device`) current for `device` in this host thread. Refuses
 // cudaStreamPerThread, for the reason above.
@@ -98,9 +100,11 @@ class Event {
 
   cudaEvent_t get() const { return event_; }
   int device() const { return device_; }
-  // Captures the work queued on `stream` (a stream of this event's device) so far.
+  // Captures the work queued on `stream` (a stream of this event's device; cudaStreamLegacy:
+  // that device's legacy stream) so far.
   void record(cudaStream_t stream);
-  // Makes future work on `stream` wait for the recorded work; the host does not wait.
+  // Makes future work on `stream` (of any device; cudaStreamLegacy: the current device's) wait
+  // for the recorded work; the host does not wait.
   void block(cudaStream_t stream) const;
   void synchronize() const;  // the host waits for the recorded work
   bool query() const;        // true when the recorded work has finished
