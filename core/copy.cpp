@@ -195,7 +195,7 @@ Tensor Tensor::pin_memory() const {
   RG_CHECK(device().is_cpu(), "pin_memory: only cpu tensors can be pinned, got ", describe());
   if (is_pinned() || cuda_device_count() == 0) return *this;
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = Storage(nbytes(), Device::cpu(), HostMemory::pinned);
+  impl->storage = Storage(nbytes(), device(), HostMemory::pinned);  // cpu, or a logical cpu:N
   impl->shape = shape();
   impl->strides = contiguous_strides(shape());
   impl->dtype = dtype();
