@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -13,8 +14,13 @@
 
 namespace rg {
 
-// Defined in core/cuda/cuda_allocator.cpp, compiled only into CUDA builds.
+// Defined in core/cuda/cuda_allocator.cpp and core/cuda/pinned_allocator.cpp, compiled only
+// into CUDA builds.
 Allocator& cuda_allocator(int index);
+void cuda_reserved_memory(int index, int64_t* current, int64_t* peak);
+void cuda_reset_peak_reserved(int index);
+void cuda_empty_cache(int index);
+Allocator& cuda_pinned_allocator();
 
 namespace {
 
@@ -106,6 +112,16 @@ Allocator& allocator_for(const Device& device) {
   }
 }
 
+Allocator& pinned_allocator() {
+  if constexpr (kWithCuda) {
+    check_device_available(Device::cuda(0));
+    return cuda_pinned_allocator();
+  } else {
+    check_device_available(Device::cuda(0));  // throws: no CUDA backend
+    return allocator_for(Device::cpu());
+  }
+}
+
 void record_allocation(const Device& device, int64_t nbytes) {
   Counters& c = counters(device);
   const int64_t now = c.current.fetch_add(nbytes) + nbytes;
@@ -121,12 +137,42 @@ void record_deallocation(const Device& device, int64_t nbytes) {
 
 MemoryStats memory_stats(const Device& device) {
   Counters& c = counters(device);
-  return {c.current.load(), c.peak.load(), c.allocations.load()};
+  MemoryStats stats{c.current.load(), c.peak.load(), c.allocations.load()};
+  if constexpr (kWithCuda) {
+    if (device.is_cuda())
+      cuda_reserved_memory(device.index, &stats.reserved_bytes, &stats.peak_reserved_bytes);
+  }
+  return stats;
 }
 
 void reset_peak_memory(const Device& device) {
   Counters& c = counters(device);
   c.peak.store(c.current.load());
+  if constexpr (kWithCuda) {
+    if (device.is_cuda()) cuda_reset_peak_reserved(device.index);
+  }
+}
+
+void empty_cache(const Device& device) {
+  if (device.is_cpu()) return;
+  check_device_available(device);
+  if constexpr (kWithCuda) cuda_empty_cache(device.index);
+}
+
+std::string format_bytes(int64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while ((value >= 1024 || value <= -1024) && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  if (unit == 0)
+    std::snprintf(text, sizeof text, "%lld B", static_cast<long long>(bytes));
+  else
+    std::snprintf(text, sizeof text, "%.2f %s", value, kUnits[unit]);
+  return text;
 }
 
 }  // namespace rg

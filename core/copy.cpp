@@ -17,6 +17,8 @@ namespace rg {
 void cuda_copy_bytes(void* dst, const Device& dst_device, const void* src, const Device& src_device,
                      std::size_t nbytes);
 void cuda_fill(void* dst, const Device& device, DType dtype, int64_t n, double value);
+void cuda_copy_to_device_async(void* dst, const Device& dst_device, const void* pinned_src,
+                               std::size_t nbytes);
 
 namespace {
 
@@ -170,11 +172,39 @@ Tensor Tensor::to(DType target) const {
   return out;
 }
 
-Tensor Tensor::to(Device target) const {
+Tensor Tensor::to(Device target, NonBlocking non_blocking) const {
   if (target == device()) return *this;
   Tensor out = empty(shape(), {dtype(), target});
-  copy_strided(out, contiguous());
+  const Tensor src = contiguous();  // a strided source becomes pageable: a synchronous copy
+  bool queued = false;
+  if constexpr (kWithCuda) {
+    // Only pinned memory can be read by the GPU's copy engine while the host runs on; from
+    // pageable memory the driver would stage the copy synchronously anyway.
+    if (non_blocking == NonBlocking::yes && src.is_pinned() && target.is_cuda() &&
+        src.numel() > 0) {
+      cuda_copy_to_device_async(out.data_ptr(), target, src.data_ptr(), src.nbytes());
+      queued = true;
+    }
+  }
+  if (!queued) copy_strided(out, src);
   if (needs_grad({*this})) record(std::make_shared<ToDeviceBackward>(device()), {*this}, {&out});
+  return out;
+}
+
+Tensor Tensor::pin_memory() const {
+  RG_CHECK(device().is_cpu(), "pin_memory: only cpu tensors can be pinned, got ", describe());
+  if (is_pinned() || cuda_device_count() == 0) return *this;
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = Storage(nbytes(), device(), HostMemory::pinned);  // cpu, or a logical cpu:N
+  impl->shape = shape();
+  impl->strides = contiguous_strides(shape());
+  impl->dtype = dtype();
+  Tensor out(std::move(impl));
+  {
+    NoGradGuard no_grad;
+    copy_strided(out, *this);
+  }
+  if (needs_grad({*this})) record(std::make_shared<IdentityBackward>(), {*this}, {&out});
   return out;
 }
 

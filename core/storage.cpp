@@ -1,13 +1,24 @@
 #include "core/storage.h"
 
 #include "core/allocator.h"
+#include "core/error.h"
 
 namespace rg {
 
-Storage::Storage(std::size_t nbytes, Device device) : impl_(std::make_shared<Impl>()) {
-  impl_->ptr = allocator_for(device).allocate(nbytes);
+namespace {
+Allocator& allocator_of(const Device& device, HostMemory host) {
+  return host == HostMemory::pinned ? pinned_allocator() : allocator_for(device);
+}
+}  // namespace
+
+Storage::Storage(std::size_t nbytes, Device device, HostMemory host)
+    : impl_(std::make_shared<Impl>()) {
+  RG_CHECK(host == HostMemory::pageable || device.is_cpu(),
+           "Storage: only cpu memory can be pinned, got ", device);
+  impl_->ptr = allocator_of(device, host).allocate(nbytes);
   impl_->nbytes = nbytes;
   impl_->device = device;
+  impl_->host = host;
 }
 
 Storage Storage::wrap(void* ptr, std::size_t nbytes, Device device,
@@ -25,7 +36,7 @@ Storage::Impl::~Impl() {
   if (release)
     release(ptr);
   else if (ptr)
-    allocator_for(device).deallocate(ptr, nbytes);
+    allocator_of(device, host).deallocate(ptr, nbytes);
 }
 
 }  // namespace rg

@@ -20,6 +20,10 @@ namespace rg {
 
 using Shape = std::vector<int64_t>;
 
+// Tensor::to(device, NonBlocking::yes): return before the copy has run, where that is safe —
+// from pinned host memory to a GPU; every other copy falls back to a synchronous one.
+enum class NonBlocking : uint8_t { no, yes };
+
 class Node;
 class Tensor;
 using PostAccumulateHook = std::function<void(const Tensor& leaf)>;
@@ -84,7 +88,15 @@ class Tensor {
   Tensor contiguous() const;  // self when already contiguous
   Tensor clone() const;       // always a fresh contiguous copy
   Tensor to(DType dtype) const;
-  Tensor to(Device device) const;
+  // A copy on `device` (self when already there). NonBlocking::yes from a pinned cpu tensor to
+  // a GPU queues the copy on the device's current stream and returns at once: work queued
+  // after it on that stream sees the data; the host must not write the source meanwhile.
+  Tensor to(Device device, NonBlocking non_blocking = NonBlocking::no) const;
+  // A copy in pinned (page-locked) host memory, the source of asynchronous copies to a GPU;
+  // self when already pinned. cpu tensors only. Where no GPU is usable there is nothing to pin
+  // for: returns self, unpinned (PyTorch's DataLoader likewise warns and skips pinning).
+  Tensor pin_memory() const;
+  bool is_pinned() const { return storage().is_pinned(); }
 
   // ---- reading back ------------------------------------------------------------------------
   template <class T>

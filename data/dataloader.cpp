@@ -73,6 +73,12 @@ Batch DataLoader::build(int64_t batch_index) const {
     labels[i - begin] = ex.label;
     batch.indices.push_back(index);
   }
+  if (options_.pin_memory == PinMemory::yes) {
+    // In the worker thread, as PyTorch's pin-memory thread: one copy per batch, off the
+    // training loop.
+    batch.images = batch.images.pin_memory();
+    batch.labels = batch.labels.pin_memory();
+  }
   return batch;
 }
 

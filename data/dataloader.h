@@ -27,6 +27,10 @@ struct Batch {
 };
 
 enum class LastBatch { keep, drop };  // keep a short last batch, or drop it (drop_last)
+// PinMemory::yes: batches come in pinned host memory, so that
+// `batch->images.to(device, NonBlocking::yes)` overlaps the copy with the GPU's work. Where
+// no GPU is usable, batches stay in ordinary memory (Tensor::pin_memory).
+enum class PinMemory { no, yes };
 
 struct DataLoaderOptions {
   int64_t batch_size = 128;
@@ -34,6 +38,7 @@ struct DataLoaderOptions {
   int num_workers = 2;  // 0: batches are built in the caller's thread
   int prefetch = 4;     // batches built ahead of the consumer, at most
   uint64_t seed = 0;    // augmentation randomness
+  PinMemory pin_memory = PinMemory::no;
 };
 
 class DataLoader {

@@ -1,46 +1,226 @@
-// Device memory through cudaMalloc, with the same accounting as the cpu allocator.
-// A caching allocator (as PyTorch's) will replace this when GPU training lands.
-#include <memory>
+// Device memory: a stream-ordered caching allocator on CUDA memory pools.
+//
+// cudaMallocAsync takes memory from the device's default pool in the order of the current
+// stream; cudaFreeAsync gives it back in the order of the stream the block was allocated on
+// (remembered per block), so a block is reused only after the kernels that used it ran. The
+// pool caches: with the release threshold at its maximum, freed memory stays reserved by the
+// process instead of going back to the driver at each synchronisation (the default threshold,
+// 0, would make every step pay for fresh device memory). The pool itself reuses memory across
+// streams through the events it tracks (its default reuse policies). empty_cache() trims it.
+//
+// A block also used on other streams (a communication stream reading gradients) must say so
+// with rg::cuda::record_stream: at its free, the allocating stream is made to wait for the
+// work queued on those streams so far, and the free is queued after it — what PyTorch's
+// cudaMallocAsync backend does for Tensor.record_stream.
+#include <cstdint>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "core/allocator.h"
+#include "core/cuda/cuda_allocator.h"
 #include "core/cuda/cuda_check.h"
+#include "core/cuda/stream.h"
+#include "core/tensor.h"
 
 namespace rg {
 namespace {
 
 class CudaAllocator final : public Allocator {
  public:
-  explicit CudaAllocator(int index) : index_(index) {}
+  explicit CudaAllocator(int index) : index_(index) {
+    cuda::DeviceGuard guard(index);
+    int supported = 0;
+    RG_CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, index));
+    RG_CHECK(supported, Device::cuda(index),
+             ": the GPU or its driver does not support stream-ordered memory pools "
+             "(cudaMallocAsync), which ringgrad's CUDA allocator is built on");
+    RG_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool_, index));
+    uint64_t keep_everything = UINT64_MAX;
+    RG_CUDA_CHECK(
+        cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep_everything));
+  }
+
   void* allocate(std::size_t nbytes) override {
     if (nbytes == 0) return nullptr;
-    RG_CUDA_CHECK(cudaSetDevice(index_));
+    cuda::DeviceGuard guard(index_);
+    const cudaStream_t stream = cuda::current_stream(index_);
     void* ptr = nullptr;
-    RG_CUDA_CHECK(cudaMalloc(&ptr, nbytes));
+    cudaError_t status = cudaMallocAsync(&ptr, nbytes, stream);
+    if (status == cudaErrorMemoryAllocation) {
+      cudaGetLastError();  // not sticky; clear it before retrying
+      // Memory freed on other streams whose frees the pool cannot yet prove complete is
+      // unusable for this stream: wait for the device, release what the pool holds, retry once.
+      RG_CUDA_CHECK(cudaDeviceSynchronize());
+      RG_CUDA_CHECK(cudaMemPoolTrimTo(pool_, 0));
+      status = cudaMallocAsync(&ptr, nbytes, stream);
+      if (status == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        fail(out_of_memory_message(nbytes));
+      }
+    }
+    if (status != cudaSuccess) cudaGetLastError();
+    RG_CHECK(status == cudaSuccess, "cudaMallocAsync of ", format_bytes(nbytes), " on ",
+             Device::cuda(index_), " failed: ", cudaGetErrorName(status), " (",
+             cudaGetErrorString(status), ")");
+    {
+      std::lock_guard lock(mutex_);
+      blocks_.emplace(ptr, Block{stream, {}});
+    }
     record_allocation(Device::cuda(index_), static_cast<int64_t>(nbytes));
     return ptr;
   }
+
+  // Called from Storage's destructor: reports errors on stderr instead of throwing.
   void deallocate(void* ptr, std::size_t nbytes) override {
     if (!ptr) return;
-    cudaSetDevice(index_);
-    cudaFree(ptr);  // no throw from a destructor path; errors surface on the next checked call
+    Block block{cudaStreamLegacy, {}};
+    {
+      std::lock_guard lock(mutex_);
+      auto it = blocks_.find(ptr);
+      if (it != blocks_.end()) {
+        block = std::move(it->second);
+        blocks_.erase(it);
+      }
+    }
+    int previous = index_;
+    RG_CUDA_WARN(cudaGetDevice(&previous));
+    // cudaStreamLegacy means the legacy stream of the current device: make it this one's.
+    if (previous != index_) RG_CUDA_WARN(cudaSetDevice(index_));
+    for (cudaStream_t use : block.other_streams) {
+      cudaEvent_t used = nullptr;
+      RG_CUDA_WARN(cudaEventCreateWithFlags(&used, cudaEventDisableTiming));
+      if (!used) continue;
+      RG_CUDA_WARN(cudaEventRecord(used, use));
+      RG_CUDA_WARN(cudaStreamWaitEvent(block.stream, used, 0));
+      RG_CUDA_WARN(cudaEventDestroy(used));
+    }
+    RG_CUDA_WARN(cudaFreeAsync(ptr, block.stream));
+    if (previous != index_) RG_CUDA_WARN(cudaSetDevice(previous));
     record_deallocation(Device::cuda(index_), static_cast<int64_t>(nbytes));
   }
 
+  void reserved(int64_t* current, int64_t* peak) const {
+    uint64_t value = 0;
+    RG_CUDA_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &value));
+    *current = static_cast<int64_t>(value);
+    RG_CUDA_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemHigh, &value));
+    *peak = static_cast<int64_t>(value);
+  }
+
+  void reset_peak_reserved() {
+    uint64_t zero = 0;  // the only value the high watermark accepts: it restarts from current
+    RG_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReservedMemHigh, &zero));
+  }
+
+  void empty_cache() {
+    cuda::DeviceGuard guard(index_);
+    // Frees become releasable once the host has seen them complete (cudaMemPoolTrimTo's notes).
+    RG_CUDA_CHECK(cudaDeviceSynchronize());
+    RG_CUDA_CHECK(cudaMemPoolTrimTo(pool_, 0));
+  }
+
+  void move_blocks(cudaStream_t from, cudaStream_t to) {
+    std::lock_guard lock(mutex_);
+    for (auto& [ptr, block] : blocks_) {
+      if (block.stream == from) block.stream = to;
+      for (cudaStream_t& use : block.other_streams)
+        if (use == from) use = to;
+    }
+  }
+
+  void record_stream(void* ptr, cudaStream_t stream) {
+    std::lock_guard lock(mutex_);
+    auto it = blocks_.find(ptr);
+    RG_CHECK(it != blocks_.end(), "record_stream: the tensor's memory on ", Device::cuda(index_),
+             " was not allocated by ringgrad's allocator (from_blob?)");
+    Block& block = it->second;
+    if (stream == block.stream) return;
+    for (cudaStream_t use : block.other_streams)
+      if (use == stream) return;
+    block.other_streams.push_back(stream);
+  }
+
  private:
+  std::string out_of_memory_message(std::size_t nbytes) const {
+    const MemoryStats stats = memory_stats(Device::cuda(index_));
+    std::size_t free_bytes = 0, total_bytes = 0;
+    const cudaError_t info = cudaMemGetInfo(&free_bytes, &total_bytes);
+    if (info != cudaSuccess) cudaGetLastError();
+    return detail::concat(
+        Device::cuda(index_), " out of memory: requested ", format_bytes(nbytes), "; in use by ",
+        "tensors ", format_bytes(stats.current_bytes), " (peak ", format_bytes(stats.peak_bytes),
+        "), reserved by the memory pool ", format_bytes(stats.reserved_bytes), " (peak ",
+        format_bytes(stats.peak_reserved_bytes), ")",
+        info == cudaSuccess ? detail::concat("; the device has ", format_bytes(free_bytes),
+                                             " free of ", format_bytes(total_bytes))
+                            : std::string(),
+        ". Use a smaller batch, free tensors that are no longer needed, or check that no other "
+        "process holds the GPU");
+  }
+
   int index_;
+  cudaMemPool_t pool_ = nullptr;
+  struct Block {
+    cudaStream_t stream;                      // allocated on; freed on
+    std::vector<cudaStream_t> other_streams;  // record_stream: its free waits for their work
+  };
+
+  std::mutex mutex_;
+  std::unordered_map<void*, Block> blocks_;  // live blocks
 };
+
+std::mutex registry_mutex;
+
+// Never destroyed: tensors may be freed during static destruction, after a registry with a
+// destructor would be gone, and the CUDA runtime may already be unloaded at that point.
+std::vector<CudaAllocator*>& registry() {
+  static auto* allocators = new std::vector<CudaAllocator*>();
+  return *allocators;
+}
+
+// The allocator of cuda:index if it was ever used, else null (without touching the driver).
+CudaAllocator* existing(int index) {
+  std::lock_guard lock(registry_mutex);
+  auto& all = registry();
+  return index >= 0 && index < static_cast<int>(all.size()) ? all[index] : nullptr;
+}
 
 }  // namespace
 
 Allocator& cuda_allocator(int index) {
-  static std::mutex mutex;
-  static std::vector<std::unique_ptr<CudaAllocator>> allocators;
-  std::lock_guard lock(mutex);
-  if (static_cast<int>(allocators.size()) <= index) allocators.resize(index + 1);
-  if (!allocators[index]) allocators[index] = std::make_unique<CudaAllocator>(index);
-  return *allocators[index];
+  std::lock_guard lock(registry_mutex);
+  auto& all = registry();
+  if (static_cast<int>(all.size()) <= index) all.resize(index + 1, nullptr);
+  if (!all[index]) all[index] = new CudaAllocator(index);
+  return *all[index];
+}
+
+void cuda_reserved_memory(int index, int64_t* current, int64_t* peak) {
+  *current = *peak = 0;
+  if (CudaAllocator* a = existing(index)) a->reserved(current, peak);
+}
+
+void cuda_reset_peak_reserved(int index) {
+  if (CudaAllocator* a = existing(index)) a->reset_peak_reserved();
+}
+
+void cuda_empty_cache(int index) {
+  if (CudaAllocator* a = existing(index)) a->empty_cache();
+}
+
+void cuda::record_stream(const Tensor& tensor, cudaStream_t stream) {
+  RG_CHECK(tensor.device().is_cuda(), "record_stream: expected a tensor on a GPU, got ",
+           tensor.describe());
+  RG_CHECK(stream != cudaStreamPerThread,
+           "record_stream: cudaStreamPerThread names a different stream in every host thread");
+  if (!tensor.storage().data()) return;  // nothing allocated (no elements)
+  static_cast<CudaAllocator&>(cuda_allocator(tensor.device().index))
+      .record_stream(tensor.storage().data(), stream);
+}
+
+void cuda::move_blocks_to_stream(int device, cudaStream_t from, cudaStream_t to) noexcept {
+  if (CudaAllocator* a = existing(device)) a->move_blocks(from, to);
 }
 
 }  // namespace rg

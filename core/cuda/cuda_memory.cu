@@ -1,5 +1,10 @@
-// Copies between host and device memory, and fill — the CUDA side of core/copy.cpp.
+// Copies between host and device memory, and fill — the CUDA side of core/copy.cpp. All of it
+// runs on the current stream of the device involved (core/cuda/stream.h), so it is ordered
+// after the kernels queued there, whichever stream the caller made current.
+#include "core/allocator.h"
+#include "core/cuda/cuda_allocator.h"
 #include "core/cuda/cuda_check.h"
+#include "core/cuda/stream.h"
 #include "core/dispatch.h"
 #include "core/tensor.h"
 
@@ -13,22 +18,57 @@ __global__ void fill_kernel(T* out, int64_t n, T value) {
     out[i] = value;
 }
 
+// A failed copy names both ends, e.g. "copy cuda:0 -> cuda:1 of 4.00 MiB: cudaMemcpyAsync(...)
+// failed: cudaErrorInvalidValue (...)".
+void check_copy(cudaError_t status, const char* call, const Device& src, const Device& dst,
+                std::size_t nbytes) {
+  if (status == cudaSuccess) [[likely]]
+    return;
+  cudaGetLastError();
+  fail("copy ", src, " -> ", dst, " of ", format_bytes(static_cast<int64_t>(nbytes)), ": ", call,
+       " failed: ", cudaGetErrorName(status), " (", cudaGetErrorString(status), ")");
+}
+
 }  // namespace
 
+// Synchronous: the host waits, so the caller may read or free either side afterwards.
 void cuda_copy_bytes(void* dst, const Device& dst_device, const void* src, const Device& src_device,
                      std::size_t nbytes) {
   const int index = dst_device.is_cuda() ? dst_device.index : src_device.index;
-  RG_CUDA_CHECK(cudaSetDevice(index));
-  RG_CUDA_CHECK(cudaMemcpy(dst, src, nbytes, cudaMemcpyDefault));
+  cuda::DeviceGuard guard(index);
+  const cudaStream_t stream = cuda::current_stream(index);
+  if (src_device.is_cuda() && dst_device.is_cuda() && src_device.index != dst_device.index) {
+    // Between two GPUs: after the work queued on the source device too.
+    cuda::Event source_ready(src_device.index);
+    source_ready.record(cuda::current_stream(src_device.index));
+    source_ready.block(stream);
+  }
+  check_copy(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDefault, stream), "cudaMemcpyAsync",
+             src_device, dst_device, nbytes);
+  check_copy(cudaStreamSynchronize(stream), "cudaStreamSynchronize", src_device, dst_device,
+             nbytes);
+}
+
+// Host (pinned) -> device, without waiting: the copy is queued on the device's current stream,
+// so kernels queued after it there see the data. The pinned source block is kept from reuse
+// until the copy has run.
+void cuda_copy_to_device_async(void* dst, const Device& dst_device, const void* pinned_src,
+                               std::size_t nbytes) {
+  cuda::DeviceGuard guard(dst_device.index);
+  const cudaStream_t stream = cuda::current_stream(dst_device.index);
+  check_copy(cudaMemcpyAsync(dst, pinned_src, nbytes, cudaMemcpyHostToDevice, stream),
+             "cudaMemcpyAsync", Device::cpu(), dst_device, nbytes);
+  cuda::record_pinned_use(pinned_src, stream);
 }
 
 void cuda_fill(void* dst, const Device& device, DType dtype, int64_t n, double value) {
-  RG_CUDA_CHECK(cudaSetDevice(device.index));
+  cuda::DeviceGuard guard(device.index);
+  const cudaStream_t stream = cuda::current_stream(device.index);
   dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
     const int threads = 256;
     const int blocks = static_cast<int>(std::min<int64_t>((n + threads - 1) / threads, 4096));
-    fill_kernel<T><<<blocks, threads>>>(static_cast<T*>(dst), n, convert<T>(value));
+    fill_kernel<T><<<blocks, threads, 0, stream>>>(static_cast<T*>(dst), n, convert<T>(value));
   });
   RG_CUDA_CHECK(cudaGetLastError());
 }

@@ -27,16 +27,23 @@ class Counting final : public Dataset {
   bool broken_;
 };
 
-std::vector<std::vector<float>> epoch_images(int workers, int64_t epoch) {
+std::vector<std::vector<float>> epoch_images(int workers, int64_t epoch,
+                                             PinMemory pin = PinMemory::no) {
   auto ds = std::make_shared<Counting>(50);
   auto transform = std::make_shared<Compose>(std::vector<std::shared_ptr<Transform>>{
       std::make_shared<RandomCrop>(4, 2), std::make_shared<RandomHorizontalFlip>(),
       std::make_shared<ToFloat>()});
-  DataLoader loader(ds, std::make_shared<RandomSampler>(50, 7), transform,
-                    {.batch_size = 8, .num_workers = workers, .prefetch = 2, .seed = 3});
+  DataLoader loader(
+      ds, std::make_shared<RandomSampler>(50, 7), transform,
+      {.batch_size = 8, .num_workers = workers, .prefetch = 2, .seed = 3, .pin_memory = pin});
   loader.start_epoch(epoch);
   std::vector<std::vector<float>> out;
-  while (auto b = loader.next()) out.push_back(b->images.to_vector<float>());
+  const bool pinned = pin == PinMemory::yes && cuda_device_count() > 0;
+  while (auto b = loader.next()) {
+    EXPECT_EQ(b->images.is_pinned(), pinned);
+    EXPECT_EQ(b->labels.is_pinned(), pinned);
+    out.push_back(b->images.to_vector<float>());
+  }
   return out;
 }
 
@@ -46,6 +53,11 @@ TEST(DataLoader, BatchesIdenticalForAnyWorkerCount) {
   EXPECT_EQ(epoch_images(1, 1), serial);
   EXPECT_EQ(epoch_images(3, 1), serial);
   EXPECT_NE(epoch_images(2, 2), serial);  // another epoch: another shuffle and augmentation
+}
+
+// Pinned batches (pinned only where a GPU is usable) hold the same images.
+TEST(DataLoader, PinMemoryKeepsTheBatches) {
+  EXPECT_EQ(epoch_images(2, 1, PinMemory::yes), epoch_images(0, 1));
 }
 
 TEST(DataLoader, CoversEverySampleOnceAndDropsLast) {
