@@ -19,6 +19,8 @@ void cuda_copy_bytes(void* dst, const Device& dst_device, const void* src, const
 void cuda_fill(void* dst, const Device& device, DType dtype, int64_t n, double value);
 void cuda_copy_to_device_async(void* dst, const Device& dst_device, const void* pinned_src,
                                std::size_t nbytes);
+// dst = src converted, any strides, both on one GPU (core/cuda/copy_kernels.cuh).
+void cuda_copy_on_device(const Tensor& dst, const Tensor& src);
 
 namespace {
 
@@ -101,19 +103,26 @@ void copy_strided(const Tensor& dst, const Tensor& src) {
       cuda_copy_bytes(dst.data_ptr(), dst.device(), src.data_ptr(), src.device(), dst.nbytes());
       return;
     }
-    // A converting or strided copy touching a GPU goes through the host for now.
-    if (!src.device().is_cpu()) {
-      RG_CHECK(src.is_contiguous(), "copy: strided sources on ", src.device(),
-               " are not supported yet, got ", src.describe());
-      Tensor host = empty(src.shape(), {src.dtype(), Device::cpu()});
-      cuda_copy_bytes(host.data_ptr(), host.device(), src.data_ptr(), src.device(), host.nbytes());
-      return copy_strided(dst, host);
+    // A converting or strided copy: on one GPU, one kernel. Between devices the bytes cross
+    // contiguous and in the source dtype; the conversion and the layout happen on a GPU where
+    // one is involved (the kernel), else on the host.
+    if (dst.device() == src.device()) return cuda_copy_on_device(dst, src);
+    const auto stage = [&](const Tensor& t, const Device& device) {
+      Tensor staged = empty(t.shape(), {t.dtype(), device});
+      copy_strided(staged, t);
+      return staged;
+    };
+    const Tensor contiguous_src = src.is_contiguous() ? src : stage(src, src.device());
+    if (dst.device().is_cpu()) {
+      Tensor host = empty(src.shape(), {src.dtype(), dst.device()});
+      cuda_copy_bytes(host.data_ptr(), host.device(), contiguous_src.data_ptr(), src.device(),
+                      host.nbytes());
+      return copy_cpu(dst, host);
     }
-    Tensor host = empty(dst.shape(), {dst.dtype(), Device::cpu()});
-    copy_cpu(host, src);
-    RG_CHECK(dst.is_contiguous(), "copy: strided destinations on ", dst.device(),
-             " are not supported yet, got ", dst.describe());
-    cuda_copy_bytes(dst.data_ptr(), dst.device(), host.data_ptr(), host.device(), host.nbytes());
+    Tensor on_dst = empty(src.shape(), {src.dtype(), dst.device()});
+    cuda_copy_bytes(on_dst.data_ptr(), on_dst.device(), contiguous_src.data_ptr(), src.device(),
+                    on_dst.nbytes());
+    cuda_copy_on_device(dst, on_dst);
   } else {
     fail("copy: ", dst.describe(), " <- ", src.describe(), ": this build has no CUDA backend");
   }

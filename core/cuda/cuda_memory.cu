@@ -2,6 +2,7 @@
 // runs on the current stream of the device involved (core/cuda/stream.h), so it is ordered
 // after the kernels queued there, whichever stream the caller made current.
 #include "core/allocator.h"
+#include "core/cuda/copy_kernels.cuh"
 #include "core/cuda/cuda_allocator.h"
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/stream.h"
@@ -71,6 +72,11 @@ void cuda_fill(void* dst, const Device& device, DType dtype, int64_t n, double v
     fill_kernel<T><<<blocks, threads, 0, stream>>>(static_cast<T*>(dst), n, convert<T>(value));
   });
   RG_CUDA_CHECK(cudaGetLastError());
+}
+
+void cuda_copy_on_device(const Tensor& dst, const Tensor& src) {
+  cuda::DeviceGuard guard(dst.device().index);
+  launch_copy(dst, src, cuda::current_stream(dst.device().index));
 }
 
 }  // namespace rg

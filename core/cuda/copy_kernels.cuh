@@ -1,0 +1,79 @@
+#pragma once
+// Copies on one GPU with any strides and any dtype pair: dst = convert<D>(src) elementwise, the
+// same conversion (core/dtype.h convert, rounding to nearest even into 16 bits) the CPU copy
+// applies. Makes contiguous(), to(dtype), cat and split stay on the device instead of going
+// through the host.
+
+#include "core/cuda/kernel.h"
+#include "core/dispatch.h"
+#include "core/tensor.h"
+
+namespace rg {
+namespace copy_cuda {
+
+inline constexpr int kMaxDims = 8;
+
+struct Strides {
+  int dims = 0;
+  int64_t sizes[kMaxDims] = {}, dst[kMaxDims] = {}, src[kMaxDims] = {};
+};
+
+template <class D, class S>
+__global__ void contiguous_kernel(D* dst, const S* src, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    dst[i] = convert<D>(src[i]);
+}
+
+template <class D, class S>
+__global__ void strided_kernel(D* dst, const S* src, Strides s, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t rest = i, od = 0, os = 0;
+    for (int d = s.dims - 1; d >= 0; --d) {
+      const int64_t coord = rest % s.sizes[d];
+      rest /= s.sizes[d];
+      od += coord * s.dst[d];
+      os += coord * s.src[d];
+    }
+    dst[od] = convert<D>(src[os]);
+  }
+}
+
+}  // namespace copy_cuda
+
+// dst = src (same shape; both in one device's memory, host memory under the emulator).
+inline void launch_copy(const Tensor& dst, const Tensor& src, cudaStream_t stream) {
+  namespace cc = copy_cuda;
+  RG_CHECK(dst.shape() == src.shape(), "copy: shape mismatch, ", dst.describe(), " <- ",
+           src.describe());
+  const int64_t n = dst.numel();
+  if (n == 0) return;
+  const unsigned blocks = cuda::grid_for(n);
+  dispatch_all(dst.dtype(), [&](auto dst_tag) {
+    dispatch_all(src.dtype(), [&](auto src_tag) {
+      using D = decltype(dst_tag);
+      using S = decltype(src_tag);
+      D* d = static_cast<D*>(dst.data_ptr());
+      const S* s = static_cast<const S*>(src.data_ptr());
+      if (dst.is_contiguous() && src.is_contiguous()) {
+        cuda::launch(cc::contiguous_kernel<D, S>, dim3(blocks), dim3(cuda::kBlockThreads), 0,
+                     stream, d, s, n);
+        return;
+      }
+      RG_CHECK(dst.dim() <= cc::kMaxDims, "copy: at most ", cc::kMaxDims,
+               " dims for strided copies on the GPU, got ", dst.describe());
+      cc::Strides st;
+      st.dims = static_cast<int>(dst.dim());
+      for (int k = 0; k < st.dims; ++k) {
+        st.sizes[k] = dst.shape()[k];
+        st.dst[k] = dst.strides()[k];
+        st.src[k] = src.strides()[k];
+      }
+      cuda::launch(cc::strided_kernel<D, S>, dim3(blocks), dim3(cuda::kBlockThreads), 0, stream, d,
+                   s, st, n);
+    });
+  });
+}
+
+}  // namespace rg
