@@ -10,13 +10,6 @@
 namespace rg {
 namespace accumulate_cuda {
 
-inline constexpr int kMaxDims = 8;
-
-struct Strides {
-  int dims = 0;
-  int64_t sizes[kMaxDims] = {}, acc[kMaxDims] = {}, g[kMaxDims] = {};
-};
-
 template <class T>
 __global__ void contiguous_kernel(T* acc, const T* g, int64_t n) {
   using C = compute_t<T>;
@@ -26,18 +19,13 @@ __global__ void contiguous_kernel(T* acc, const T* g, int64_t n) {
 }
 
 template <class T>
-__global__ void strided_kernel(T* acc, const T* g, Strides s, int64_t n) {
+__global__ void strided_kernel(T* acc, const T* g, cuda::StridedGeometry<2> geometry, int64_t n) {
   using C = compute_t<T>;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t rest = i, oa = 0, og = 0;
-    for (int d = s.dims - 1; d >= 0; --d) {
-      const int64_t coord = rest % s.sizes[d];
-      rest /= s.sizes[d];
-      oa += coord * s.acc[d];
-      og += coord * s.g[d];
-    }
-    acc[oa] = T(static_cast<C>(acc[oa]) + static_cast<C>(g[og]));
+    int64_t at[2];
+    cuda::strided_offsets(i, geometry, at);
+    acc[at[0]] = T(static_cast<C>(acc[at[0]]) + static_cast<C>(g[at[1]]));
   }
 }
 
@@ -59,17 +47,10 @@ inline void launch_accumulate(const Tensor& acc, const Tensor& g, cudaStream_t s
                    b, n);
       return;
     }
-    RG_CHECK(acc.dim() <= ac::kMaxDims, "gradient accumulation: at most ", ac::kMaxDims,
-             " dims for strided gradients on the GPU, got ", acc.describe());
-    ac::Strides s;
-    s.dims = static_cast<int>(acc.dim());
-    for (int d = 0; d < s.dims; ++d) {
-      s.sizes[d] = acc.shape()[d];
-      s.acc[d] = acc.strides()[d];
-      s.g[d] = g.strides()[d];
-    }
-    cuda::launch(ac::strided_kernel<T>, dim3(blocks), dim3(cuda::kBlockThreads), 0, stream, a, b, s,
-                 n);
+    const auto geometry = cuda::strided_geometry<2>("gradient accumulation", acc.shape(),
+                                                    {acc.strides(), g.strides()});
+    cuda::launch(ac::strided_kernel<T>, dim3(blocks), dim3(cuda::kBlockThreads), 0, stream, a, b,
+                 geometry, n);
   });
 }
 

@@ -11,13 +11,6 @@
 namespace rg {
 namespace copy_cuda {
 
-inline constexpr int kMaxDims = 8;
-
-struct Strides {
-  int dims = 0;
-  int64_t sizes[kMaxDims] = {}, dst[kMaxDims] = {}, src[kMaxDims] = {};
-};
-
 template <class D, class S>
 __global__ void contiguous_kernel(D* dst, const S* src, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
@@ -26,17 +19,12 @@ __global__ void contiguous_kernel(D* dst, const S* src, int64_t n) {
 }
 
 template <class D, class S>
-__global__ void strided_kernel(D* dst, const S* src, Strides s, int64_t n) {
+__global__ void strided_kernel(D* dst, const S* src, cuda::StridedGeometry<2> geometry, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t rest = i, od = 0, os = 0;
-    for (int d = s.dims - 1; d >= 0; --d) {
-      const int64_t coord = rest % s.sizes[d];
-      rest /= s.sizes[d];
-      od += coord * s.dst[d];
-      os += coord * s.src[d];
-    }
-    dst[od] = convert<D>(src[os]);
+    int64_t at[2];
+    cuda::strided_offsets(i, geometry, at);
+    dst[at[0]] = convert<D>(src[at[1]]);
   }
 }
 
@@ -61,17 +49,10 @@ inline void launch_copy(const Tensor& dst, const Tensor& src, cudaStream_t strea
                      stream, d, s, n);
         return;
       }
-      RG_CHECK(dst.dim() <= cc::kMaxDims, "copy: at most ", cc::kMaxDims,
-               " dims for strided copies on the GPU, got ", dst.describe());
-      cc::Strides st;
-      st.dims = static_cast<int>(dst.dim());
-      for (int k = 0; k < st.dims; ++k) {
-        st.sizes[k] = dst.shape()[k];
-        st.dst[k] = dst.strides()[k];
-        st.src[k] = src.strides()[k];
-      }
+      const auto geometry =
+          cuda::strided_geometry<2>("copy", dst.shape(), {dst.strides(), src.strides()});
       cuda::launch(cc::strided_kernel<D, S>, dim3(blocks), dim3(cuda::kBlockThreads), 0, stream, d,
-                   s, st, n);
+                   s, geometry, n);
     });
   });
 }

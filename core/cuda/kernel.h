@@ -8,9 +8,15 @@
 // launches `kernel<<<grid, block, shared_bytes, stream>>>(args...)` and checks the launch. Kernel
 // headers write dynamic shared memory as RG_DYNAMIC_SHARED(T, name), never `extern __shared__`.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/macros.h"
 
 #if defined(__CUDACC__)
 #include <cuda_runtime.h>
@@ -40,6 +46,45 @@ inline unsigned grid_for(int64_t n, int threads = kBlockThreads) {
 #endif
   const int64_t blocks = (n + threads - 1) / threads;
   return static_cast<unsigned>(blocks < 1 ? 1 : (blocks < cap ? blocks : cap));
+}
+
+// Kernels over tensors of at most this many dims take their strides by value.
+inline constexpr int kMaxDims = 8;
+
+// K operands walked together over one shape: element i (row-major over `sizes`) of operand k is
+// at offset Σ_d coord_d · strides[k][d].
+template <int K>
+struct StridedGeometry {
+  int dims = 0;
+  int64_t sizes[kMaxDims] = {};
+  int64_t strides[K][kMaxDims] = {};
+};
+
+template <int K>
+RG_HOST_DEVICE inline void strided_offsets(int64_t i, const StridedGeometry<K>& g,
+                                           int64_t (&offset)[K]) {
+  for (int k = 0; k < K; ++k) offset[k] = 0;
+  for (int d = g.dims - 1; d >= 0; --d) {
+    const int64_t coord = i % g.sizes[d];
+    i /= g.sizes[d];
+    for (int k = 0; k < K; ++k) offset[k] += coord * g.strides[k][d];
+  }
+}
+
+// The geometry of `shape` with operand k's strides in strides[k]; names `op` when the shape has
+// more dims than kernels take.
+template <int K>
+StridedGeometry<K> strided_geometry(std::string_view op, const std::vector<int64_t>& shape,
+                                    const std::array<std::vector<int64_t>, K>& strides) {
+  RG_CHECK(shape.size() <= static_cast<std::size_t>(kMaxDims), op, ": CUDA kernels take at most ",
+           kMaxDims, " dims for strided or broadcast operands, got ", shape.size());
+  StridedGeometry<K> g;
+  g.dims = static_cast<int>(shape.size());
+  for (int d = 0; d < g.dims; ++d) {
+    g.sizes[d] = shape[d];
+    for (int k = 0; k < K; ++k) g.strides[k][d] = strides[k][d];
+  }
+  return g;
 }
 
 template <class... KernelArgs, class... Args>

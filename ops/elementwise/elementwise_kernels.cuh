@@ -15,17 +15,6 @@
 namespace rg {
 namespace elementwise_cuda {
 
-// Tensors of more dimensions are refused with a clear error; ringgrad's largest are 5-D.
-inline constexpr int kMaxDims = 8;
-
-// Operand 0 is the output, 1..N the inputs; strides in elements, 0 on broadcast dims.
-template <int kOperands>
-struct Geometry {
-  int dims = 0;
-  int64_t sizes[kMaxDims] = {};
-  int64_t strides[kOperands][kMaxDims] = {};
-};
-
 template <class T, int N>
 struct Inputs {
   const T* p[N > 0 ? N : 1];
@@ -49,18 +38,14 @@ __global__ void contiguous_kernel(F f, T* out, Inputs<T, N> in, int64_t n) {
   }
 }
 
+// Operand 0 is the output, 1..N the inputs; strides in elements, 0 on broadcast dims.
 template <class T, class F, int N>
-__global__ void strided_kernel(F f, T* out, Inputs<T, N> in, Geometry<N + 1> g, int64_t n) {
+__global__ void strided_kernel(F f, T* out, Inputs<T, N> in, cuda::StridedGeometry<N + 1> g,
+                               int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    // Row-major coordinates of element i, turned into each operand's offset.
-    int64_t offset[N + 1] = {};
-    int64_t rest = i;
-    for (int d = g.dims - 1; d >= 0; --d) {
-      const int64_t coord = rest % g.sizes[d];
-      rest /= g.sizes[d];
-      for (int k = 0; k <= N; ++k) offset[k] += coord * g.strides[k][d];
-    }
+    int64_t offset[N + 1];
+    cuda::strided_offsets(i, g, offset);
     out[offset[0]] = apply<T, F, N>(f, in, offset + 1, std::make_integer_sequence<int, N>{});
   }
 }
@@ -90,18 +75,10 @@ void launch_pointwise(std::string_view op, F f, const Tensor& out, cudaStream_t 
                    stream, f, o, ptrs, n);
       return;
     }
-    RG_CHECK(out.dim() <= ec::kMaxDims, op, ": the CUDA kernel takes at most ", ec::kMaxDims,
-             " dims for strided or broadcast operands, got ", out.describe());
-    ec::Geometry<N + 1> g;
-    g.dims = static_cast<int>(out.dim());
-    for (int d = 0; d < g.dims; ++d) {
-      g.sizes[d] = out.shape()[d];
-      g.strides[0][d] = out.strides()[d];
-    }
-    for (int k = 0; k < N; ++k) {
-      const Shape strides = detail::broadcast_strides(*in[k], out.shape());
-      for (int d = 0; d < g.dims; ++d) g.strides[k + 1][d] = strides[d];
-    }
+    std::array<Shape, N + 1> strides;
+    strides[0] = out.strides();
+    for (int k = 0; k < N; ++k) strides[k + 1] = detail::broadcast_strides(*in[k], out.shape());
+    const auto g = cuda::strided_geometry<N + 1>(op, out.shape(), strides);
     cuda::launch(ec::strided_kernel<T, F, N>, dim3(blocks), dim3(cuda::kBlockThreads), 0, stream, f,
                  o, ptrs, g, n);
   });

@@ -40,21 +40,6 @@ TEST(AccumulateKernel, StridedAccumulator) {
   EXPECT_TRUE(all_close(acc, expected, 0, 0));
 }
 
-// One ulp of the dtype's significand: the CPU sums in double and rounds once, the kernel sums in
-// float (double for f64) in a different order and rounds once.
-double sum_tolerance(DType dtype) {
-  switch (dtype) {
-    case DType::f64:
-      return 1e-12;
-    case DType::f32:
-      return 1e-5;
-    case DType::f16:
-      return 1e-3;
-    default:
-      return 8e-3;
-  }
-}
-
 // Small shapes: the emulator runs a block's 256 threads as OS threads, and each output of a
 // reduction costs a dozen barriers. ScaleAndEmptyReductions covers reductions longer than a block.
 TEST(SumKernel, SumToShapeMatchesTheCpuEngine) {
@@ -72,7 +57,7 @@ TEST(SumKernel, SumToShapeMatchesTheCpuEngine) {
           reduced[d + lead] = to[d] != grad.shape()[d + lead];
         const Tensor actual = empty(to, {dtype});
         launch_sum("sum_to_shape", grad, reduced, actual, 1.0, nullptr);
-        const double tol = sum_tolerance(dtype);
+        const double tol = device_parity_tolerance(dtype);
         EXPECT_TRUE(all_close(actual, expected, tol, tol))
             << dtype << " to " << shape_str(to) << (transposed ? " transposed" : "");
       }

@@ -75,4 +75,17 @@ std::string temp_path(const std::string& name) {
   return ::testing::AssertionFailure() << "did not throw";
 }
 
+double device_parity_tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::f64:
+      return 1e-12;
+    case DType::f32:
+      return 1e-5;
+    case DType::f16:
+      return 2e-3;
+    default:  // bf16, and integers (exact anyway)
+      return 1.6e-2;
+  }
+}
+
 }  // namespace rg::testing

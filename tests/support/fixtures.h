@@ -30,6 +30,11 @@ class Fixture {
 ::testing::AssertionResult all_close(const Tensor& actual, const Tensor& expected,
                                      double atol = 1e-5, double rtol = 1e-4);
 
+// The tolerance (absolute and relative) of CPU/CUDA parity tests, real or emulated: GPU math
+// (libdevice, fused multiply-adds, another summation order) may differ from the CPU's by a few
+// units in the last place of the dtype.
+double device_parity_tolerance(DType dtype);
+
 // A path unique to the running test (and process), so tests that CTest runs in parallel never
 // share a file: <tmp>/rg_<pid>_<Suite>_<Test>_<name>.
 std::string temp_path(const std::string& name);
