@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The emulated CUDA kernels under ThreadSanitizer: every CUDA thread is an OS thread in the
+# emulator, so a missing __syncthreads (or any unordered shared-memory access) is a data race
+# that TSan reports. Builds a CPU-only TSan tree in build-tsan (ccache keeps reruns quick) and
+# runs the kernel tests, plus a deliberately racy kernel that TSan must catch.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+# Portable code (RG_NATIVE=OFF): GCC 12 misreads AVX-512 intrinsics as uninitialised under TSan.
+cmake -S . -B build-tsan -DRG_CUDA=OFF -DRG_NATIVE=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS="-fsanitize=thread" >/dev/null
+cmake --build build-tsan -j"$(nproc)" --target test_kernels tsan_missing_syncthreads
+cd build-tsan
+# halt_on_error: the first race fails the run; second_deadlock_stack: readable lock reports.
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+  ctest --output-on-failure -j"$(nproc)" --timeout 900 -R '^(Emulator|PointwiseKernel|AccumulateKernel|SumKernel)\.|^kernels\.tsan'
