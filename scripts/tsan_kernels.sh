@@ -12,6 +12,9 @@ cmake -S . -B build-tsan -DRG_CUDA=OFF -DRG_NATIVE=OFF -DCMAKE_BUILD_TYPE=RelWit
   -DCMAKE_CXX_FLAGS="-fsanitize=thread" >/dev/null
 cmake --build build-tsan -j"$(nproc)" --target test_kernels tsan_missing_syncthreads
 cd build-tsan
-# halt_on_error: the first race fails the run; second_deadlock_stack: readable lock reports.
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-  ctest --output-on-failure -j"$(nproc)" --timeout 900 -R '^(Emulator|PointwiseKernel|AccumulateKernel|SumKernel)\.|^kernels\.tsan'
+# halt_on_error: the first race fails the run. The all-functor pointwise test is left out: its
+# kernel has no barrier and no shared memory (each thread writes only its own elements), and its
+# 504 launches take many minutes under TSan; the emulator and barrier-heavy kernels run in full.
+TSAN_OPTIONS="halt_on_error=1" ./tests/test_kernels \
+  --gtest_filter=-PointwiseKernel.EveryFunctorMatchesTheCpuLoop
+ctest --output-on-failure -R '^kernels\.tsan'
