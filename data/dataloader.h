@@ -28,10 +28,14 @@ struct Batch {
 
 enum class LastBatch { keep, drop };  // keep a short last batch, or drop it (drop_last)
 
+// More worker threads than any machine can keep busy; a larger count is a typo (and 20,000
+// threads fail with a bare "Resource temporarily unavailable").
+inline constexpr int kMaxWorkers = 256;
+
 struct DataLoaderOptions {
   int64_t batch_size = 128;
   LastBatch last_batch = LastBatch::keep;
-  int num_workers = 2;  // 0: batches are built in the caller's thread
+  int num_workers = 2;  // 0: batches are built in the caller's thread; at most kMaxWorkers
   int prefetch = 4;     // batches built ahead of the consumer, at most
   uint64_t seed = 0;    // augmentation randomness
 };
@@ -56,6 +60,7 @@ class DataLoader {
 
  private:
   struct Epoch;
+  void start_worker(Epoch* e, int64_t total);  // throws std::system_error
   Batch build(int64_t batch_index) const;
   void stop();
 

@@ -4,7 +4,7 @@
 # under /usr/local/cuda; without it the build is CPU-only.
 set -euo pipefail
 
-packages=(cmake g++ make ccache libeigen3-dev libstb-dev libgtest-dev libgmock-dev
+packages=(cmake g++ make ccache libeigen3-dev libstb-dev libjpeg62-turbo-dev libpng-dev libgtest-dev libgmock-dev
           libopenmpi-dev openmpi-bin nlohmann-json3-dev libcli11-dev clang-format)
 
 missing=()
