@@ -65,7 +65,11 @@ constexpr std::size_t kShownChars = 80;
 
 std::string clip(const std::string& text) {
   if (text.size() <= kShownChars) return text;
-  return text.substr(0, kShownChars) + "... (" + std::to_string(text.size()) + " characters)";
+  // Cut at a character boundary: a message that ends mid-way through a UTF-8 sequence cannot
+  // travel in JSON (as errors do between ranks).
+  std::size_t cut = kShownChars;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "... (" + std::to_string(text.size()) + " bytes)";
 }
 
 // Dumps a value for a message. The header's depth is capped before this is called, so the

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "tests/support/fixtures.h"
 
@@ -166,9 +167,25 @@ TEST(Safetensors, MessagesClipLongValues) {
       ADD_FAILURE() << "no error";
     } catch (const Error& e) {
       EXPECT_LT(std::string(e.what()).size(), 400u) << std::string(e.what()).substr(0, 200);
-      EXPECT_NE(std::string(e.what()).find("characters"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("bytes)"), std::string::npos)
           << std::string(e.what()).substr(0, 200);
     }
+  }
+}
+
+// A clipped name is cut between characters, never inside a UTF-8 sequence: errors travel
+// between ranks as JSON, which refuses broken UTF-8.
+TEST(Safetensors, ClippedNamesStayValidUtf8) {
+  std::string name = "x";  // so that byte 80, where the clip falls, is inside an é
+  for (int i = 0; i < 100; ++i) name += "\xc3\xa9";  // é, 2 bytes
+  const std::string json =
+      R"({")" + name + R"(": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})";
+  try {
+    parse_safetensors(with_header(json, std::string(16, '\0')), "t");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NO_THROW(nlohmann::json(std::string(e.what())).dump()) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(201 bytes)"), std::string::npos) << e.what();
   }
 }
 
