@@ -41,7 +41,11 @@ std::string read_bounded_file(const std::string& path, int64_t max_bytes, const 
 
 std::string clip_for_message(const std::string& text, std::size_t max_chars) {
   if (text.size() <= max_chars) return text;
-  return text.substr(0, max_chars) + "... (" + std::to_string(text.size()) + " characters)";
+  // Cut at a character boundary: a message that ends mid-way through a UTF-8 sequence cannot
+  // travel in JSON (as errors do between ranks).
+  std::size_t cut = max_chars;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "... (" + std::to_string(text.size()) + " bytes)";
 }
 
 }  // namespace rg::data

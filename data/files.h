@@ -12,8 +12,8 @@ namespace rg::data {
 // in messages ("image", "CSV list", "CIFAR-10 batch").
 std::string read_bounded_file(const std::string& path, int64_t max_bytes, const std::string& what);
 
-// `text` cut to `max_chars` characters with a note of the full length, for messages that quote
-// a file's contents.
+// `text` cut to at most `max_chars` bytes (at a UTF-8 character boundary) with a note of the
+// full length, for messages that quote a file's contents.
 std::string clip_for_message(const std::string& text, std::size_t max_chars = 80);
 
 }  // namespace rg::data

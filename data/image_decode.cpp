@@ -153,7 +153,9 @@ std::string decode_bmp(const std::string& bytes, const std::string& name, Rgb& o
   const int n = static_cast<int>(bytes.size());  // <= kMaxImageFileBytes
   int w = 0, h = 0, c = 0;
   if (!stbi_info_from_memory(data, n, &w, &h, &c)) return stbi_failure_reason();
-  check_size(w, h, "BMP", name);
+  // stbi_info gives a top-down BMP's height as stored, negative; the loader decodes its
+  // magnitude. A check of w * h alone let 10026 x -65533 through to a 2 GB allocation.
+  check_size(w, h < 0 ? -int64_t{h} : h, "BMP", name);
   stbi_uc* pixels = stbi_load_from_memory(data, n, &w, &h, &c, 3);
   if (!pixels) return stbi_failure_reason();
   out.width = w;

@@ -89,6 +89,29 @@ TEST(DecodeImage, SizesOverTheLimitAreRefusedFromTheHeader) {
   for (int i = 0; i < 4; ++i) bmp[18 + i] = static_cast<char>((20000u >> (8 * i)) & 0xFF);
   EXPECT_TRUE(
       throws_error([&] { decode_image_bytes(bmp, "huge.bmp"); }, {"huge.bmp", "over the limit"}));
+
+  // A negative height means a top-down BMP; stbi_info reports it negative, so the cap must
+  // use its magnitude (a fuzzer found 10026 x -65533 passing a plain w * h check).
+  bmp = read(path);
+  for (int i = 0; i < 4; ++i) bmp[22 + i] = static_cast<char>((uint32_t(-65533) >> (8 * i)) & 0xFF);
+  for (int i = 0; i < 4; ++i) bmp[18 + i] = static_cast<char>((10026u >> (8 * i)) & 0xFF);
+  EXPECT_TRUE(throws_error([&] { decode_image_bytes(bmp, "tall.bmp"); },
+                           {"tall.bmp", "10026x65533", "over the limit"}));
+}
+
+TEST(DecodeImage, TopDownBmpDecodes) {
+  const std::string path = rg::testing::temp_path("a.bmp");
+  testing::write_bmp(path, 3, 2, 10, 20, 30);  // bottom-up rows
+  const std::string bmp = read(path);
+  // The same pixels top-down: negative height, rows swapped.
+  const int row = 12;
+  std::string flipped = bmp;
+  for (int i = 0; i < 4; ++i) flipped[22 + i] = static_cast<char>((uint32_t(-2) >> (8 * i)) & 0xFF);
+  flipped.replace(54, row, bmp.substr(54 + row, row));
+  flipped.replace(54 + row, row, bmp.substr(54, row));
+  const Tensor a = decode_image_bytes(bmp, "up.bmp"), b = decode_image_bytes(flipped, "down.bmp");
+  EXPECT_EQ(b.shape(), (Shape{3, 2, 3}));
+  EXPECT_EQ(a.to_vector<int64_t>(), b.to_vector<int64_t>());
 }
 
 // stb_image 2.27 wrote past its Huffman size table (index 257 of 257) on this file, which a
