@@ -124,6 +124,10 @@ CsvList::CsvList(const std::string& csv_path, const ImageListOptions& options) {
       fail("dataset ", description_, ": line ", line_no, " has label \"",
            clip_for_message(label_text), "\", not an integer in [0, ", max_classes, ")");
     }
+    // Longer than any path the system opens (PATH_MAX); refused here so that no message ever
+    // quotes it whole.
+    RG_CHECK(path.size() <= 4096, "dataset ", description_, ": line ", line_no, " names a path of ",
+             path.size(), " bytes (\"", clip_for_message(path), "\"), longer than any file name");
     const fs::path p(path);
     files_.push_back((p.is_absolute() ? p : base / p).string());
     labels_.push_back(label);
