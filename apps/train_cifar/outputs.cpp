@@ -179,6 +179,7 @@ std::vector<EventRecord> read_event_records(const std::string& path) {
 
 int64_t truncate_event_file(const std::string& path, int64_t step) {
   const std::vector<EventRecord> records = read_event_records(path);
+  if (records.empty()) return 0;  // not an event file this program wrote: left alone
   int64_t keep = 0, kept = 0;
   for (const EventRecord& r : records) {
     if (r.step > step) break;  // a file's steps only grow: the rest is past the resume

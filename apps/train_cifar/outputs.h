@@ -42,7 +42,8 @@ struct EventRecord {
 // The records of an event file, up to the first that is incomplete or fails its checksums.
 std::vector<EventRecord> read_event_records(const std::string& path);
 // Keeps the records of steps <= step (and the file_version event); a partly written record at
-// the end goes too. Returns the records removed.
+// the end goes too. A file without one readable record is left alone. Returns the records
+// removed.
 int64_t truncate_event_file(const std::string& path, int64_t step);
 
 }  // namespace rg::apps

@@ -120,6 +120,13 @@ TEST(TrainCifarOutputs, AnEarlierRunIsNeverOverwrittenUnasked) {
   EXPECT_TRUE(throws_error([&] { run(cfg); }, {"--overwrite", "--resume", "contradict"}));
 }
 
+TEST(TrainCifarOutputs, LeavesFilesItCannotReadAlone) {
+  const std::string path = rg::testing::temp_path("events.out.tfevents.1.other");
+  std::ofstream(path) << "not an event file";
+  EXPECT_EQ(truncate_event_file(path, 0), 0);
+  EXPECT_EQ(read(path), "not an event file");
+}
+
 TEST(TrainCifarOutputs, TruncatesTheCsvAtTheEpoch) {
   const std::string path = rg::testing::temp_path("metrics.csv");
   std::ofstream(path) << "epoch,lr\n1,0.1\n2,0.1\n3,0.1\n2,0.0";  // the last line cut short
