@@ -13,6 +13,18 @@ void check_shape(const Shape& shape, const char* op) {
   for (int64_t s : shape) RG_CHECK(s >= 0, op, ": negative dimension in shape ", shape_str(shape));
 }
 
+// The bytes a contiguous tensor of `shape` needs, refusing a count that would wrap: a wrapped
+// product allocates a small buffer that every kernel then overruns. int64 bounds numel (what
+// numel() returns) and the byte count (what pointer arithmetic can reach).
+std::size_t checked_nbytes(const Shape& shape, DType dtype, const char* op) {
+  check_shape(shape, op);
+  int64_t bytes = element_size(dtype);
+  for (int64_t s : shape)
+    RG_CHECK(!__builtin_mul_overflow(bytes, s, &bytes), op, ": shape ", shape_str(shape), " of ",
+             dtype, " needs more than 2^63 bytes");
+  return static_cast<std::size_t>(bytes);
+}
+
 Tensor finish(Tensor t, const TensorOptions& options) {
   if (options.requires_grad) t.set_requires_grad(true);
   return t;
@@ -45,10 +57,9 @@ Tensor random_tensor(const Shape& shape, const TensorOptions& options, const cha
 }  // namespace
 
 Tensor empty(const Shape& shape, TensorOptions options) {
-  check_shape(shape, "empty");
+  const std::size_t nbytes = checked_nbytes(shape, options.dtype, "empty");
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = Storage(static_cast<std::size_t>(numel_of(shape)) * element_size(options.dtype),
-                          options.device);
+  impl->storage = Storage(nbytes, options.device);
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = options.dtype;
@@ -57,11 +68,9 @@ Tensor empty(const Shape& shape, TensorOptions options) {
 
 Tensor from_blob(void* data, const Shape& shape, TensorOptions options,
                  std::function<void(void*)> release) {
-  check_shape(shape, "from_blob");
+  const std::size_t nbytes = checked_nbytes(shape, options.dtype, "from_blob");
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage =
-      Storage::wrap(data, static_cast<std::size_t>(numel_of(shape)) * element_size(options.dtype),
-                    options.device, std::move(release));
+  impl->storage = Storage::wrap(data, nbytes, options.device, std::move(release));
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = options.dtype;

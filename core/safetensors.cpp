@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -58,9 +59,32 @@ struct Entry {
   uint64_t begin, end;
 };
 
+// A header comes from outside: names and values in messages are cut to this many characters,
+// so a 100 MB string cannot flood the terminal.
+constexpr std::size_t kShownChars = 80;
+
+std::string clip(const std::string& text) {
+  if (text.size() <= kShownChars) return text;
+  // Cut at a character boundary: a message that ends mid-way through a UTF-8 sequence cannot
+  // travel in JSON (as errors do between ranks).
+  std::size_t cut = kShownChars;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
+// Dumps a value for a message. The header's depth is capped before this is called, so the
+// recursion of dump() is bounded; its length is not, hence the clip.
+std::string shown(const json& v) {
+  return clip(v.dump());
+}
+
+// The deepest nesting a valid header has: the header object, a tensor object, its shape list
+// (depths 0, 1, 2 as nlohmann counts them).
+constexpr int kMaxHeaderDepth = 2;
+
 uint64_t checked_u64(const json& v, const std::string& what, const std::string& file) {
   RG_CHECK(v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0),
-           "safetensors ", file, ": ", what, " must be a non-negative integer, got ", v.dump());
+           "safetensors ", file, ": ", what, " must be a non-negative integer, got ", shown(v));
   return v.get<uint64_t>();
 }
 
@@ -76,10 +100,21 @@ SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& f
   RG_CHECK(header_len <= bytes.size() - 8, "safetensors ", file, ": truncated, the header needs ",
            header_len, " bytes but only ", bytes.size() - 8, " follow the length");
   json header;
+  // The specification's header is flat. Deeper values are refused as the parser meets them:
+  // building them costs nothing much, but every recursive walk of one (dump() for a message, a
+  // comparison) would overflow the stack at a depth of a few hundred thousand.
+  const json::parser_callback_t depth_guard = [&](int depth, json::parse_event_t event, json&) {
+    if (depth > kMaxHeaderDepth &&
+        (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start))
+      fail("safetensors ", file, ": the header nests lists or objects deeper than ",
+           kMaxHeaderDepth + 1, " levels (a safetensors header is flat)");
+    return true;
+  };
   try {
-    header = json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<int64_t>(header_len));
+    header = json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<int64_t>(header_len),
+                         depth_guard);
   } catch (const json::exception& e) {
-    fail("safetensors ", file, ": the header is not valid JSON (", e.what(), ")");
+    fail("safetensors ", file, ": the header is not valid JSON (", clip(e.what()), ")");
   }
   RG_CHECK(header.is_object(), "safetensors ", file, ": the header must be a JSON object");
   const uint64_t data_size = bytes.size() - 8 - header_len;
@@ -89,44 +124,54 @@ SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& f
   std::vector<Entry> entries;
   for (auto it = header.begin(); it != header.end(); ++it) {
     const std::string& name = it.key();
+    const std::string shown_name = clip(name);
     const json& v = it.value();
     if (name == "__metadata__") {
       RG_CHECK(v.is_object(), "safetensors ", file, ": __metadata__ must be an object");
       for (auto m = v.begin(); m != v.end(); ++m) {
-        RG_CHECK(m.value().is_string(), "safetensors ", file, ": __metadata__ value of '", m.key(),
-                 "' must be a string");
+        RG_CHECK(m.value().is_string(), "safetensors ", file, ": __metadata__ value of '",
+                 clip(m.key()), "' must be a string");
         result.metadata[m.key()] = m.value().get<std::string>();
       }
       continue;
     }
     RG_CHECK(
         v.is_object() && v.contains("dtype") && v.contains("shape") && v.contains("data_offsets"),
-        "safetensors ", file, ": tensor '", name, "' needs dtype, shape and data_offsets");
+        "safetensors ", file, ": tensor '", shown_name, "' needs dtype, shape and data_offsets");
     Entry e;
     e.name = name;
     RG_CHECK(v["dtype"].is_string() && st_dtype(v["dtype"].get<std::string>(), &e.dtype),
-             "safetensors ", file, ": tensor '", name, "' has unsupported dtype ",
-             v["dtype"].dump(), " (supported: F32, F64, F16, BF16, I64, U8)");
-    RG_CHECK(v["shape"].is_array(), "safetensors ", file, ": shape of '", name, "' is not a list");
+             "safetensors ", file, ": tensor '", shown_name, "' has unsupported dtype ",
+             shown(v["dtype"]), " (supported: F32, F64, F16, BF16, I64, U8)");
+    RG_CHECK(v["shape"].is_array(), "safetensors ", file, ": shape of '", shown_name,
+             "' is not a list");
+    // numel and bytes are checked against int64 so that neither wraps: a shape of 2^62 F32
+    // elements would otherwise need 2^64 = 0 bytes, match data_offsets [0, 0] and be copied
+    // into a buffer it overruns.
+    const uint64_t max_bytes = std::numeric_limits<int64_t>::max();
     uint64_t numel = 1;
     for (const json& s : v["shape"]) {
-      const uint64_t dim = checked_u64(s, "a dimension of '" + name + "'", file);
-      RG_CHECK(dim == 0 || numel <= std::numeric_limits<int64_t>::max() / dim, "safetensors ", file,
-               ": shape of '", name, "' overflows");
+      const uint64_t dim = checked_u64(s, "a dimension of '" + shown_name + "'", file);
+      RG_CHECK(dim == 0 || numel <= max_bytes / dim, "safetensors ", file, ": shape of '",
+               shown_name, "' overflows");
       numel *= dim;
       e.shape.push_back(static_cast<int64_t>(dim));
     }
+    const uint64_t item = element_size(e.dtype);
+    RG_CHECK(numel <= max_bytes / item, "safetensors ", file, ": tensor '", shown_name, "' of ",
+             numel, " ", st_name(e.dtype), " elements overflows a 64-bit byte count");
+    const uint64_t nbytes = numel * item;
     const json& off = v["data_offsets"];
-    RG_CHECK(off.is_array() && off.size() == 2, "safetensors ", file, ": data_offsets of '", name,
-             "' must be [begin, end]");
-    e.begin = checked_u64(off[0], "data_offsets of '" + name + "'", file);
-    e.end = checked_u64(off[1], "data_offsets of '" + name + "'", file);
+    RG_CHECK(off.is_array() && off.size() == 2, "safetensors ", file, ": data_offsets of '",
+             shown_name, "' must be [begin, end]");
+    e.begin = checked_u64(off[0], "data_offsets of '" + shown_name + "'", file);
+    e.end = checked_u64(off[1], "data_offsets of '" + shown_name + "'", file);
     RG_CHECK(e.begin <= e.end && e.end <= data_size, "safetensors ", file, ": data_offsets [",
-             e.begin, ", ", e.end, "] of '", name, "' are out of range (data section is ",
+             e.begin, ", ", e.end, "] of '", shown_name, "' are out of range (data section is ",
              data_size, " bytes)");
-    RG_CHECK(e.end - e.begin == numel * element_size(e.dtype), "safetensors ", file, ": tensor '",
-             name, "' has ", e.end - e.begin, " bytes but shape ", shape_str(e.shape), " of ",
-             st_name(e.dtype), " needs ", numel * element_size(e.dtype));
+    RG_CHECK(e.end - e.begin == nbytes, "safetensors ", file, ": tensor '", shown_name, "' has ",
+             e.end - e.begin, " bytes but shape ", clip(shape_str(e.shape)), " of ",
+             st_name(e.dtype), " needs ", nbytes);
     entries.push_back(std::move(e));
   }
   std::vector<const Entry*> by_offset;
@@ -135,7 +180,7 @@ SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& f
             [](const Entry* a, const Entry* b) { return a->begin < b->begin; });
   for (std::size_t i = 1; i < by_offset.size(); ++i)
     RG_CHECK(by_offset[i]->begin >= by_offset[i - 1]->end, "safetensors ", file, ": tensors '",
-             by_offset[i - 1]->name, "' and '", by_offset[i]->name, "' overlap");
+             clip(by_offset[i - 1]->name), "' and '", clip(by_offset[i]->name), "' overlap");
   for (const Entry& e : entries) {
     Tensor t = empty(e.shape, {e.dtype, Device::cpu()});
     if (e.end > e.begin) std::memcpy(t.data_ptr(), data + e.begin, e.end - e.begin);
@@ -145,12 +190,32 @@ SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& f
 }
 
 SafetensorsFile load_safetensors(const std::string& path) {
+  // Only a regular file: a path such as /dev/zero or a FIFO would be read without end.
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  RG_CHECK(!ec, "safetensors: cannot open '", path, "': ", ec.message());
+  RG_CHECK(std::filesystem::is_regular_file(status), "safetensors: '", path,
+           "' is not a regular file");
   std::ifstream in(path, std::ios::binary);
   RG_CHECK(in.good(), "safetensors: cannot open '", path, "': ", std::strerror(errno));
   std::ostringstream buffer;
   buffer << in.rdbuf();
   RG_CHECK(!in.bad(), "safetensors: error reading '", path, "'");
   return parse_safetensors(buffer.str(), "'" + path + "'");
+}
+
+int remove_stale_temporaries(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string prefix = "." + target.filename().string() + ".tmp.";
+  int removed = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.starts_with(prefix) && it->is_regular_file() && fs::remove(it->path(), ec)) ++removed;
+  }
+  return removed;
 }
 
 std::string serialize_safetensors(const std::map<std::string, Tensor>& tensors,
@@ -183,8 +248,19 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
   namespace fs = std::filesystem;
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmp = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
-  const int fd = ::mkstemp(tmp.data());
+  // The temporary is created with open(O_EXCL, 0666) rather than mkstemp, whose mode is 0600:
+  // the kernel applies the umask, so a checkpoint gets the permissions of every other output.
+  // Its name, .<file>.tmp.<pid>.<n>, is what remove_stale_temporaries() looks for.
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
+    tmp = (dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
+                  std::to_string(counter++)))
+              .string();
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   RG_CHECK(fd >= 0, "safetensors: cannot create a temporary file in '", dir.string(),
            "': ", std::strerror(errno));
   std::size_t written = 0;

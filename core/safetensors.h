@@ -3,7 +3,8 @@
 // {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,
 //  "__metadata__": {"key": "string"}}, then the raw little-endian data. Loading never runs
 // code and validates everything: header size, JSON, dtypes, shapes, offsets in range and
-// not overlapping. Writing is atomic: a temporary file in the same folder, fsync, rename.
+// not overlapping, sizes that cannot overflow, a flat header. Writing is atomic: a temporary
+// file in the same folder (with the umask's permissions), fsync, rename.
 
 #include <map>
 #include <string>
@@ -24,6 +25,9 @@ SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& w
 // Tensors may live on any device and have any layout; they are written contiguous.
 void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
                       const std::map<std::string, std::string>& metadata = {});
+// Removes the temporaries a writer of `path` killed mid-write left behind (.<name>.tmp.*
+// beside it); returns how many. Call it only where no other process is writing `path`.
+int remove_stale_temporaries(const std::string& path);
 std::string serialize_safetensors(const std::map<std::string, Tensor>& tensors,
                                   const std::map<std::string, std::string>& metadata);
 

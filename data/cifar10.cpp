@@ -1,9 +1,9 @@
 #include "data/cifar10.h"
 
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "data/files.h"
 #include "data/image_list.h"
 
 namespace rg::data {
@@ -11,6 +11,30 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr int64_t kRecordBytes = 1 + 3 * 32 * 32;
+// An official batch holds 10,000 records (30.7 MB); ten times that is allowed, and nothing
+// more is read (a batch named /dev/zero or a huge file is refused before it fills memory).
+constexpr int64_t kMaxBatchBytes = 100'000 * kRecordBytes;
+
+// Labels are class indices in sorted folder order, so train/ and test/ must list the same
+// classes: an extra (even empty) folder in one of them shifts every label after it.
+void check_same_classes(const fs::path& root) {
+  const fs::path train = root / "train", test = root / "test";
+  if (!fs::is_directory(train) || !fs::is_directory(test)) return;  // the open names it
+  const std::vector<std::string> a = image_folder_classes(train.string());
+  const std::vector<std::string> b = image_folder_classes(test.string());
+  if (a == b) return;
+  std::string only_train, only_test;
+  for (const std::string& c : a)
+    if (!std::binary_search(b.begin(), b.end(), c)) only_train += " '" + c + "'";
+  for (const std::string& c : b)
+    if (!std::binary_search(a.begin(), a.end(), c)) only_test += " '" + c + "'";
+  fail("image folder '", root.string(), "': train/ and test/ hold different classes (", a.size(),
+       " and ", b.size(), ").",
+       only_train.empty() ? "" : " Only in train/:", clip_for_message(only_train, 400),
+       only_test.empty() ? "" : " Only in test/:", clip_for_message(only_test, 400),
+       ". Labels are class indices in sorted folder order, so they would not match between the "
+       "two sets; make the class folders the same.");
+}
 
 std::vector<std::string> batch_files(Split split) {
   if (split == Split::test) return {"test_batch.bin"};
@@ -48,11 +72,8 @@ Cifar10Binary::Cifar10Binary(const std::string& root, Split split) {
   int64_t records = 0;
   for (const std::string& name : batch_files(split)) {
     const std::string path = (fs::path(dir) / name).string();
-    std::ifstream in(path, std::ios::binary);
-    RG_CHECK(in.good(), "CIFAR-10 binary: missing file '", path, "'");
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    contents.push_back(bytes.str());
+    RG_CHECK(fs::exists(path), "CIFAR-10 binary: missing file '", path, "'");
+    contents.push_back(read_bounded_file(path, kMaxBatchBytes, "CIFAR-10 binary"));
     const int64_t size = static_cast<int64_t>(contents.back().size());
     RG_CHECK(size > 0 && size % kRecordBytes == 0, "CIFAR-10 binary: '", path, "' has ", size,
              " bytes, not a whole number of ", kRecordBytes,
@@ -105,6 +126,7 @@ std::shared_ptr<Dataset> open_cifar10(const std::string& root, Split split, Data
     case DataFormat::binary:
       return std::make_shared<Cifar10Binary>(root, split);
     case DataFormat::image_folder:
+      check_same_classes(root);
       return std::make_shared<ImageFolder>(folder.string());
     case DataFormat::csv:
       return std::make_shared<CsvList>(csv.string());

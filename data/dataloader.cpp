@@ -5,6 +5,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 namespace rg::data {
@@ -30,8 +31,8 @@ DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, std::shared_ptr<Sampler
   RG_CHECK(dataset_ && sampler_, "DataLoader: dataset and sampler are required");
   RG_CHECK(options_.batch_size > 0, "DataLoader: batch_size must be > 0, got ",
            options_.batch_size);
-  RG_CHECK(options_.num_workers >= 0, "DataLoader: num_workers must be >= 0, got ",
-           options_.num_workers);
+  RG_CHECK(options_.num_workers >= 0 && options_.num_workers <= kMaxWorkers,
+           "DataLoader: num_workers must be in [0, ", kMaxWorkers, "], got ", options_.num_workers);
   RG_CHECK(options_.prefetch >= 1, "DataLoader: prefetch must be >= 1, got ", options_.prefetch);
 }
 
@@ -104,31 +105,41 @@ void DataLoader::start_epoch(int64_t epoch) {
   Epoch* e = running_.get();
   const int64_t total = num_batches();
   for (int w = 0; w < options_.num_workers; ++w) {
-    e->workers.emplace_back([this, e, total] {
-      for (;;) {
-        int64_t b;
-        {
-          std::unique_lock lock(e->mutex);
-          // Bounded prefetch: never run more than `prefetch` batches ahead of the consumer.
-          e->consumed.wait(lock, [&] {
-            return e->stopping || e->next_claim >= total ||
-                   e->next_claim < e->taken + options_.prefetch;
-          });
-          if (e->stopping || e->next_claim >= total) return;
-          b = e->next_claim++;
-        }
-        try {
-          Batch batch = build(b);
-          std::lock_guard lock(e->mutex);
-          e->ready.emplace(b, std::move(batch));
-        } catch (...) {
-          std::lock_guard lock(e->mutex);
-          e->errors.emplace(b, std::current_exception());
-        }
-        e->produced.notify_all();
-      }
-    });
+    try {
+      start_worker(e, total);
+    } catch (const std::system_error& err) {
+      stop();  // joins the workers already started
+      fail("DataLoader: cannot start worker thread ", w + 1, " of ", options_.num_workers, " (",
+           err.what(), "); use fewer workers");
+    }
   }
+}
+
+void DataLoader::start_worker(Epoch* e, int64_t total) {
+  e->workers.emplace_back([this, e, total] {
+    for (;;) {
+      int64_t b;
+      {
+        std::unique_lock lock(e->mutex);
+        // Bounded prefetch: never run more than `prefetch` batches ahead of the consumer.
+        e->consumed.wait(lock, [&] {
+          return e->stopping || e->next_claim >= total ||
+                 e->next_claim < e->taken + options_.prefetch;
+        });
+        if (e->stopping || e->next_claim >= total) return;
+        b = e->next_claim++;
+      }
+      try {
+        Batch batch = build(b);
+        std::lock_guard lock(e->mutex);
+        e->ready.emplace(b, std::move(batch));
+      } catch (...) {
+        std::lock_guard lock(e->mutex);
+        e->errors.emplace(b, std::current_exception());
+      }
+      e->produced.notify_all();
+    }
+  });
 }
 
 std::optional<Batch> DataLoader::next() {

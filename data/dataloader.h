@@ -32,10 +32,14 @@ enum class LastBatch { keep, drop };  // keep a short last batch, or drop it (dr
 // no GPU is usable, batches stay in ordinary memory (Tensor::pin_memory).
 enum class PinMemory { no, yes };
 
+// More worker threads than any machine can keep busy; a larger count is a typo (and 20,000
+// threads fail with a bare "Resource temporarily unavailable").
+inline constexpr int kMaxWorkers = 256;
+
 struct DataLoaderOptions {
   int64_t batch_size = 128;
   LastBatch last_batch = LastBatch::keep;
-  int num_workers = 2;  // 0: batches are built in the caller's thread
+  int num_workers = 2;  // 0: batches are built in the caller's thread; at most kMaxWorkers
   int prefetch = 4;     // batches built ahead of the consumer, at most
   uint64_t seed = 0;    // augmentation randomness
   PinMemory pin_memory = PinMemory::no;
@@ -61,6 +65,7 @@ class DataLoader {
 
  private:
   struct Epoch;
+  void start_worker(Epoch* e, int64_t total);  // throws std::system_error
   Batch build(int64_t batch_index) const;
   void stop();
 

@@ -3,23 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "core/thread_pool.h"
-
-#define STB_IMAGE_STATIC
-#define STB_IMAGE_IMPLEMENTATION
-#define STBI_ONLY_JPEG
-#define STBI_ONLY_PNG
-#define STBI_ONLY_BMP
-#define STBI_NO_STDIO  // we read the bytes ourselves, so errors can name the file
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#include <stb/stb_image.h>
-#pragma GCC diagnostic pop
+#include "data/files.h"
 
 namespace rg::data {
 namespace fs = std::filesystem;
@@ -32,31 +19,7 @@ bool is_image(const fs::path& p) {
   return ext == ".jpg" || ext == ".jpeg" || ext == ".png" || ext == ".bmp";
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  RG_CHECK(in.good(), "image '", path, "': cannot open the file");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
 }  // namespace
-
-Tensor decode_image(const std::string& path) {
-  const std::string bytes = read_file(path);
-  int w = 0, h = 0, c = 0;
-  unsigned char* pixels = stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()),
-                                                static_cast<int>(bytes.size()), &w, &h, &c, 3);
-  RG_CHECK(pixels != nullptr, "image '", path, "' cannot be decoded (", stbi_failure_reason(),
-           "); expected a jpg, png or bmp file");
-  // stb gives (H, W, 3) interleaved; the model wants planar (3, H, W).
-  Tensor out = empty({3, h, w}, {DType::u8});
-  uint8_t* dst = out.data<uint8_t>();
-  const int64_t plane = int64_t{h} * w;
-  for (int64_t i = 0; i < plane; ++i)
-    for (int ch = 0; ch < 3; ++ch) dst[ch * plane + i] = pixels[i * 3 + ch];
-  stbi_image_free(pixels);
-  return out;
-}
 
 Tensor ImageList::decode(int64_t index) const {
   Tensor img = decode_image(files_[static_cast<std::size_t>(index)]);
@@ -95,35 +58,46 @@ Example ImageList::get(int64_t index) const {
   return {image, labels_[static_cast<std::size_t>(index)]};
 }
 
+std::vector<std::string> image_folder_classes(const std::string& root) {
+  std::vector<std::string> classes;
+  for (const auto& entry : fs::directory_iterator(root))
+    if (entry.is_directory()) classes.push_back(entry.path().filename().string());
+  std::sort(classes.begin(), classes.end());
+  return classes;
+}
+
 ImageFolder::ImageFolder(const std::string& root, const ImageListOptions& options) {
   description_ = "image folder '" + root + "'";
   RG_CHECK(fs::is_directory(root), "dataset ", description_, ": the folder does not exist");
-  std::vector<fs::path> classes;
-  for (const auto& entry : fs::directory_iterator(root))
-    if (entry.is_directory()) classes.push_back(entry.path());
-  std::sort(classes.begin(), classes.end());
-  RG_CHECK(!classes.empty(), "dataset ", description_,
+  class_names_ = image_folder_classes(root);
+  RG_CHECK(!class_names_.empty(), "dataset ", description_,
            ": no class sub-folders (expected root/<class>/<image>.jpg)");
-  for (std::size_t c = 0; c < classes.size(); ++c) {
-    class_names_.push_back(classes[c].filename().string());
+  for (std::size_t c = 0; c < class_names_.size(); ++c) {
     std::vector<std::string> images;
-    for (const auto& entry : fs::directory_iterator(classes[c]))
+    for (const auto& entry : fs::directory_iterator(fs::path(root) / class_names_[c]))
       if (entry.is_regular_file() && is_image(entry.path()))
         images.push_back(entry.path().string());
+    // An empty class still takes a label, shifting those of the classes after it; the model
+    // then trains towards labels another split numbers differently (torchvision refuses too).
+    RG_CHECK(!images.empty(), "dataset ", description_, ": class folder '", class_names_[c],
+             "' holds no images (.jpg, .jpeg, .png, .bmp); remove it or fill it, since an empty "
+             "class would shift the labels of the classes after it");
     std::sort(images.begin(), images.end());
     for (auto& f : images) {
       files_.push_back(std::move(f));
       labels_.push_back(static_cast<int64_t>(c));
     }
   }
-  num_classes_ = static_cast<int64_t>(classes.size());
+  num_classes_ = static_cast<int64_t>(class_names_.size());
   finish(options);
 }
 
 CsvList::CsvList(const std::string& csv_path, const ImageListOptions& options) {
   description_ = "CSV list '" + csv_path + "'";
-  std::ifstream in(csv_path);
-  RG_CHECK(in.good(), "dataset ", description_, ": cannot open the file");
+  RG_CHECK(options.num_classes >= 0 && options.num_classes <= kMaxClasses, "dataset ", description_,
+           ": num_classes must be in [0, ", kMaxClasses, "], got ", options.num_classes);
+  const int64_t max_classes = options.num_classes > 0 ? options.num_classes : kMaxClasses;
+  std::istringstream in(read_bounded_file(csv_path, kMaxCsvBytes, "dataset " + description_));
   const fs::path base = fs::path(csv_path).parent_path();
   std::string line;
   int64_t line_no = 0, max_label = -1;
@@ -133,16 +107,27 @@ CsvList::CsvList(const std::string& csv_path, const ImageListOptions& options) {
     if (line.empty()) continue;
     const auto comma = line.rfind(',');
     RG_CHECK(comma != std::string::npos, "dataset ", description_, ": line ", line_no,
-             " is not 'path,label': \"", line, "\"");
+             " is not 'path,label': \"", clip_for_message(line), "\"");
     const std::string path = line.substr(0, comma), label_text = line.substr(comma + 1);
     int64_t label = 0;
     const char* end = label_text.data() + label_text.size();
     const auto [ptr, ec] = std::from_chars(label_text.data(), end, label);
-    if (ec != std::errc() || ptr != end) {
+    if (ec == std::errc() && ptr == end) {
+      // Checked here, line by line: an unchecked label of 10^12 or INT64_MAX would become a
+      // model with that many outputs, or overflow as max_label + 1.
+      const bool in_range = label >= 0 && label < max_classes;
+      const char* hint = options.num_classes > 0 ? "" : " (the most classes a list may infer)";
+      RG_CHECK(in_range, "dataset ", description_, ": line ", line_no, " has label ", label,
+               " for '", clip_for_message(path), "', out of range [0, ", max_classes, ")", hint);
+    } else {
       if (line_no == 1) continue;  // a header line such as "path,label"
-      fail("dataset ", description_, ": line ", line_no, " has label \"", label_text,
-           "\", not an integer");
+      fail("dataset ", description_, ": line ", line_no, " has label \"",
+           clip_for_message(label_text), "\", not an integer in [0, ", max_classes, ")");
     }
+    // Longer than any path the system opens (PATH_MAX); refused here so that no message ever
+    // quotes it whole.
+    RG_CHECK(path.size() <= 4096, "dataset ", description_, ": line ", line_no, " names a path of ",
+             path.size(), " bytes (\"", clip_for_message(path), "\"), longer than any file name");
     const fs::path p(path);
     files_.push_back((p.is_absolute() ? p : base / p).string());
     labels_.push_back(label);

@@ -1,5 +1,5 @@
 #pragma once
-// Datasets of image files, decoded with stb_image (jpg, png, bmp):
+// Datasets of image files (jpg, png, bmp; decoded by data/image_decode.h):
 //   ImageFolder — root/<class>/<image>, classes in sorted order (torchvision's ImageFolder);
 //   CsvList     — a CSV of "path,label" lines (the ann_file of mmcls-style configs), paths
 //                 relative to the CSV's folder unless absolute; an optional header line.
@@ -11,12 +11,19 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "data/image_decode.h"
 
 namespace rg::data {
 
+// The most classes a CSV list may have: far above any classification data set (ImageNet-21k
+// has 21,841), far below a label that would make the model's last layer exhaust memory.
+inline constexpr int64_t kMaxClasses = int64_t{1} << 20;
+// The largest CSV list read (ten million lines of 100 characters).
+inline constexpr int64_t kMaxCsvBytes = int64_t{1} << 30;
+
 struct ImageListOptions {
   int64_t cache_budget_bytes = int64_t{2} << 30;  // decode everything up front below this
-  int64_t num_classes = 0;                        // CsvList: 0 = infer as max label + 1
+  int64_t num_classes = 0;  // CsvList: 0 = infer as max label + 1 (at most kMaxClasses)
 };
 
 class ImageList : public Dataset {
@@ -44,6 +51,9 @@ class ImageList : public Dataset {
   Tensor cache_;  // (N, C, H, W) u8 when cached
 };
 
+// The class sub-folders of an image folder, sorted: label i is the i-th name.
+std::vector<std::string> image_folder_classes(const std::string& root);
+
 class ImageFolder final : public ImageList {
  public:
   explicit ImageFolder(const std::string& root, const ImageListOptions& options = {});
@@ -53,9 +63,5 @@ class CsvList final : public ImageList {
  public:
   explicit CsvList(const std::string& csv_path, const ImageListOptions& options = {});
 };
-
-// Decodes one image file to (3, H, W) u8; throws rg::Error naming the file when it is missing
-// or cannot be decoded.
-Tensor decode_image(const std::string& path);
 
 }  // namespace rg::data

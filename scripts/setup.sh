@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ringgrad builds with. Idempotent: when everything is present
-# it only checks (about a second). The CUDA toolkit (nvcc, cuDNN, cuBLAS, NCCL) is expected
+# it only checks (about a second). `setup.sh fuzz` adds clang and its libFuzzer runtime for
+# scripts/fuzz.sh. The CUDA toolkit (nvcc, cuDNN, cuBLAS, NCCL) is expected
 # under /usr/local/cuda; without it the build is CPU-only.
 set -euo pipefail
 
-packages=(cmake g++ make ccache libeigen3-dev libstb-dev libgtest-dev libgmock-dev
+packages=(cmake g++ make ccache libeigen3-dev libstb-dev libjpeg62-turbo-dev libpng-dev libgtest-dev libgmock-dev
           libopenmpi-dev openmpi-bin nlohmann-json3-dev libcli11-dev clang-format)
+
+[[ ${1:-} == fuzz ]] && packages+=(clang libclang-rt-14-dev)
 
 missing=()
 for p in "${packages[@]}"; do

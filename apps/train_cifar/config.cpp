@@ -1,14 +1,20 @@
 #include "apps/train_cifar/config.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "core/error.h"
+#include "data/dataloader.h"
 #include "optim/amp.h"
 
 namespace rg::apps {
 
 using json = nlohmann::json;
+namespace fs = std::filesystem;
 
 json default_config() {
   return {{"data", ""},
@@ -36,6 +42,7 @@ json default_config() {
           {"seed", 0},
           {"out", "runs/cifar10"},
           {"resume", ""},
+          {"overwrite", false},
           {"eval_only", false},
           {"train_limit", 0},
           {"test_limit", 0},
@@ -78,15 +85,65 @@ const char* type_name(const json& v) {
   if (v.is_number_integer()) return "an integer";
   if (v.is_number()) return "a number";
   if (v.is_string()) return "a string";
-  if (v.is_array()) return "a list";
+  if (v.is_array()) return "a list of integers";
   return "an object";
 }
 
 bool same_type(const json& want, const json& got) {
   if (want.is_number_float()) return got.is_number();
   if (want.is_number_integer()) return got.is_number_integer();
-  if (want.is_array()) return got.is_array();
+  if (want.is_array())  // the one list option, milestones, holds integers
+    return got.is_array() &&
+           std::all_of(got.begin(), got.end(), [](const json& v) { return v.is_number_integer(); });
   return want.type() == got.type();
+}
+
+// Text for a message, cut short (at a UTF-8 character boundary).
+std::string clipped(const std::string& text) {
+  if (text.size() <= 80) return text;
+  std::size_t cut = 80;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
+// A value for a message: dumped (its depth is bounded by parse_json, so dump()'s recursion is)
+// and cut short (its length is not).
+std::string shown(const json& v) {
+  return clipped(v.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+// The offset of the first byte that breaks UTF-8, or npos. Options end up in JSON (the
+// checkpoint's metadata), which holds only UTF-8.
+std::size_t invalid_utf8_at(const std::string& s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return i;
+    for (int k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return i;
+    i += static_cast<std::size_t>(n);
+  }
+  return std::string::npos;
+}
+
+void check_utf8(const std::string& text, const std::string& what) {
+  const std::size_t at = invalid_utf8_at(text);
+  RG_CHECK(at == std::string::npos, what, ": the value is not valid UTF-8 (byte ", at,
+           "); options are stored as JSON, which holds only UTF-8 text");
+}
+
+// Parses JSON text, refusing nesting deeper than kMaxConfigDepth as the parser meets it.
+// `allow_invalid`: a discarded value instead of an error for text that is not JSON.
+json parse_json(const std::string& text, const std::string& what, bool allow_invalid) {
+  const json::parser_callback_t depth_guard = [&](int depth, json::parse_event_t event, json&) {
+    if (depth >= kMaxConfigDepth &&
+        (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start))
+      fail(what, ": JSON nests lists or objects deeper than ", kMaxConfigDepth, " levels");
+    return true;
+  };
+  json value = json::parse(text, depth_guard, /*allow_exceptions=*/false);
+  RG_CHECK(allow_invalid || !value.is_discarded(), what, " is not valid JSON");
+  return value;
 }
 
 std::string known_keys() {
@@ -100,24 +157,26 @@ std::string known_keys() {
 void merge_config(json& config, const json& overrides, const std::string& source) {
   RG_CHECK(overrides.is_object(), source, ": the configuration must be a JSON object");
   for (auto& [key, value] : overrides.items()) {
-    RG_CHECK(config.contains(key), source, ": unknown option '", key, "' (known: ", known_keys(),
-             ")");
+    RG_CHECK(config.contains(key), source, ": unknown option '", clipped(key),
+             "' (known: ", known_keys(), ")");
     RG_CHECK(same_type(config[key], value), source, ": option '", key, "' must be ",
-             type_name(config[key]), ", got ", value.dump());
+             type_name(config[key]), ", got ", shown(value));
     config[key] = value;
   }
 }
 
 void apply_set(json& config, const std::string& assignment) {
   const auto eq = assignment.find('=');
-  RG_CHECK(eq != std::string::npos && eq > 0, "--set '", assignment, "': expected key=value");
+  RG_CHECK(eq != std::string::npos && eq > 0, "--set '", clipped(assignment),
+           "': expected key=value");
   const std::string key = assignment.substr(0, eq), text = assignment.substr(eq + 1);
-  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  check_utf8(assignment, "--set " + clipped(key));
+  json value = parse_json(text, "--set " + clipped(key), /*allow_invalid=*/true);
   // A bare word is a string; so is anything given for a string option (--set loss_scale=1024).
   if (value.is_discarded() ||
       (config.contains(key) && config[key].is_string() && !value.is_string()))
     value = text;
-  merge_config(config, {{key, value}}, "--set " + assignment);
+  merge_config(config, {{key, value}}, "--set " + clipped(assignment));
 }
 
 TrainConfig parse_config(const json& c) {
@@ -147,6 +206,7 @@ TrainConfig parse_config(const json& c) {
   t.seed = c["seed"];
   t.out = c["out"];
   t.resume = c["resume"];
+  t.overwrite = c["overwrite"];
   t.eval_only = c["eval_only"];
   t.train_limit = c["train_limit"];
   t.test_limit = c["test_limit"];
@@ -156,10 +216,29 @@ TrainConfig parse_config(const json& c) {
   t.tta = c["tta"];
   t.stop_after_epochs = c["stop_after_epochs"];
   t.preset = c["preset"];
-  RG_CHECK(t.epochs > 0, "epochs must be > 0, got ", t.epochs);
+  RG_CHECK(t.epochs > 0 && t.epochs <= kMaxEpochs, "epochs must be in [1, ", kMaxEpochs, "], got ",
+           t.epochs);
   RG_CHECK(t.batch_size > 0, "batch_size must be > 0, got ", t.batch_size);
+  // NaN fails every comparison; JSON numbers such as 1e400 parse to infinity.
+  for (const auto& [name, v] : {std::pair<const char*, double>{"lr", t.lr},
+                                {"momentum", t.momentum},
+                                {"weight_decay", t.weight_decay},
+                                {"warmup_epochs", t.warmup_epochs},
+                                {"label_smoothing", t.label_smoothing},
+                                {"clip_grad_norm", t.clip_grad_norm},
+                                {"bucket_mb", t.bucket_mb}})
+    RG_CHECK(std::isfinite(v), name, " must be a finite number, got ", v);
   RG_CHECK(t.lr > 0, "lr must be > 0, got ", t.lr);
-  RG_CHECK(t.workers >= 0 && t.threads >= 0, "workers and threads must be >= 0");
+  // Before the casts to int that would wrap (4294967297 threads became 1).
+  RG_CHECK(t.workers >= 0 && t.workers <= data::kMaxWorkers, "workers must be in [0, ",
+           data::kMaxWorkers, "], got ", t.workers);
+  RG_CHECK(t.threads >= 0 && t.threads <= kMaxThreads, "threads must be in [0, ", kMaxThreads,
+           "] (0: all cores), got ", t.threads);
+  // A negative limit used to mean "no limit" silently.
+  RG_CHECK(t.train_limit >= 0, "train_limit must be >= 0 (0: all images), got ", t.train_limit);
+  RG_CHECK(t.test_limit >= 0, "test_limit must be >= 0 (0: all images), got ", t.test_limit);
+  RG_CHECK(t.stop_after_epochs >= 0, "stop_after_epochs must be >= 0, got ", t.stop_after_epochs);
+  RG_CHECK(t.clip_grad_norm >= 0, "clip_grad_norm must be >= 0 (0: off), got ", t.clip_grad_norm);
   RG_CHECK(t.label_smoothing >= 0 && t.label_smoothing < 1,
            "label_smoothing must be in [0, 1), got ", t.label_smoothing);
   RG_CHECK(t.schedule == "cosine" || t.schedule == "multistep" || t.schedule == "onecycle" ||
@@ -169,7 +248,13 @@ TrainConfig parse_config(const json& c) {
            "lr_scaling must be none or linear, got '", t.lr_scaling, "'");
   RG_CHECK(t.allreduce == "ring" || t.allreduce == "native",
            "allreduce must be ring or native, got '", t.allreduce, "'");
-  RG_CHECK(t.bucket_mb > 0, "bucket_mb must be > 0, got ", t.bucket_mb);
+  // The cap keeps bucket_mb * 2^20 inside int64 (1e300 was an undefined float-to-int cast).
+  RG_CHECK(t.bucket_mb > 0 && t.bucket_mb <= kMaxBucketMb, "bucket_mb must be in (0, ",
+           kMaxBucketMb, "], got ", t.bucket_mb);
+  // Evaluating freshly initialised weights would print a meaningless accuracy and exit 0.
+  RG_CHECK(!t.eval_only || !t.resume.empty(),
+           "eval_only needs a checkpoint to evaluate: --resume PATH, or --resume auto for "
+           "<out>/last.safetensors");
   t.amp_options();  // names a bad level, dtype or scale now, not after loading the data
   RG_CHECK(t.warmup_epochs >= 0 && t.warmup_epochs < static_cast<double>(t.epochs),
            "warmup_epochs must be in [0, epochs), got ", t.warmup_epochs);
@@ -210,6 +295,7 @@ json TrainConfig::to_json() const {
           {"seed", seed},
           {"out", out},
           {"resume", resume},
+          {"overwrite", overwrite},
           {"eval_only", eval_only},
           {"train_limit", train_limit},
           {"test_limit", test_limit},
@@ -260,9 +346,12 @@ CommandLine parse_command_line(int argc, char** argv) {
       {"clip-grad-norm", "clip gradients to this global norm (0: off)"},
       {"stop-after-epochs", "stop after N epochs of this run, as if interrupted"}};
   for (const auto& [flag, help] : keyed) app.add_option("--" + flag, text[flag], help);
-  bool eval_only = false, no_progress = false;
+  bool eval_only = false, no_progress = false, overwrite = false;
   auto* eval_flag = app.add_flag("--eval-only", eval_only, "evaluate the checkpoint and stop");
   auto* progress_flag = app.add_flag("--no-progress", no_progress, "no live progress bar");
+  auto* overwrite_flag =
+      app.add_flag("--overwrite", overwrite,
+                   "start over in an --out holding an earlier run (deletes its files)");
   bool tta = false, sync_bn = false;
   auto* tta_flag = app.add_flag("--tta", tta, "test-time augmentation (mirror images)");
   auto* sync_bn_flag =
@@ -281,20 +370,26 @@ CommandLine parse_command_line(int argc, char** argv) {
     config["preset"] = preset_name;
   }
   if (!config_file.empty()) {
+    const std::string what = "--config '" + config_file + "'";
+    RG_CHECK(fs::is_regular_file(config_file), what, ": not a regular file that can be read");
+    RG_CHECK(fs::file_size(config_file) <= static_cast<uintmax_t>(kMaxConfigFileBytes), what,
+             ": larger than ", kMaxConfigFileBytes, " bytes, too large for a configuration");
     std::ifstream in(config_file);
-    RG_CHECK(in.good(), "--config: cannot open '", config_file, "'");
-    json file = json::parse(in, nullptr, false);
-    RG_CHECK(!file.is_discarded(), "--config '", config_file, "' is not valid JSON");
-    merge_config(config, file, config_file);
+    RG_CHECK(in.good(), what, ": cannot open the file");
+    std::ostringstream text;
+    text << in.rdbuf();
+    merge_config(config, parse_json(text.str(), what, /*allow_invalid=*/false), config_file);
   }
   for (const auto& [flag, _] : keyed) {
     if (app.count("--" + flag) == 0) continue;
     std::string key = flag;
     std::replace(key.begin(), key.end(), '-', '_');
+    check_utf8(text[flag], "--" + flag);  // before json(...).dump(), which would throw
     apply_set(config, key + "=" + (config[key].is_string() ? json(text[flag]).dump() : text[flag]));
   }
   if (eval_flag->count()) config["eval_only"] = true;
   if (progress_flag->count()) config["progress"] = false;
+  if (overwrite_flag->count()) config["overwrite"] = true;
   if (tta_flag->count()) config["tta"] = true;
   if (sync_bn_flag->count()) config["sync_bn"] = true;
   for (const std::string& s : sets) apply_set(config, s);

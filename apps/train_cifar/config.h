@@ -3,7 +3,9 @@
 // sources overriding earlier ones:
 //   defaults (the classic recipe) < --preset NAME < --config FILE.json < command-line flags
 //   < --set key=value (repeatable; the value is JSON, or a bare string)
-// Unknown keys and values of the wrong type are errors naming the key.
+// Unknown keys and values of the wrong type are errors naming the key; so are values out of
+// range (the limits below), strings that are not UTF-8 and JSON nested deeper than
+// kMaxConfigDepth (a config is flat; a value nested 300,000 deep once overflowed the stack).
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -41,6 +43,7 @@ struct TrainConfig {
   int64_t seed;
   std::string out;     // output folder: checkpoints, CSV, TensorBoard
   std::string resume;  // checkpoint path, "auto" (<out>/last.safetensors if present) or empty
+  bool overwrite;      // start over in an --out that holds an earlier run (deleting its files)
   bool eval_only;
   int64_t train_limit;  // 0: all samples
   int64_t test_limit;
@@ -54,6 +57,14 @@ struct TrainConfig {
   nlohmann::json to_json() const;
   AmpOptions amp_options() const;  // throws naming a bad level, dtype or scale
 };
+
+// Limits on options, far beyond any real run, so that a typo is an error rather than a
+// wrapped integer or a failure deep inside the run.
+inline constexpr int64_t kMaxEpochs = 1'000'000;
+inline constexpr int64_t kMaxThreads = 1024;
+inline constexpr int64_t kMaxBucketMb = int64_t{1} << 20;  // 1 TiB
+inline constexpr int kMaxConfigDepth = 8;
+inline constexpr int64_t kMaxConfigFileBytes = 1 << 20;
 
 nlohmann::json default_config();
 std::vector<std::string> preset_names();

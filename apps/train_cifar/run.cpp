@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "apps/train_cifar/loop.h"
+#include "apps/train_cifar/outputs.h"
 #include "apps/train_cifar/run.h"
 #include "core/allocator.h"
 #include "core/rng.h"
@@ -21,6 +22,7 @@
 #include "parallel/checkpoint.h"
 #include "parallel/ddp.h"
 #include "parallel/found_inf.h"
+#include "parallel/horovod.h"
 #include "parallel/sync_batch_norm.h"
 
 namespace rg::apps {
@@ -56,7 +58,27 @@ int run(const TrainConfig& options) {
   const Device device = Device::parse(cfg.device);
   check_device_available(device);
   manual_seed(static_cast<uint64_t>(cfg.seed));
-  if (lead) fs::create_directories(cfg.out);
+  // Before the data loads, so that a refusal comes at once: an --out holding an earlier run is
+  // resumed or overwritten only when asked (outputs.h). Rank 0 decides and every rank learns
+  // the verdict, so that a refusal ends all of them alike instead of leaving the others
+  // waiting in a collective.
+  std::string checkpoint, refusal;
+  if (lead) {
+    try {
+      if (cfg.eval_only)
+        fs::create_directories(cfg.out);
+      else
+        prepare_output_folder(cfg);
+      checkpoint = resume_path(cfg);
+      RG_CHECK(!cfg.eval_only || !checkpoint.empty(),
+               "train_cifar: --eval-only found no checkpoint to evaluate (--resume ", cfg.resume,
+               ": no ", cfg.out, "/last.safetensors)");
+    } catch (const std::exception& e) {
+      refusal = e.what();
+    }
+  }
+  if (world_size > 1) refusal = parallel::broadcast_object(refusal, 0, *group);
+  if (!refusal.empty()) fail(refusal, lead ? "" : " (found by rank 0)");
 
   // ---- data: each process reads its share ---------------------------------------------------
   const std::string root = find_cifar10(cfg.data);
@@ -104,7 +126,7 @@ int run(const TrainConfig& options) {
   // ---- resume: rank 0 reads the checkpoint, every rank gets its state ---------------------
   TrainingState state;
   if (auto resumed = parallel::load_checkpoint_on_root(
-          lead ? resume_path(cfg) : "", *model, cfg.eval_only ? nullptr : &optimizer,
+          checkpoint, *model, cfg.eval_only ? nullptr : &optimizer,
           cfg.eval_only ? nullptr : scheduler.get(), cfg.eval_only ? nullptr : &amp, 0, *group)) {
     state = resumed->state;
     if (lead)
@@ -113,7 +135,7 @@ int run(const TrainConfig& options) {
   // Gradients averaged across processes during backward. Its construction broadcasts rank
   // 0's weights again, which costs one message and guards against any rank-local drift.
   std::shared_ptr<nn::Module> trained = model;
-  if (world_size > 1)
+  if (world_size > 1)  // bucket_mb <= kMaxBucketMb: the product fits int64
     trained = std::make_shared<parallel::DistributedDataParallel>(
         model, group,
         parallel::DDPOptions{.bucket_cap_bytes = static_cast<int64_t>(cfg.bucket_mb * (1 << 20))});
@@ -144,6 +166,9 @@ int run(const TrainConfig& options) {
   std::optional<CsvLog> csv;
   std::optional<TensorBoardWriter> tensorboard;
   if (lead) {
+    // Epochs after the checkpoint's are run again: their rows and events from before the
+    // interruption go, so that the logs read as one uninterrupted run.
+    if (!cfg.resume.empty()) truncate_logs(cfg.out, state.epoch);
     csv.emplace(cfg.out + "/metrics.csv");
     tensorboard.emplace(cfg.out);
   }

@@ -173,7 +173,7 @@ TEST(TrainCifar, BadOptionsAndMissingData) {
   EXPECT_TRUE(throws_error([&] { parse_config(d); }, {"allreduce", "ring or native", "'tree'"}));
   d = default_config();
   apply_set(d, "bucket_mb=0");
-  EXPECT_TRUE(throws_error([&] { parse_config(d); }, {"bucket_mb", "> 0"}));
+  EXPECT_TRUE(throws_error([&] { parse_config(d); }, {"bucket_mb", "(0, 1048576]"}));
   d = default_config();
   apply_set(d, "amp=O4");
   EXPECT_TRUE(throws_error([&] { parse_config(d); }, {"amp", "O4", "O0, O1, O2 or O3"}));

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "tests/support/fixtures.h"
 
@@ -100,6 +103,122 @@ TEST(Safetensors, RejectsCorruptHeaders) {
   rejects(
       R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296, 4294967296], "data_offsets": [0, 8]}})",
       {"overflows"});
+}
+
+// Shape [2^62] of F32 needs 2^64 bytes, which wraps to 0 and would match data_offsets [0, 0].
+TEST(Safetensors, RejectsByteCountsThatWrap) {
+  const std::string data(16, '\0');
+  EXPECT_TRUE(throws_error(
+      [&] {
+        parse_safetensors(
+            with_header(
+                R"({"a": {"dtype": "F32", "shape": [4611686018427387904], "data_offsets": [0, 0]}})",
+                data),
+            "t");
+      },
+      {"'a'", "overflows a 64-bit byte count"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        parse_safetensors(
+            with_header(
+                R"({"a": {"dtype": "F64", "shape": [2305843009213693952, 2], "data_offsets": [0, 0]}})",
+                data),
+            "t");
+      },
+      {"'a'", "overflows"}));
+}
+
+// Nesting 300,000 lists deep used to overflow the stack while the error message dumped the
+// value; a safetensors header is flat, so depth is refused while parsing.
+TEST(Safetensors, RejectsDeeplyNestedHeaders) {
+  const int depth = 300000;
+  const std::string deep = std::string(depth, '[') + std::string(depth, ']');
+  const std::string data(16, '\0');
+  for (const std::string& json :
+       {R"({"a": {"dtype": )" + deep + R"(, "shape": [2], "data_offsets": [0, 8]}})",
+        R"({"a": {"dtype": "F32", "shape": )" + deep + R"(, "data_offsets": [0, 8]}})",
+        R"({"__metadata__": {"k": )" + deep + "}}", deep}) {
+    EXPECT_TRUE(
+        throws_error([&] { parse_safetensors(with_header(json, data), "t"); }, {"nests", "flat"}))
+        << json.substr(0, 40);
+  }
+  // A shape list is as deep as a valid header goes.
+  EXPECT_EQ(parse_safetensors(
+                with_header(R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}})",
+                            std::string(2, '\0')),
+                "t")
+                .tensors.at("a")
+                .numel(),
+            2);
+}
+
+// Names and values from the file are cut short in messages: a megabyte name or dtype must not
+// become a megabyte message.
+TEST(Safetensors, MessagesClipLongValues) {
+  const std::string long_name(1 << 20, 'n');
+  const std::string data(16, '\0');
+  for (const std::string& json :
+       {R"({")" + long_name + R"(": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})",
+        R"({"a": {"dtype": ")" + long_name + R"(", "shape": [2], "data_offsets": [0, 8]}})",
+        R"({"a": {"dtype": "F32", "shape": [)" + std::string(1 << 20, '1') +
+            R"(], "data_offsets": [0, 8]}})"}) {
+    try {
+      parse_safetensors(with_header(json, data), "t");
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_LT(std::string(e.what()).size(), 400u) << std::string(e.what()).substr(0, 200);
+      EXPECT_NE(std::string(e.what()).find("bytes)"), std::string::npos)
+          << std::string(e.what()).substr(0, 200);
+    }
+  }
+}
+
+// A clipped name is cut between characters, never inside a UTF-8 sequence: errors travel
+// between ranks as JSON, which refuses broken UTF-8.
+TEST(Safetensors, ClippedNamesStayValidUtf8) {
+  std::string name = "x";  // so that byte 80, where the clip falls, is inside an é
+  for (int i = 0; i < 100; ++i) name += "\xc3\xa9";  // é, 2 bytes
+  const std::string json =
+      R"({")" + name + R"(": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})";
+  try {
+    parse_safetensors(with_header(json, std::string(16, '\0')), "t");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NO_THROW(nlohmann::json(std::string(e.what())).dump()) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(201 bytes)"), std::string::npos) << e.what();
+  }
+}
+
+// mkstemp made checkpoints 0600 while every other output was 0644: the temporary is now
+// created with 0666 and the umask decides.
+TEST(Safetensors, SavedFilesGetTheUmasksPermissions) {
+  const std::string path = rg::testing::temp_path("mode.safetensors");
+  for (mode_t mask : {mode_t{022}, mode_t{027}}) {
+    const mode_t old = ::umask(mask);
+    save_safetensors(path, {{"a", ones({2})}});
+    ::umask(old);
+    const auto perms = std::filesystem::status(path).permissions();
+    EXPECT_EQ(static_cast<mode_t>(perms) & 0777, 0666 & ~mask) << std::oct << mask;
+  }
+}
+
+TEST(Safetensors, RemovesStaleTemporariesOfOneFileOnly) {
+  const std::string dir = rg::testing::temp_path("stale");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (const char* name : {".last.safetensors.tmp.Ab12Cd", ".last.safetensors.tmp.123.4",
+                           ".best.safetensors.tmp.123.5", "last.safetensors"})
+    std::ofstream(dir + "/" + name) << "x";
+  EXPECT_EQ(remove_stale_temporaries(dir + "/last.safetensors"), 2);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/last.safetensors"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/.best.safetensors.tmp.123.5"));
+  EXPECT_EQ(remove_stale_temporaries(dir + "/last.safetensors"), 0);
+}
+
+// /dev/zero would be read without end.
+TEST(Safetensors, ReadsOnlyRegularFiles) {
+  EXPECT_TRUE(
+      throws_error([] { load_safetensors("/dev/zero"); }, {"/dev/zero", "not a regular file"}));
 }
 
 TEST(Safetensors, MissingFileNamesThePath) {

@@ -39,6 +39,21 @@ TEST(Tensor, BadFactoryInput) {
   EXPECT_TRUE(throws_error([] { zeros({2}, {DType::f32, Device::cuda(0)}); }, {"cuda:0"}));
 }
 
+// A byte count that wraps 2^64 would allocate a tiny buffer for a huge shape, and the first
+// kernel would write past it.
+TEST(Tensor, FactoriesRefuseSizesThatWrap) {
+  EXPECT_TRUE(throws_error([] { empty({int64_t{1} << 62}); }, {"empty", "2^63 bytes", "f32"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        empty({int64_t{1} << 32, int64_t{1} << 32}, {DType::u8});
+      },
+      {"empty", "2^63 bytes"}));
+  float x = 0;
+  EXPECT_TRUE(throws_error([&] { from_blob(&x, {int64_t{1} << 61}, {DType::f64}); },
+                           {"from_blob", "2^63 bytes"}));
+  EXPECT_EQ(empty({int64_t{1} << 40, 0}).nbytes(), 0u);  // empty tensors stay fine
+}
+
 TEST(Tensor, ViewsShareStorage) {
   Tensor x = arange(0, 24).reshape({2, 3, 4});
   Tensor t = x.transpose(0, 2);

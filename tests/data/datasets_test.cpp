@@ -131,6 +131,80 @@ TEST(CsvList, RelativePathsHeaderAndErrors) {
       throws_error([&] { CsvList{dir + "/missing.csv"}; }, {"img/nope.bmp", "cannot open"}));
 }
 
+// A label of 10^12 made the loader build a model with 10^12 outputs (256 TB); INT64_MAX
+// overflowed max_label + 1. Labels are checked line by line, before anything is allocated.
+TEST(CsvList, LabelsOutOfRangeAreNamedErrors) {
+  const std::string dir = fresh_dir("csv_labels");
+  write_bmp(dir + "/0.bmp", 2, 2, 1, 1, 1);
+  for (const char* label : {"1000000000000", "9223372036854775807", "-1", "1048576"}) {
+    std::ofstream(dir + "/l.csv") << "0.bmp,0\n0.bmp," << label << "\n";
+    EXPECT_TRUE(throws_error(
+        [&] { CsvList{dir + "/l.csv"}; },
+        {"l.csv", "line 2", std::string("label ") + label, "0.bmp", "out of range [0, 1048576)"}));
+  }
+  std::ofstream(dir + "/l.csv") << "0.bmp,0\n0.bmp,9223372036854775808\n";  // > INT64_MAX
+  EXPECT_TRUE(throws_error([&] { CsvList{dir + "/l.csv"}; }, {"line 2", "not an integer"}));
+  std::ofstream(dir + "/l.csv") << "0.bmp,0\n0.bmp,1048575\n";
+  EXPECT_EQ(CsvList(dir + "/l.csv").num_classes(), 1048576);  // the largest inferred count
+  EXPECT_TRUE(throws_error([&] { CsvList(dir + "/l.csv", {.num_classes = 10}); },
+                           {"label 1048575", "out of range [0, 10)"}));
+}
+
+// /dev/zero has no end; the list and every image must be regular files of bounded size.
+TEST(CsvList, ReadsOnlyRegularFiles) {
+  EXPECT_TRUE(throws_error([] { CsvList{"/dev/zero"}; }, {"/dev/zero", "not a regular file"}));
+  const std::string dir = fresh_dir("csv_dev");
+  std::ofstream(dir + "/l.csv") << "/dev/zero,0\n";
+  EXPECT_TRUE(throws_error([&] { CsvList{dir + "/l.csv"}; }, {"/dev/zero", "not a regular file"}));
+  for (const std::string& line : {std::string(100000, 'x'), std::string(100000, 'x') + ",0"}) {
+    std::ofstream(dir + "/l.csv") << line << "\n";
+    try {
+      CsvList{dir + "/l.csv"};
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_LT(std::string(e.what()).size(), 400u);  // the line is quoted clipped
+    }
+  }
+}
+
+// An empty train/aardvark/ took label 0 and shifted the other ten classes against the test set:
+// the run trained to 10 % with no word.
+TEST(ImageFolder, EmptyClassFolderIsRefused) {
+  const std::string dir = fresh_dir("folder_empty_class");
+  fs::create_directories(dir + "/aardvark");
+  fs::create_directories(dir + "/bird");
+  write_bmp(dir + "/bird/0.bmp", 2, 2, 1, 1, 1);
+  EXPECT_TRUE(throws_error([&] { ImageFolder{dir}; },
+                           {"class folder 'aardvark'", "holds no images", "shift the labels"}));
+}
+
+TEST(OpenCifar10, TrainAndTestClassesMustMatch) {
+  const std::string root = fresh_dir("folder_mismatch");
+  for (const char* split : {"train", "test"})
+    for (const char* c : {"bird", "cat"}) {
+      fs::create_directories(root + "/" + split + "/" + c);
+      write_bmp(root + "/" + split + "/" + c + "/0.bmp", 2, 2, 1, 1, 1);
+    }
+  EXPECT_EQ(open_cifar10(root, Split::test)->num_classes(), 2);
+  fs::create_directories(root + "/train/aardvark");
+  write_bmp(root + "/train/aardvark/0.bmp", 2, 2, 1, 1, 1);
+  fs::create_directories(root + "/test/dog");
+  write_bmp(root + "/test/dog/0.bmp", 2, 2, 1, 1, 1);
+  for (Split split : {Split::train, Split::test})
+    EXPECT_TRUE(throws_error([&] { open_cifar10(root, split); },
+                             {"train/ and test/ hold different classes",
+                              "Only in train/: 'aardvark'", "Only in test/: 'dog'"}));
+}
+
+TEST(Cifar10Binary, ReadsOnlyRegularFiles) {
+  const std::string dir = fresh_dir("bin_dev");
+  write_all_batches(dir);
+  fs::remove(dir + "/test_batch.bin");
+  fs::create_symlink("/dev/zero", dir + "/test_batch.bin");
+  EXPECT_TRUE(throws_error([&] { Cifar10Binary(dir, Split::test); },
+                           {"test_batch.bin", "not a regular file"}));
+}
+
 TEST(OpenCifar10, NothingFoundSaysWhereItLooked) {
   const std::string dir = fresh_dir("none");
   EXPECT_TRUE(throws_error([&] { open_cifar10(dir, Split::train); },

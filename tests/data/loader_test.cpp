@@ -103,6 +103,13 @@ TEST(DataLoader, BadOptions) {
         DataLoader{ds, s, nullptr, {.num_workers = -1}};
       },
       {"num_workers"}));
+  // 20,000 threads used to fail at the first epoch with a bare "Resource temporarily
+  // unavailable"; the count is now refused up front.
+  EXPECT_TRUE(throws_error(
+      [&] {
+        DataLoader{ds, s, nullptr, {.num_workers = 20000}};
+      },
+      {"num_workers", "[0, 256]", "20000"}));
   DataLoader loader(ds, s, nullptr, {});
   EXPECT_TRUE(throws_error([&] { loader.next(); }, {"start_epoch"}));
 }

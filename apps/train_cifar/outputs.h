@@ -1,0 +1,49 @@
+#pragma once
+// train_cifar's output folder: nothing an earlier run wrote is lost.
+//   - A folder holding an earlier run is refused unless the run resumes it (--resume auto) or
+//     starts over on purpose (--overwrite, which deletes that run's files first).
+//   - Temporaries a checkpoint writer killed mid-write left behind are removed.
+//   - On resume, metrics.csv and the TensorBoard event files are cut back to the epoch the
+//     checkpoint holds, so the epochs run again are logged once: the CSV and the curves equal
+//     an uninterrupted run's. The resumed run writes a new event file whose steps start after
+//     the resumed epoch. (Cutting, rather than a SessionLog START event asking TensorBoard to
+//     purge later steps, makes the files correct for any reader, not only for loaders that
+//     honour that event.)
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "apps/train_cifar/config.h"
+
+namespace rg::apps {
+
+// The files of an earlier run in `out`: checkpoints, metrics.csv, TensorBoard events.
+std::vector<std::string> earlier_run_files(const std::string& out);
+
+// Before training, on the process that writes: creates cfg.out, refuses or clears an earlier
+// run there (see above) and removes stale checkpoint temporaries.
+void prepare_output_folder(const TrainConfig& cfg);
+
+// Cuts metrics.csv and every event file in `out` back to `epoch` (0: nothing kept but headers).
+void truncate_logs(const std::string& out, int64_t epoch);
+
+// metrics.csv: the header and the rows of epochs <= epoch; a partly written last line goes
+// too. Returns the rows removed.
+int64_t truncate_metrics_csv(const std::string& path, int64_t epoch);
+
+// One TensorBoard record as written by core/tensorboard.h.
+struct EventRecord {
+  int64_t begin = 0, end = 0;  // byte range of the record in the file
+  int64_t step = 0;
+  std::string tag;  // of its scalar; empty for the file_version event
+  float value = 0;
+};
+// The records of an event file, up to the first that is incomplete or fails its checksums.
+std::vector<EventRecord> read_event_records(const std::string& path);
+// Keeps the records of steps <= step (and the file_version event); a partly written record at
+// the end goes too. A file without one readable record is left alone. Returns the records
+// removed.
+int64_t truncate_event_file(const std::string& path, int64_t step);
+
+}  // namespace rg::apps

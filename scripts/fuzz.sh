@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Fuzzes every reader of outside data (tests/fuzz) for SECONDS each (default 60):
+#   bash scripts/fuzz.sh [SECONDS] [TARGET...]    # targets: safetensors image cifar_binary
+#                                                 #   csv_list image_folder config
+# Builds an instrumented clang build in build-fuzz/ (libFuzzer, AddressSanitizer,
+# UndefinedBehaviorSanitizer; the first build takes a while), starts each target from its
+# committed seeds (tests/fuzz/corpus/<target>) plus what earlier runs found
+# (build-fuzz/corpus/<target>), and writes any crashing input to build-fuzz/findings/<target>/.
+# Exits non-zero when a target found something.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+shift || true
+targets=("$@")
+((${#targets[@]})) || targets=(safetensors image cifar_binary csv_list image_folder config)
+
+bash scripts/setup.sh fuzz
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
+# clang knows neither GCC's -Wno-restrict nor, without -march, the AVX-512 kernels' ABI.
+flags+=" -fno-omit-frame-pointer -Wno-unknown-warning-option -Wno-psabi"
+cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DRG_CUDA=OFF -DRG_NATIVE=OFF -DRG_FUZZ=ON -DCMAKE_CXX_FLAGS="$flags" >/dev/null
+cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]/#/fuzz_}"
+
+failed=()
+for t in "${targets[@]}"; do
+  mkdir -p "build-fuzz/corpus/$t" "build-fuzz/findings/$t"
+  log="build-fuzz/findings/$t/last_run.log"
+  echo "fuzz: $t for ${seconds}s"
+  if ASAN_OPTIONS=detect_leaks=1 "build-fuzz/tests/fuzz/fuzz_$t" -max_total_time="$seconds" \
+      -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix="build-fuzz/findings/$t/" \
+      "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t" >"$log" 2>&1; then
+    echo "fuzz: $t: $(grep -m1 number_of_executed_units "$log" | awk '{print $2}') executions, no finding"
+  else
+    echo "fuzz: $t: FOUND something, see $log and build-fuzz/findings/$t/"
+    grep -m3 -E "ERROR|SUMMARY" "$log" || true
+    failed+=("$t")
+  fi
+done
+((${#failed[@]} == 0)) || { echo "fuzz: findings in ${failed[*]}"; exit 1; }
+echo "fuzz: all ${#targets[@]} targets clean"

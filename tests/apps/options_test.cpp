@@ -1,0 +1,114 @@
+// train_cifar's options: values that used to wrap, be ignored or crash each give a named error.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "apps/train_cifar/config.h"
+#include "apps/train_cifar/run.h"
+#include "tests/apps/tiny_cifar.h"
+#include "tests/support/fixtures.h"
+
+namespace rg::apps {
+namespace {
+using rg::testing::throws_error;
+
+CommandLine parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "train_cifar");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(TrainCifarOptions, ValuesThatWrappedOrWereIgnoredAreNamedErrors) {
+  // 1e300 MiB was an undefined float-to-int conversion of the bucket size.
+  EXPECT_TRUE(throws_error([] { parse({"--bucket-mb", "1e300"}); }, {"bucket_mb", "1e+300"}));
+  // 4294967297 became 1 thread through a cast to int.
+  EXPECT_TRUE(throws_error(
+      [] {
+        parse({"--threads", "4294967297"});
+      },
+      {"threads", "[0, 1024]", "4294967297"}));
+  // -5 meant "no limit".
+  EXPECT_TRUE(throws_error([] { parse({"--train-limit", "-5"}); }, {"train_limit", ">= 0", "-5"}));
+  EXPECT_TRUE(throws_error([] { parse({"--test-limit", "-1"}); }, {"test_limit", ">= 0"}));
+  // INT64_MAX epochs failed inside the LR scheduler.
+  EXPECT_TRUE(throws_error(
+      [] {
+        parse({"--epochs", "9223372036854775807"});
+      },
+      {"epochs", "[1, 1000000]"}));
+  // 20,000 workers failed with a bare "Resource temporarily unavailable".
+  EXPECT_TRUE(throws_error(
+      [] {
+        parse({"--workers", "20000"});
+      },
+      {"workers", "[0, 256]", "20000"}));
+  // --eval-only without a checkpoint evaluated random weights and exited 0.
+  EXPECT_TRUE(
+      throws_error([] { parse({"--eval-only"}); }, {"eval_only", "checkpoint", "--resume"}));
+  EXPECT_TRUE(throws_error([] { parse({"--set", "lr=1e400"}); }, {"lr", "1e400"}));
+  nlohmann::json c = default_config();
+  c["momentum"] = std::nan("");  // JSON text cannot hold NaN, a program's config can
+  EXPECT_TRUE(throws_error([&] { parse_config(c); }, {"momentum", "finite", "nan"}));
+  EXPECT_TRUE(throws_error([] { parse({"--set", "clip_grad_norm=-1"}); }, {"clip_grad_norm"}));
+  // Limits are not errors where the value is sane.
+  EXPECT_EQ(
+      parse({"--workers", "256", "--threads", "1024", "--bucket-mb", "1048576"}).config.workers,
+      256);
+}
+
+// A non-UTF-8 --out (a Latin-1 file name) threw nlohmann's type_error 316 when the options
+// were turned into JSON.
+TEST(TrainCifarOptions, NonUtf8TextIsANamedError) {
+  EXPECT_TRUE(throws_error(
+      [] {
+        parse({"--out", "runs/caf\xe9"});
+      },
+      {"--out", "not valid UTF-8", "byte 8"}));
+  EXPECT_TRUE(throws_error([] { parse({"--set", "data=\xff"}); }, {"--set data", "UTF-8"}));
+  EXPECT_EQ(parse({"--out", "runs/caf\xc3\xa9"}).config.out, "runs/caf\xc3\xa9");  // UTF-8 é
+}
+
+// Nested 300,000 lists deep, a value crashed train_cifar with a stack overflow while the error
+// message dumped it.
+TEST(TrainCifarOptions, DeeplyNestedJsonIsRefused) {
+  const std::string deep = std::string(300000, '[') + std::string(300000, ']');
+  EXPECT_TRUE(throws_error(
+      [&] {
+        parse({"--set", "epochs=" + deep});
+      },
+      {"--set epochs", "nests", "deeper than 8"}));
+  const std::string path = rg::testing::temp_path("deep.json");
+  std::ofstream(path) << R"({"epochs": )" << deep << "}";
+  EXPECT_TRUE(throws_error([&] { parse({"--config", path}); }, {"deep.json", "nests"}));
+  std::ofstream(path) << R"({"milestones": [[1]]})";  // shallow but the wrong type
+  EXPECT_TRUE(throws_error(
+      [&] {
+        parse({"--config", path});
+      },
+      {"milestones", "a list of integers", "[[1]]"}));
+  EXPECT_TRUE(throws_error([] { parse({"--config", "/dev/zero"}); }, {"/dev/zero", "regular"}));
+  std::ofstream(path) << R"({"model": ")" << std::string(1 << 20, 'x') << R"(", "epochs": "x"})";
+  try {
+    parse({"--config", path});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_LT(std::string(e.what()).size(), 300u);  // values quoted clipped
+  }
+}
+
+TEST(TrainCifarOptions, EvalOnlyWithNoCheckpointToFind) {
+  const std::string data = tiny_cifar("data", 8);
+  const std::string out = rg::testing::temp_path("out");
+  std::filesystem::remove_all(out);
+  TrainConfig cfg = tiny_config(data, out);
+  cfg.eval_only = true;
+  cfg.resume = "auto";
+  EXPECT_TRUE(
+      throws_error([&] { run(cfg); }, {"--eval-only", "no checkpoint", "last.safetensors"}));
+}
+
+}  // namespace
+}  // namespace rg::apps
