@@ -15,6 +15,7 @@
 #include "core/allocator.h"
 #include "core/autocast.h"
 #include "core/thread_pool.h"
+#include "nn/models/resnet.h"
 #include "tests/parallel/parallel_test_util.h"
 
 namespace rg::parallel {
@@ -188,6 +189,33 @@ TEST(DataParallel, WithSyncBatchNormMatchesBatchNormOverTheWholeBatch) {
     dp_matches_one_device(n, 12, Norm::batch, Sync::across_devices);
     dp_matches_one_device(n, 7, Norm::batch, Sync::across_devices);
   }
+}
+
+// A real model: ResNet-20 (residual additions, BatchNorm everywhere) at a quarter width, f64.
+TEST(DataParallel, ResNetWithSyncBatchNormMatchesOneDevice) {
+  const auto make = [] {
+    manual_seed(3);
+    auto m = nn::make_model("resnet20@0.25", 10);
+    m->to(DType::f64);
+    return m;
+  };
+  auto reference = make();
+  DataParallel dp(make(), make, cpus(3), {.batch_norm = BatchNormSync::across_devices});
+  const SGDOptions options{.lr = 0.05, .momentum = 0.9, .weight_decay = 5e-4};
+  SGD opt(dp.parameters(), options), ref_opt(reference->parameters(), options);
+  for (int step = 0; step < 3; ++step) {
+    const Tensor x = det_normal({8, 3, 32, 32}, 500 + step, DType::f64);
+    const Tensor y = det_labels(8, 10, 600 + step);
+    opt.zero_grad();
+    ref_opt.zero_grad();
+    cross_entropy(dp.forward(x), y).backward();
+    cross_entropy(reference->forward(x), y).backward();
+    opt.step();
+    ref_opt.step();
+  }
+  const auto ref = reference->state_dict();
+  for (const auto& [name, value] : dp.state_dict())
+    EXPECT_TRUE(all_close(value, ref.at(name), 1e-10, 1e-8)) << name;
 }
 
 // Per-device BatchNorm (PyTorch's DataParallel): each replica normalises with its own share's
