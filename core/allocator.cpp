@@ -5,7 +5,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <new>
 
@@ -41,10 +40,6 @@ Counters& counters(const Device& device) {
 class CpuBlockCache {
  public:
   static constexpr std::size_t kCacheLimit = std::size_t{4} << 30;  // bytes kept for reuse
-
-  ~CpuBlockCache() {
-    for (auto& [size, ptr] : cache_) std::free(ptr);
-  }
   // A cached block of exactly `rounded` bytes, or null.
   void* take(std::size_t rounded) {
     std::lock_guard lock(mutex_);
@@ -114,12 +109,13 @@ class CpuAllocator final : public Allocator {
 }  // namespace
 
 Allocator& allocator_for(const Device& device) {
-  // The cache is constructed first, so it outlives the allocators that use it.
-  static CpuBlockCache cache;
+  // Never destroyed: threads that outlive main() (MPI's communication thread, the pool's
+  // workers) may still free tensors while static objects are being destroyed at exit. The
+  // cached blocks go back to the system with the process.
+  static CpuBlockCache& cache = *new CpuBlockCache;
   static const auto cpus = [] {
-    std::array<std::unique_ptr<CpuAllocator>, kMaxCpuDevices> all;
-    for (int i = 0; i < kMaxCpuDevices; ++i)
-      all[i] = std::make_unique<CpuAllocator>(Device::cpu(i), cache);
+    std::array<CpuAllocator*, kMaxCpuDevices> all;
+    for (int i = 0; i < kMaxCpuDevices; ++i) all[i] = new CpuAllocator(Device::cpu(i), cache);
     return all;
   }();
   if (device.is_cpu()) {
