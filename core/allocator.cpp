@@ -32,57 +32,72 @@ struct Counters {
   std::atomic<int64_t> allocations{0};
 };
 
+// One set per logical cpu device (DataParallel reports each replica's memory) and per GPU.
 Counters& counters(const Device& device) {
-  static std::array<Counters, kMaxCudaDevices + 1> all;
-  if (device.is_cpu()) return all[0];
-  RG_CHECK(device.index >= 0 && device.index < kMaxCudaDevices, "invalid device ", device);
-  return all[device.index + 1];
+  static std::array<Counters, kMaxCpuDevices> cpu;
+  static std::array<Counters, kMaxCudaDevices> cuda;
+  const int limit = device.is_cpu() ? kMaxCpuDevices : kMaxCudaDevices;
+  RG_CHECK(device.index >= 0 && device.index < limit, "invalid device ", device);
+  return device.is_cpu() ? cpu[device.index] : cuda[device.index];
 }
+
+// Freed large blocks kept for reuse, shared by every logical cpu device: they are all the same
+// host memory, so a block freed by one replica may serve another.
+class CpuBlockCache {
+ public:
+  static constexpr std::size_t kCacheLimit = std::size_t{4} << 30;  // bytes kept for reuse
+  // A cached block of exactly `rounded` bytes, or null.
+  void* take(std::size_t rounded) {
+    std::lock_guard lock(mutex_);
+    auto it = cache_.find(rounded);
+    if (it == cache_.end()) return nullptr;
+    void* ptr = it->second;
+    cache_.erase(it);
+    cached_bytes_ -= rounded;
+    return ptr;
+  }
+  // False when the cache is full (the caller frees the block).
+  bool give(void* ptr, std::size_t rounded) {
+    std::lock_guard lock(mutex_);
+    if (cached_bytes_ + rounded > kCacheLimit) return false;
+    cache_.emplace(rounded, ptr);
+    cached_bytes_ += rounded;
+    return true;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::multimap<std::size_t, void*> cache_;  // exact rounded size -> free block
+  std::size_t cached_bytes_ = 0;
+};
 
 // Large blocks are cached and reused instead of returned to the C library: glibc serves
 // blocks over its mmap threshold (at most 32 MB) straight from the kernel, so every
 // activation of a big layer would be page-faulted and zeroed again on each training step —
 // measured at 2-4x slower for the 33 MB tensors of ResNet18's first stage at batch 128.
+// One per logical cpu device: the same host memory and block cache, counted per device.
 class CpuAllocator final : public Allocator {
  public:
   // 64 bytes: a cache line and one AVX-512 register, so vector loads never split lines.
   static constexpr std::size_t kAlignment = 64;
   static constexpr std::size_t kCachedFrom = std::size_t{1} << 20;  // smaller: plain malloc
-  static constexpr std::size_t kCacheLimit = std::size_t{4} << 30;  // bytes kept for reuse
 
-  ~CpuAllocator() override {
-    for (auto& [size, ptr] : cache_) std::free(ptr);
-  }
+  CpuAllocator(Device device, CpuBlockCache& cache) : device_(device), cache_(cache) {}
 
   void* allocate(std::size_t nbytes) override {
     const std::size_t rounded = round_up(nbytes);
-    void* ptr = nullptr;
-    if (rounded >= kCachedFrom) {
-      std::lock_guard lock(mutex_);
-      if (auto it = cache_.find(rounded); it != cache_.end()) {
-        ptr = it->second;
-        cache_.erase(it);
-        cached_bytes_ -= rounded;
-      }
-    }
+    void* ptr = rounded >= kCachedFrom ? cache_.take(rounded) : nullptr;
     if (!ptr) ptr = std::aligned_alloc(kAlignment, rounded);
-    RG_CHECK(ptr != nullptr, "cpu allocator: out of memory allocating ", nbytes, " bytes (",
-             memory_stats(Device::cpu()).current_bytes, " bytes in use)");
-    record_allocation(Device::cpu(), static_cast<int64_t>(nbytes));
+    RG_CHECK(ptr != nullptr, "cpu allocator: out of memory allocating ", nbytes, " bytes on ",
+             device_, " (", memory_stats(device_).current_bytes, " bytes in use there)");
+    record_allocation(device_, static_cast<int64_t>(nbytes));
     return ptr;
   }
 
   void deallocate(void* ptr, std::size_t nbytes) override {
-    record_deallocation(Device::cpu(), static_cast<int64_t>(nbytes));
+    record_deallocation(device_, static_cast<int64_t>(nbytes));
     const std::size_t rounded = round_up(nbytes);
-    if (rounded >= kCachedFrom) {
-      std::lock_guard lock(mutex_);
-      if (cached_bytes_ + rounded <= kCacheLimit) {
-        cache_.emplace(rounded, ptr);
-        cached_bytes_ += rounded;
-        return;
-      }
-    }
+    if (rounded >= kCachedFrom && cache_.give(ptr, rounded)) return;
     std::free(ptr);
   }
 
@@ -93,22 +108,32 @@ class CpuAllocator final : public Allocator {
     return std::max<std::size_t>(step, (nbytes + step - 1) / step * step);
   }
 
-  std::mutex mutex_;
-  std::multimap<std::size_t, void*> cache_;  // exact rounded size -> free block
-  std::size_t cached_bytes_ = 0;
+  Device device_;
+  CpuBlockCache& cache_;
 };
 
 }  // namespace
 
 Allocator& allocator_for(const Device& device) {
-  static CpuAllocator cpu;
-  if (device.is_cpu()) return cpu;
+  // Never destroyed: threads that outlive main() (MPI's communication thread, the pool's
+  // workers) may still free tensors while static objects are being destroyed at exit. The
+  // cached blocks go back to the system with the process.
+  static CpuBlockCache& cache = *new CpuBlockCache;
+  static const auto cpus = [] {
+    std::array<CpuAllocator*, kMaxCpuDevices> all;
+    for (int i = 0; i < kMaxCpuDevices; ++i) all[i] = new CpuAllocator(Device::cpu(i), cache);
+    return all;
+  }();
+  if (device.is_cpu()) {
+    check_device_available(device);  // the index range
+    return *cpus[device.index];
+  }
   if constexpr (kWithCuda) {
     check_device_available(device);
     return cuda_allocator(device.index);
   } else {
     check_device_available(device);  // throws: no CUDA backend
-    return cpu;
+    return *cpus[0];
   }
 }
 

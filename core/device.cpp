@@ -12,25 +12,57 @@ namespace rg {
 // Defined in core/cuda/cuda_device.cpp, compiled only into CUDA builds.
 int cuda_runtime_device_count();
 
+namespace {
+// The N of "<prefix>N", or -1 when text is not that with N a non-negative decimal integer.
+int parse_index(std::string_view text, std::string_view prefix) {
+  if (!text.starts_with(prefix)) return -1;
+  std::string_view digits = text.substr(prefix.size());
+  int index = -1;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+  if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty()) return -1;
+  return index;
+}
+}  // namespace
+
 Device Device::parse(std::string_view text) {
   if (text == "cpu") return cpu();
   if (text == "cuda") return cuda(0);
-  if (text.starts_with("cuda:")) {
-    std::string_view digits = text.substr(5);
-    int index = -1;
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
-    if (ec == std::errc() && end == digits.data() + digits.size() && index >= 0 && !digits.empty())
-      return cuda(index);
+  if (const int index = parse_index(text, "cuda:"); index >= 0) return cuda(index);
+  if (const int index = parse_index(text, "cpu:"); index >= 0) {
+    RG_CHECK(index < kMaxCpuDevices, "invalid device '", text,
+             "': logical cpu devices are cpu:0..cpu:", kMaxCpuDevices - 1);
+    return cpu(index);
   }
-  fail("invalid device '", text, "' (expected cpu, cuda or cuda:N)");
+  fail("invalid device '", text, "' (expected cpu, cpu:N, cuda or cuda:N)");
 }
 
+// cpu:0 prints as "cpu", so that the messages of programs that never name a logical device
+// stay as they were.
 std::string Device::str() const {
-  return is_cpu() ? std::string("cpu") : "cuda:" + std::to_string(index);
+  if (is_cpu()) return index == 0 ? std::string("cpu") : "cpu:" + std::to_string(index);
+  return "cuda:" + std::to_string(index);
 }
 
 std::ostream& operator<<(std::ostream& out, const Device& device) {
   return out << device.str();
+}
+
+namespace {
+thread_local Device tls_current_cpu = Device::cpu();
+}  // namespace
+
+Device current_cpu_device() {
+  return tls_current_cpu;
+}
+
+CurrentCpuDevice::CurrentCpuDevice(Device device) : previous_(tls_current_cpu) {
+  RG_CHECK(device.is_cpu(), "CurrentCpuDevice: ", device, " is not a cpu device");
+  check_device_available(device);
+  tls_current_cpu = device;
+}
+
+CurrentCpuDevice::~CurrentCpuDevice() {
+  tls_current_cpu = previous_;
 }
 
 int cuda_device_count() {
@@ -43,7 +75,12 @@ int cuda_device_count() {
 }
 
 void check_device_available(const Device& device) {
-  if (device.is_cpu()) return;
+  if (device.is_cpu()) {
+    RG_CHECK(device.index >= 0 && device.index < kMaxCpuDevices,
+             "invalid device cpu:", device.index,
+             ": logical cpu devices are cpu:0..cpu:", kMaxCpuDevices - 1);
+    return;
+  }
   if constexpr (!kWithCuda) {
     fail(device,
          " requested but this build of ringgrad has no CUDA backend (configure with "

@@ -139,7 +139,7 @@ std::string shape_str(const Shape& shape);  // "[2, 3]"
 // ---- factories (all accept dtype and device; defaults f32 on cpu) --------------------------
 struct TensorOptions {
   DType dtype = DType::f32;
-  Device device = Device::cpu();
+  Device device = current_cpu_device();  // cpu:0 unless the thread chose another (device.h)
   bool requires_grad = false;
 };
 

@@ -38,15 +38,17 @@ bool spin_until(Done done) {
   return done();
 }
 
+}  // namespace
+
 // Workers spin briefly, then sleep on a condition variable; a job is a function and a chunk
 // count. Chunks are claimed through an atomic counter, so a slow thread never holds up the
 // others' chunks.
-class Pool {
+class ThreadPool {
  public:
-  explicit Pool(int threads) : threads_(threads) {
+  explicit ThreadPool(int threads) : threads_(threads) {
     for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
   }
-  ~Pool() {
+  ~ThreadPool() {
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
@@ -57,7 +59,8 @@ class Pool {
   int threads() const { return threads_; }
 
   // Returns false (and does nothing) when another thread is using the pool: the caller then
-  // runs serially. DataParallel replicas on CPU threads hit this, and that is what we want.
+  // runs serially — safe, but unfair to it; threads that compute side by side for long hold a
+  // ThreadShare instead.
   bool run(int64_t n, int64_t chunks, const std::function<void(int64_t, int64_t)>& fn) {
     std::unique_lock job_lock(job_mutex_, std::try_to_lock);
     if (!job_lock.owns_lock()) return false;
@@ -135,21 +138,42 @@ class Pool {
   std::exception_ptr error_;
 };
 
-std::mutex pool_mutex;
-std::shared_ptr<Pool> pool_instance;
-int requested_threads = 0;  // 0: hardware default
+namespace {
 
-std::shared_ptr<Pool> pool() {
+std::mutex pool_mutex;
+std::shared_ptr<ThreadPool> pool_instance;
+int requested_threads = 0;  // 0: hardware default
+// The pool of the ThreadShare installed on this thread, if any.
+thread_local std::shared_ptr<ThreadPool> tls_share;
+
+std::shared_ptr<ThreadPool> pool() {
+  if (tls_share) return tls_share;
   std::lock_guard lock(pool_mutex);
   if (!pool_instance) {
     int n = requested_threads > 0 ? requested_threads
                                   : static_cast<int>(std::thread::hardware_concurrency());
-    pool_instance = std::make_shared<Pool>(std::max(1, n));
+    pool_instance = std::make_shared<ThreadPool>(std::max(1, n));
   }
   return pool_instance;
 }
 
 }  // namespace
+
+ThreadShare::ThreadShare(int threads) {
+  RG_CHECK(threads >= 1, "ThreadShare: thread count must be >= 1, got ", threads);
+  pool_ = std::make_shared<ThreadPool>(threads);
+}
+ThreadShare::~ThreadShare() = default;
+int ThreadShare::threads() const {
+  return pool_->threads();
+}
+
+ScopedThreadShare::ScopedThreadShare(ThreadShare& share) : previous_(std::move(tls_share)) {
+  tls_share = share.pool_;
+}
+ScopedThreadShare::~ScopedThreadShare() {
+  tls_share = std::move(previous_);
+}
 
 int num_threads() {
   return pool()->threads();

@@ -2,11 +2,20 @@
 // A small CPU thread pool. parallel_for splits [0, n) into one contiguous chunk per thread;
 // the calling thread runs a chunk too. Nested calls run serially, so a kernel may call
 // parallel_for without knowing whether its caller already did.
+//
+// Several threads may call parallel_for at once (safe): the first one takes the process-wide
+// pool and the others run their loop serially on their own thread. That is not a fair split
+// of the cores, so threads that compute side by side for a long time — DataParallel's replicas
+// on logical cpu devices — each hold a ThreadShare: a pool of their own with their share of the
+// threads.
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 namespace rg {
+
+class ThreadPool;  // defined in thread_pool.cpp
 
 // Threads used by CPU kernels (default: the machine's hardware threads).
 int num_threads();
@@ -21,5 +30,34 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
 // Index of the calling worker within the current parallel_for (0 = caller), for per-thread
 // scratch buffers; 0 outside parallel_for.
 int thread_index();
+
+// A private pool of `threads` threads, the thread that uses it included (so 1 means: run
+// every loop on that thread alone, with no worker). Create one per long-lived computing
+// thread and install it there with ScopedThreadShare.
+class ThreadShare {
+ public:
+  explicit ThreadShare(int threads);
+  ~ThreadShare();
+  ThreadShare(const ThreadShare&) = delete;
+  ThreadShare& operator=(const ThreadShare&) = delete;
+  int threads() const;
+
+ private:
+  friend class ScopedThreadShare;
+  std::shared_ptr<ThreadPool> pool_;
+};
+
+// While it lives, parallel_for and num_threads() on this thread use `share` instead of the
+// process-wide pool. One thread at a time may use a share.
+class ScopedThreadShare {
+ public:
+  explicit ScopedThreadShare(ThreadShare& share);
+  ~ScopedThreadShare();
+  ScopedThreadShare(const ScopedThreadShare&) = delete;
+  ScopedThreadShare& operator=(const ScopedThreadShare&) = delete;
+
+ private:
+  std::shared_ptr<ThreadPool> previous_;
+};
 
 }  // namespace rg

@@ -95,6 +95,27 @@ std::vector<std::pair<std::string, Tensor>> Module::named_buffers() const {
   return out;
 }
 
+// The same walk as collect(), handing out the members instead of copies of their handles.
+void Module::collect_members(const std::string& prefix, bool params,
+                             std::vector<std::pair<std::string, Tensor*>>& out) {
+  for (const auto& [name, t] : params ? parameters_ : buffers_)
+    if (t->defined()) out.emplace_back(prefix + name, t);
+  for (const auto& [name, child] : children_)
+    child->collect_members(name.empty() ? prefix : prefix + name + ".", params, out);
+}
+
+std::vector<std::pair<std::string, Tensor*>> Module::parameter_members() {
+  std::vector<std::pair<std::string, Tensor*>> out;
+  collect_members("", true, out);
+  return out;
+}
+
+std::vector<std::pair<std::string, Tensor*>> Module::buffer_members() {
+  std::vector<std::pair<std::string, Tensor*>> out;
+  collect_members("", false, out);
+  return out;
+}
+
 std::vector<std::pair<std::string, Module*>> Module::named_modules() {
   std::vector<std::pair<std::string, Module*>> out{{"", this}};
   for (auto& [name, child] : children_)

@@ -44,6 +44,11 @@ class Module {
     return children_;
   }
   int64_t parameter_count() const;
+  // The member tensors themselves, named and ordered as named_parameters() / named_buffers(),
+  // for code that must rebind them rather than copy into them: DataParallel points each
+  // replica's parameters at that step's copies of the master's (PyTorch's replicate).
+  std::vector<std::pair<std::string, Tensor*>> parameter_members();
+  std::vector<std::pair<std::string, Tensor*>> buffer_members();
 
   // Parameters and buffers by name, detached (safe to save).
   std::map<std::string, Tensor> state_dict() const;
@@ -114,6 +119,8 @@ class Module {
   void add_child(const std::string& name, std::shared_ptr<Module> module, Rebind rebind);
   void collect(const std::string& prefix, bool params,
                std::vector<std::pair<std::string, Tensor>>& out) const;
+  void collect_members(const std::string& prefix, bool params,
+                       std::vector<std::pair<std::string, Tensor*>>& out);
   void str_into(std::string& out, int indent) const;
 
   std::vector<std::pair<std::string, Tensor*>> parameters_;

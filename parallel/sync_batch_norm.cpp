@@ -103,6 +103,11 @@ SyncBatchNorm::SyncBatchNorm(int64_t channels, std::shared_ptr<ProcessGroup> gro
                              double eps)
     : nn::BatchNorm2d(channels, momentum, eps), group_(group_or_world(std::move(group))) {}
 
+void SyncBatchNorm::set_group(std::shared_ptr<ProcessGroup> group) {
+  RG_CHECK(group != nullptr, "SyncBatchNorm::set_group: the process group is null");
+  group_ = std::move(group);
+}
+
 Tensor SyncBatchNorm::forward(const Tensor& x) {
   RG_CHECK(x.defined() && x.dim() >= 2, "SyncBatchNorm: expected input (N, C, *), got ",
            x.describe());

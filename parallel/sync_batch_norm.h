@@ -42,6 +42,9 @@ class SyncBatchNorm : public nn::BatchNorm2d {
   Tensor forward(const Tensor& x) override;
   std::string type_name() const override { return "SyncBatchNorm"; }
   ProcessGroup& group() const { return *group_; }
+  // DataParallel gives each replica, at each step, the group of the devices that step uses
+  // (fewer than all of them when the batch has fewer samples than devices).
+  void set_group(std::shared_ptr<ProcessGroup> group);
 
  private:
   std::shared_ptr<ProcessGroup> group_;

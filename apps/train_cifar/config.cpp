@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/device.h"
 #include "core/error.h"
 #include "data/dataloader.h"
 #include "optim/amp.h"
@@ -33,6 +34,7 @@ json default_config() {
           {"sync_bn", false},
           {"allreduce", "ring"},
           {"bucket_mb", 25.0},
+          {"dp", 0},
           {"amp", "O0"},
           {"amp_dtype", "fp16"},
           {"loss_scale", "dynamic"},
@@ -197,6 +199,7 @@ TrainConfig parse_config(const json& c) {
   t.sync_bn = c["sync_bn"];
   t.allreduce = c["allreduce"];
   t.bucket_mb = c["bucket_mb"];
+  t.dp = c["dp"];
   t.amp = c["amp"];
   t.amp_dtype = c["amp_dtype"];
   t.loss_scale = c["loss_scale"];
@@ -255,6 +258,8 @@ TrainConfig parse_config(const json& c) {
   RG_CHECK(!t.eval_only || !t.resume.empty(),
            "eval_only needs a checkpoint to evaluate: --resume PATH, or --resume auto for "
            "<out>/last.safetensors");
+  RG_CHECK(t.dp >= 0 && t.dp <= kMaxCpuDevices, "dp must be in [0, ", kMaxCpuDevices, "], got ",
+           t.dp);
   t.amp_options();  // names a bad level, dtype or scale now, not after loading the data
   RG_CHECK(t.warmup_epochs >= 0 && t.warmup_epochs < static_cast<double>(t.epochs),
            "warmup_epochs must be in [0, epochs), got ", t.warmup_epochs);
@@ -286,6 +291,7 @@ json TrainConfig::to_json() const {
           {"sync_bn", sync_bn},
           {"allreduce", allreduce},
           {"bucket_mb", bucket_mb},
+          {"dp", dp},
           {"amp", amp},
           {"amp_dtype", amp_dtype},
           {"loss_scale", loss_scale},
@@ -331,6 +337,7 @@ CommandLine parse_command_line(int argc, char** argv) {
       {"lr-scaling", "none or linear (lr x number of processes, with warm-up)"},
       {"allreduce", "gradient allreduce under mpirun: ring (ours) or native (MPI_Allreduce)"},
       {"bucket-mb", "DDP gradient bucket cap in MiB"},
+      {"dp", "DataParallel over N devices (cpu:0..N-1, or cuda:0..N-1 with --device cuda); 0: off"},
       {"amp", "mixed precision: O0 (f32), O1 (autocast), O2 (16-bit model, f32 masters), O3"},
       {"amp-dtype", "16-bit type of O1-O3: fp16 or bf16"},
       {"loss-scale", "dynamic, or a fixed loss scale such as 1024"},

@@ -31,9 +31,10 @@ struct TrainConfig {
   std::vector<int64_t> milestones;  // epochs, for multistep
   double warmup_epochs;
   std::string lr_scaling;  // none | linear (lr x world size)
-  bool sync_bn;            // under mpirun: SyncBatchNorm instead of per-process BatchNorm
+  bool sync_bn;            // under mpirun or --dp: SyncBatchNorm instead of per-device BatchNorm
   std::string allreduce;   // ring | native: how DDP averages gradients under mpirun
   double bucket_mb;        // DDP bucket cap (the first bucket is 1 MiB at most)
+  int64_t dp;              // DataParallel over this many devices of --device's kind; 0: off
   std::string amp;         // O0 | O1 | O2 | O3 (optim/amp.h)
   std::string amp_dtype;   // fp16 | bf16
   std::string loss_scale;  // dynamic | a positive number (a fixed scale)

@@ -20,6 +20,7 @@
 #include "nn/models/airbench.h"
 #include "nn/models/resnet.h"
 #include "parallel/checkpoint.h"
+#include "parallel/data_parallel.h"
 #include "parallel/ddp.h"
 #include "parallel/found_inf.h"
 #include "parallel/horovod.h"
@@ -44,6 +45,24 @@ std::shared_ptr<parallel::ProcessGroup> join_world(const TrainConfig& cfg) {
     set_num_threads(std::max(1, cores / group->local_size()));
   }
   return group;
+}
+
+// --dp N: DataParallel over N devices of the --device kind (cpu:0..N-1 or cuda:0..N-1), the
+// model's replicas built by the same factory as the model itself.
+std::shared_ptr<parallel::DataParallel> wrap_data_parallel(std::shared_ptr<nn::Module> model,
+                                                           const TrainConfig& cfg,
+                                                           const Device& device, int64_t classes,
+                                                           int world_size) {
+  RG_CHECK(world_size == 1, "train_cifar: --dp runs in one process; under mpirun (", world_size,
+           " processes) use DDP alone");
+  RG_CHECK(device.index == 0, "train_cifar: --dp ", cfg.dp, " starts at device 0, not ", device);
+  std::vector<Device> devices;
+  for (int i = 0; i < cfg.dp; ++i) devices.push_back({device.type, i});
+  return std::make_shared<parallel::DataParallel>(
+      model, [name = cfg.model, classes] { return nn::make_model(name, classes); }, devices,
+      parallel::DataParallelOptions{.batch_norm = cfg.sync_bn
+                                                      ? parallel::BatchNormSync::across_devices
+                                                      : parallel::BatchNormSync::per_device});
 }
 
 }  // namespace
@@ -108,7 +127,8 @@ int run(const TrainConfig& options) {
   std::shared_ptr<nn::Module> model = nn::make_model(cfg.model, train_set->num_classes());
   if (auto* airbench = dynamic_cast<nn::Airbench*>(model.get()))
     airbench->init_whitening(sample_images(*train_set, 5000));
-  if (cfg.sync_bn) model = parallel::convert_sync_batchnorm(model, group);
+  // Under --dp, DataParallel converts its replicas instead (over its devices' threads).
+  if (cfg.sync_bn && cfg.dp == 0) model = parallel::convert_sync_batchnorm(model, group);
   model->to(device);
   // Mixed precision converts the model (O2/O3) and, under O2, keeps f32 master weights that
   // the optimizer updates: before the optimizer and DDP, which must see the final dtypes.
@@ -135,6 +155,10 @@ int run(const TrainConfig& options) {
   // Gradients averaged across processes during backward. Its construction broadcasts rank
   // 0's weights again, which costs one message and guards against any rank-local drift.
   std::shared_ptr<nn::Module> trained = model;
+  std::shared_ptr<parallel::DataParallel> data_parallel;
+  if (cfg.dp > 0)
+    trained = data_parallel =
+        wrap_data_parallel(model, cfg, device, train_set->num_classes(), world_size);
   if (world_size > 1)  // bucket_mb <= kMaxBucketMb: the product fits int64
     trained = std::make_shared<parallel::DistributedDataParallel>(
         model, group,
@@ -152,6 +176,10 @@ int run(const TrainConfig& options) {
                 << " allreduce" << (cfg.sync_bn ? ", SyncBatchNorm" : "") << "): batch "
                 << cfg.batch_size << " per process = " << cfg.batch_size * world_size
                 << ", peak lr " << lr << "\n";
+    if (data_parallel)
+      std::cout << "DataParallel over " << cfg.dp << " devices"
+                << (cfg.sync_bn ? " with SyncBatchNorm" : "") << ": batch " << cfg.batch_size
+                << " split among them\n";
   }
 
   if (cfg.eval_only) {
@@ -176,6 +204,10 @@ int run(const TrainConfig& options) {
   int64_t epochs_this_run = 0;
   for (int64_t epoch = state.epoch; epoch < cfg.epochs; ++epoch) {
     train_loader.start_epoch(epoch);
+    if (data_parallel) {
+      data_parallel->reset_times();
+      for (const Device& d : data_parallel->devices()) reset_peak_memory(d);
+    }
     const double epoch_lr = optimizer.lr(0);
     const EpochResult train = train_epoch(*trained, train_loader, optimizer, *scheduler, amp, cfg,
                                           device, epoch, state.step, *group);
@@ -187,6 +219,7 @@ int run(const TrainConfig& options) {
 
     if (lead) {
       log_epoch(*csv, *tensorboard, epoch, cfg.epochs, epoch_lr, train, test, state.best_accuracy);
+      if (data_parallel) std::cout << data_parallel->report();
       save_checkpoint(cfg.out + "/last.safetensors", *model, &optimizer, scheduler.get(), state,
                       &amp);
       // With amp: under O2 the f32 masters are the weights worth keeping.

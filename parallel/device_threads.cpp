@@ -1,0 +1,86 @@
+#include "parallel/device_threads.h"
+
+#include <chrono>
+#include <optional>
+
+#include "core/error.h"
+
+namespace rg::parallel {
+
+DeviceThreads::DeviceThreads(std::vector<Device> devices, int threads_per_device)
+    : devices_(std::move(devices)) {
+  RG_CHECK(!devices_.empty(), "DeviceThreads: no devices");
+  RG_CHECK(threads_per_device >= 1, "DeviceThreads: threads per device must be >= 1, got ",
+           threads_per_device);
+  const std::size_t n = devices_.size();
+  errors_.resize(n);
+  busy_seconds_.assign(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+    shares_.push_back(std::make_unique<ThreadShare>(threads_per_device));
+  for (std::size_t i = 0; i < n; ++i)
+    threads_.emplace_back([this, i] { work(static_cast<int>(i)); });
+}
+
+DeviceThreads::~DeviceThreads() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  start_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+std::vector<std::exception_ptr> DeviceThreads::run(int count, const std::function<void(int)>& fn) {
+  RG_CHECK(count >= 1 && count <= size(), "DeviceThreads::run: ", count, " of ", size(),
+           " devices");
+  std::lock_guard one_run(run_mutex_);
+  std::unique_lock lock(mutex_);
+  job_ = &fn;
+  count_ = count;
+  remaining_ = size();  // every thread reports back, also those with nothing to do
+  std::fill(errors_.begin(), errors_.end(), nullptr);
+  std::fill(busy_seconds_.begin(), busy_seconds_.end(), 0.0);
+  ++generation_;
+  start_.notify_all();
+  done_.wait(lock, [this] { return remaining_ == 0; });
+  job_ = nullptr;
+  return errors_;
+}
+
+void DeviceThreads::work(int index) {
+  const Device device = devices_[static_cast<std::size_t>(index)];
+  ScopedThreadShare share(*shares_[static_cast<std::size_t>(index)]);
+  // What this thread allocates without naming a device belongs to its device.
+  std::optional<CurrentCpuDevice> current;
+  if (device.is_cpu()) current.emplace(device);
+  uint64_t seen = 0;
+  for (;;) {
+    const std::function<void(int)>* job;
+    int count;
+    {
+      std::unique_lock lock(mutex_);
+      start_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      if (stopping_) return;
+      seen = generation_;
+      job = job_;
+      count = count_;
+    }
+    std::exception_ptr error;
+    double seconds = 0;
+    if (index < count) {
+      const auto started = std::chrono::steady_clock::now();
+      try {
+        (*job)(index);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    }
+    std::lock_guard lock(mutex_);
+    errors_[static_cast<std::size_t>(index)] = error;
+    busy_seconds_[static_cast<std::size_t>(index)] = seconds;
+    if (--remaining_ == 0) done_.notify_one();
+  }
+}
+
+}  // namespace rg::parallel
