@@ -55,8 +55,9 @@ Channels values(const Tensor& t, int64_t c, double fill) {
   return t.defined() ? t.to_vector<double>() : Channels(static_cast<std::size_t>(c), fill);
 }
 
-Tensor f64_tensor(const Channels& v) {
-  return from_vector(v, {static_cast<int64_t>(v.size())}, {DType::f64});
+// Per-channel values as a tensor on `device`: the op's device, never the thread's default.
+Tensor f64_tensor(const Channels& v, const Device& device) {
+  return from_vector(v, {static_cast<int64_t>(v.size())}, {DType::f64, device});
 }
 
 int64_t count_of(const Tensor& x) {
@@ -161,8 +162,8 @@ class BatchNormBackward : public Node {
                  : grad_input(gy, x_, w, mean_, invstd_, nullptr, nullptr, count_of(x_));
     }
     // In the parameters' dtype: f32 in mixed mode, where the f64 sums are rounded only once.
-    if (want_w) gw = f64_tensor(sum_dy_xhat).to(param_dtype_);
-    if (want_b) gb = f64_tensor(sum_dy).to(param_dtype_);
+    if (want_w) gw = f64_tensor(sum_dy_xhat, x_.device()).to(param_dtype_);
+    if (want_b) gb = f64_tensor(sum_dy, x_.device()).to(param_dtype_);
     return {gx, gw, gb};
   }
   void release_saved() override {
@@ -236,7 +237,7 @@ BatchNormStats batch_norm_stats(const Tensor& x) {
   const auto c = static_cast<std::size_t>(x.size(1));
   Channels mean(c), m2(c);
   detail::bn_stats_cpu(xc, mean.data(), m2.data());
-  return {count_of(x), f64_tensor(mean), f64_tensor(m2)};
+  return {count_of(x), f64_tensor(mean, x.device()), f64_tensor(m2, x.device())};
 }
 
 BatchNormStats batch_norm_combine_stats(const std::vector<BatchNormStats>& parts) {
@@ -261,7 +262,8 @@ BatchNormStats batch_norm_combine_stats(const std::vector<BatchNormStats>& parts
     }
     count += p.count;
   }
-  return {count, f64_tensor(mean), f64_tensor(m2)};
+  const Device device = parts[0].mean.device();
+  return {count, f64_tensor(mean, device), f64_tensor(m2, device)};
 }
 
 Tensor batch_norm_invstd(const BatchNormStats& stats, double eps) {
@@ -270,7 +272,7 @@ Tensor batch_norm_invstd(const BatchNormStats& stats, double eps) {
   RG_CHECK(eps >= 0, "batch_norm_invstd: eps must be >= 0, got ", eps);
   Channels var = stats.m2.to_vector<double>();
   for (double& v : var) v /= static_cast<double>(stats.count);
-  return f64_tensor(invstd_of(var, eps));
+  return f64_tensor(invstd_of(var, eps), stats.m2.device());
 }
 
 void batch_norm_update_running_stats(const Tensor& running_mean, const Tensor& running_var,
@@ -312,7 +314,7 @@ BatchNormGradSums batch_norm_backward_reduce(const Tensor& gy, const Tensor& x, 
   Channels sum_dy, sum_dy_xhat;
   grad_sums(gy.detach().contiguous(), x.detach().contiguous(), mean.to_vector<double>(),
             invstd.to_vector<double>(), sum_dy, sum_dy_xhat);
-  return {f64_tensor(sum_dy), f64_tensor(sum_dy_xhat)};
+  return {f64_tensor(sum_dy, x.device()), f64_tensor(sum_dy_xhat, x.device())};
 }
 
 Tensor batch_norm_backward_elemt(const Tensor& gy, const Tensor& x, const Tensor& weight,

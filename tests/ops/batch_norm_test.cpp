@@ -230,3 +230,25 @@ TEST(BatchNorm, BadDtype) {
 
 }  // namespace
 }  // namespace rg
+
+namespace rg {
+namespace {
+
+// Everything the op makes lands on its input's device, not on the calling thread's default
+// (a DataParallel replica on cpu:1 once got its weight gradient on cpu:0).
+TEST(BatchNorm, GradientsAndStatisticsStayOnTheInputsDevice) {
+  const Device device = Device::parse("cpu:1");
+  Tensor x = randn({4, 3, 2, 2}).to(device).set_requires_grad(true);
+  Tensor w = ones({3}, {DType::f32, device}).set_requires_grad(true);
+  Tensor b = zeros({3}, {DType::f32, device}).set_requires_grad(true);
+  sum(batch_norm(x, w, b, Tensor(), Tensor(), BatchNormMode::train)).backward();
+  EXPECT_EQ(x.grad().device(), device);
+  EXPECT_EQ(w.grad().device(), device);
+  EXPECT_EQ(b.grad().device(), device);
+  const BatchNormStats stats = batch_norm_stats(x.detach());
+  EXPECT_EQ(stats.mean.device(), device);
+  EXPECT_EQ(batch_norm_invstd(stats, 1e-5).device(), device);
+}
+
+}  // namespace
+}  // namespace rg
