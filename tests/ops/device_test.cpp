@@ -121,7 +121,8 @@ TEST(OpsOnDevices, EveryOpRejectsTensorsItCannotUse) {
     if (c.stop == Stop::no_kernel) {
       EXPECT_TRUE(throws_error(c.call, {c.op, "cuda:0"})) << c.op;
     } else if (!kWithCuda) {
-      EXPECT_TRUE(throws_error(c.call, {c.op, "no kernel for cuda:0", "no CUDA backend"})) << c.op;
+      // The output's allocation on cuda:0 is refused before any kernel is chosen.
+      EXPECT_TRUE(throws_error(c.call, {"cuda:0", "no CUDA backend"})) << c.op;
     } else if (cuda_device_count() == 0) {
       EXPECT_TRUE(throws_error(c.call, {"cuda:0", "no usable GPU"})) << c.op;
     }  // with a GPU, these ops run: the GPU parity tests check them on real device memory
