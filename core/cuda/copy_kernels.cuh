@@ -2,7 +2,7 @@
 // Copies on one GPU with any strides and any dtype pair: dst = convert<D>(src) elementwise, the
 // same conversion (core/dtype.h convert, rounding to nearest even into 16 bits) the CPU copy
 // applies. Makes contiguous(), to(dtype), cat and split stay on the device instead of going
-// through the host.
+// through the host. And fill_, the one other kernel of core/copy.cpp.
 
 #include "core/cuda/kernel.h"
 #include "core/dispatch.h"
@@ -28,7 +28,25 @@ __global__ void strided_kernel(D* dst, const S* src, cuda::StridedGeometry<2> ge
   }
 }
 
+template <class T>
+__global__ void fill_kernel(T* out, int64_t n, T value) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    out[i] = value;
+}
+
 }  // namespace copy_cuda
+
+// out[0..n) = value converted to `dtype` (contiguous device memory; host memory under the
+// emulator).
+inline void launch_fill(void* out, DType dtype, int64_t n, double value, cudaStream_t stream) {
+  if (n == 0) return;
+  dispatch_all(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    cuda::launch(copy_cuda::fill_kernel<T>, dim3(cuda::grid_for(n)), dim3(cuda::kBlockThreads), 0,
+                 stream, static_cast<T*>(out), n, convert<T>(value));
+  });
+}
 
 // dst = src (same shape; both in one device's memory, host memory under the emulator).
 inline void launch_copy(const Tensor& dst, const Tensor& src, cudaStream_t stream) {

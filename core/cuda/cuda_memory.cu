@@ -12,13 +12,6 @@
 namespace rg {
 namespace {
 
-template <class T>
-__global__ void fill_kernel(T* out, int64_t n, T value) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    out[i] = value;
-}
-
 // A failed copy names both ends, e.g. "copy cuda:0 -> cuda:1 of 4.00 MiB: cudaMemcpyAsync(...)
 // failed: cudaErrorInvalidValue (...)".
 void check_copy(cudaError_t status, const char* call, const Device& src, const Device& dst,
@@ -64,14 +57,7 @@ void cuda_copy_to_device_async(void* dst, const Device& dst_device, const void* 
 
 void cuda_fill(void* dst, const Device& device, DType dtype, int64_t n, double value) {
   cuda::DeviceGuard guard(device.index);
-  const cudaStream_t stream = cuda::current_stream(device.index);
-  dispatch_all(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const int threads = 256;
-    const int blocks = static_cast<int>(std::min<int64_t>((n + threads - 1) / threads, 4096));
-    fill_kernel<T><<<blocks, threads, 0, stream>>>(static_cast<T*>(dst), n, convert<T>(value));
-  });
-  RG_CUDA_CHECK(cudaGetLastError());
+  launch_fill(dst, dtype, n, value, cuda::current_stream(device.index));
 }
 
 void cuda_copy_on_device(const Tensor& dst, const Tensor& src) {

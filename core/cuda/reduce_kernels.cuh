@@ -29,15 +29,6 @@ struct Geometry {
   int64_t outputs = 1, reduced = 1;
 };
 
-template <class Acc>
-struct AccumulateType {
-  using type = float;
-};
-template <>
-struct AccumulateType<double> {
-  using type = double;
-};
-
 RG_HOST_DEVICE inline int64_t offset_of(int64_t index, int dims, const int64_t* sizes,
                                         const int64_t* strides) {
   int64_t offset = 0;
@@ -105,7 +96,7 @@ inline void launch_sum(std::string_view op, const Tensor& in, const std::vector<
   if (g.outputs == 0) return;
   dispatch_floating(in.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    using Acc = typename rc::AccumulateType<compute_t<T>>::type;
+    using Acc = compute_t<T>;  // float for f32 and the 16-bit types, double for f64
 #if defined(__CUDACC__)
     const int64_t max_blocks = 65535;
 #else

@@ -32,6 +32,15 @@ TEST(CopyKernel, EveryDtypePairAndLayoutMatchesTheCpuCopy) {
         }
 }
 
+TEST(FillKernel, EveryDtypeMatchesTheCpuFill) {
+  for (DType dtype : kAll) {
+    const Tensor expected = empty({1037}, {dtype}), actual = empty({1037}, {dtype});
+    fill_(expected, 3.7);  // the CPU fill, with its conversion
+    launch_fill(actual.data_ptr(), dtype, actual.numel(), 3.7, nullptr);
+    EXPECT_TRUE(all_close(actual.to(DType::f64), expected.to(DType::f64), 0, 0)) << dtype;
+  }
+}
+
 TEST(CopyKernel, ShapeMismatchIsAClearError) {
   EXPECT_TRUE(throws_error(
       [] {
