@@ -1,16 +1,20 @@
 #pragma once
-// The CPU GEMM of the ops layer (matmul, linear): Eigen's single-threaded GEMM on strided
-// matrix views, multithreaded by splitting the output (rows, columns or the batch) across
+// The GEMMs of the ops layer (matmul, linear). On the CPU: Eigen's single-threaded GEMM on
+// strided matrix views, multithreaded by splitting the output (rows, columns or the batch) across
 // rg::parallel_for threads. Not a public op: code above ops/ calls matmul() or linear().
 //
 // Why split outside Eigen: Eigen's own threading (OpenMP) parallelises inside each product,
 // which pays off only for big square GEMMs; splitting the output across threads, each running
 // a plain single-threaded GEMM on its own part, measured ~2x faster on the small-to-medium
 // products of a CIFAR ResNet on this 2-core machine (see DESIGN.md, performance notes).
+//
+// On a GPU: cuBLAS's strided-batched GEMM (ops/matmul/gemm_plan.h says how operands are laid
+// out for it), f32 accumulation for f16/bf16, no TF32 (PyTorch's default for matmul too).
 
 #include <cstdint>
 #include <utility>
 
+#include "core/dispatch.h"
 #include "core/tensor.h"
 
 namespace rg::detail {
@@ -54,8 +58,15 @@ MatRef<T> transposed(MatRef<T> m) {
 // batch shape out_batch, which F must reduce to (as sum_to_shape: missing leading dims and
 // size-1 dims are summed over), so a broadcast operand's gradient is accumulated in place
 // instead of materialising one product per batch element. Returns (out_batch..., n, m), a
-// fresh contiguous tensor of a's dtype. f16/bf16 go through f32. No autograd.
+// fresh contiguous tensor of a's dtype, on a's device. f16/bf16 accumulate in f32, and a
+// batch reduction sums the f32 products before rounding. No autograd.
 Tensor batched_matmul(const Tensor& a, const Tensor& b, const Shape& out_batch);
+Tensor batched_matmul(OnCpu, const Tensor& a, const Tensor& b, const Shape& out_batch);
+Tensor batched_matmul(OnCuda, const Tensor& a, const Tensor& b, const Shape& out_batch);
+
+// GPU only: out (+)= a·b through cuBLAS, where out is a contiguous (F..., n, m) tensor of a's
+// dtype (or f32 for 16-bit a and b) and F the broadcast batch shape of a and b.
+void gemm_into(OnCuda, const Tensor& a, const Tensor& b, const Tensor& out, bool accumulate);
 
 // The shared threshold: products below this many multiply-adds run on one thread.
 inline constexpr double kGemmParallelMinFlops = double(1 << 21);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/autograd.h"
+#include "core/dispatch.h"
 #include "ops/autocast/autocast_policy.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/matmul/gemm.h"
@@ -53,11 +54,15 @@ Tensor matmul_nd(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
+Tensor detail::batched_matmul(const Tensor& a, const Tensor& b, const Shape& out_batch) {
+  return dispatch_device<Kernels::cpu_and_cuda>(
+      "matmul", a.device(), [&](auto on) { return batched_matmul(on, a, b, out_batch); });
+}
+
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   const auto cast = autocast_inputs(AutocastPolicy::lower_precision, a_in, b_in);
   const Tensor &a = cast[0], &b = cast[1];
   check_same_float("matmul", {a, b});
-  check_cpu("matmul", {a, b});
   RG_CHECK(a.dim() >= 1 && b.dim() >= 1, "matmul: both operands need at least 1 dim, got ",
            a.describe(), " and ", b.describe());
   const int64_t ka = a.size(-1), kb = b.dim() == 1 ? b.size(0) : b.size(-2);

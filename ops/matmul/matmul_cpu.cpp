@@ -141,11 +141,11 @@ template void gemm<float>(const MatRef<const float>&, const MatRef<const float>&
 template void gemm<double>(const MatRef<const double>&, const MatRef<const double>&,
                            const MatRef<double>&, bool);
 
-Tensor batched_matmul(const Tensor& a_in, const Tensor& b_in, const Shape& out_batch) {
+Tensor batched_matmul(OnCpu on, const Tensor& a_in, const Tensor& b_in, const Shape& out_batch) {
   const DType dtype = a_in.dtype();
   if (dtype == DType::f16 || dtype == DType::bf16) {
     // 16-bit GEMMs go through f32 (each product accumulates in f32, as cuBLAS does for AMP).
-    return batched_matmul(a_in.detach().to(DType::f32), b_in.detach().to(DType::f32), out_batch)
+    return batched_matmul(on, a_in.detach().to(DType::f32), b_in.detach().to(DType::f32), out_batch)
         .to(dtype);
   }
   Tensor a = a_in.detach(), b = b_in.detach();

@@ -73,5 +73,49 @@ TEST(GpuOpsParity, ForwardAndBackwardMatchTheCpu) {
     }
 }
 
+// The cuBLAS GEMMs: batched, broadcast (its gradient sums over the batch), transposed operands
+// read in place, and linear with its bias.
+struct GemmCase {
+  std::string name;
+  std::vector<Shape> shapes;
+  std::function<Tensor(const std::vector<Tensor>&)> op;
+};
+
+TEST(GpuOpsParity, GemmsMatchTheCpu) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable GPU on this machine";
+  using V = const std::vector<Tensor>&;
+  const std::vector<GemmCase> gemm_cases = {
+      {"matmul batched", {{3, 37, 5}, {3, 5, 7}}, [](V x) { return matmul(x[0], x[1]); }},
+      {"matmul broadcast", {{37, 5}, {3, 5, 7}}, [](V x) { return matmul(x[0], x[1]); }},
+      {"matmul 2-d weight", {{3, 37, 5}, {5, 7}}, [](V x) { return matmul(x[0], x[1]); }},
+      {"matmul transposed",
+       {{3, 5, 37}, {3, 7, 5}},
+       [](V x) { return matmul(x[0].transpose(1, 2), x[1].transpose(1, 2)); }},
+      {"matmul vector", {{37}, {37, 5}}, [](V x) { return matmul(x[0], x[1]); }},
+      {"linear", {{3, 37, 5}, {11, 5}, {11}}, [](V x) { return linear(x[0], x[1], x[2]); }},
+      {"linear no bias", {{37, 5}, {11, 5}}, [](V x) { return linear(x[0], x[1]); }},
+  };
+  const Device gpu = Device::cuda(0);
+  for (const GemmCase& c : gemm_cases)
+    for (DType dtype : {DType::f32, DType::f64, DType::f16, DType::bf16}) {
+      std::vector<Tensor> cpu_in, gpu_in;
+      for (const Shape& shape : c.shapes) {
+        Tensor x = add(mul(rand(shape, {DType::f64}), 2.0), -1.0).to(dtype);
+        cpu_in.push_back(x.clone().set_requires_grad(true));
+        gpu_in.push_back(x.to(gpu).set_requires_grad(true));
+      }
+      const Tensor y_cpu = c.op(cpu_in), y_gpu = c.op(gpu_in);
+      ASSERT_EQ(y_gpu.device(), gpu) << c.name;
+      const double tol = device_parity_tolerance(dtype);
+      EXPECT_TRUE(all_close(y_gpu.to(Device::cpu()), y_cpu, tol, tol)) << c.name << " " << dtype;
+      const Tensor g = rand(y_cpu.shape(), {DType::f64}).to(dtype);
+      y_cpu.backward(g);
+      y_gpu.backward(g.to(gpu));
+      for (std::size_t k = 0; k < c.shapes.size(); ++k)
+        EXPECT_TRUE(all_close(gpu_in[k].grad().to(Device::cpu()), cpu_in[k].grad(), tol, tol))
+            << c.name << " " << dtype << " grad " << k;
+    }
+}
+
 }  // namespace
 }  // namespace rg

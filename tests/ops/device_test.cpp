@@ -81,7 +81,8 @@ std::vector<Case> cases() {
       {"linear",
        [=] {
          linear(g2, on_gpu({4, 3}));
-       }},
+       },
+       Stop::no_gpu},
       {"linear",
        [=] {
          linear(c2, on_gpu({4, 3}));
@@ -91,7 +92,8 @@ std::vector<Case> cases() {
       {"matmul",
        [=] {
          matmul(g2, on_gpu({3, 2}));
-       }},
+       },
+       Stop::no_gpu},
       {"matmul",
        [=] {
          matmul(c2, on_gpu({3, 2}));
