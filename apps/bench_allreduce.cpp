@@ -1,7 +1,9 @@
-// bench_allreduce: allreduce bandwidth of our ring against the MPI library's own algorithm, for
-// the ranks it runs with, from 4 KB to 256 MB. Prints JSON (rank 0).
+// bench_allreduce: allreduce bandwidth of our ring against the library's own algorithm (MPI's
+// for cpu tensors, NCCL's for cuda ones), for the ranks it runs with, from 4 KB to 256 MB.
+// Prints JSON (rank 0).
 //
 //   scripts/mpirun.sh 2 build/apps/bench_allreduce
+//   scripts/mpirun.sh 2 build/apps/bench_allreduce --device cuda   # one GPU per rank
 //   scripts/mpirun.sh 3 build/apps/bench_allreduce --trace 8   # watch one ring allreduce
 //
 // As nccl-tests defines them: algbw = bytes / time; busbw = algbw · 2(N−1)/N, the rate each
@@ -34,7 +36,7 @@ double world_max(double value) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"allreduce bus bandwidth, ring vs native"};
   int64_t min_bytes = 4 << 10, max_bytes = 256 << 20, factor = 4;
   std::string dtype_name = "f32";
@@ -49,6 +51,10 @@ int main(int argc, char** argv) {
   int repeat = 3;
   app.add_option("--repeat", repeat, "timed runs per size and algorithm; the fastest counts")
       ->capture_default_str();
+  std::string device_name = "cpu";
+  app.add_option("--device", device_name, "cpu, or cuda: each rank on GPU local_rank")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
   int64_t trace = 0;
   app.add_option("--trace", trace,
                  "instead: print the ring's steps for one allreduce of this many elements");
@@ -57,9 +63,11 @@ int main(int argc, char** argv) {
 
   init({.timeout = std::chrono::seconds(120)});
   const int n = size();
+  const Device device = device_name == "cuda" ? Device::cuda(local_rank()) : Device::cpu();
+  zeros({1}, {.device = device});  // a rank without its GPU says so before any output
   if (trace > 0) {
     // Rank r holds r + 1 everywhere; afterwards every element is N(N + 1)/2.
-    Tensor t = full({trace}, rank() + 1, {.dtype = dtype});
+    Tensor t = full({trace}, rank() + 1, {.dtype = dtype, .device = device});
     new_group({.trace = Trace::on, .ring_chunk_bytes = chunk_bytes})
         ->allreduce(t, ReduceOp::sum)
         ->wait();
@@ -79,13 +87,13 @@ int main(int argc, char** argv) {
 
   if (rank() == 0)
     std::printf(
-        "{\"benchmark\": \"allreduce\", \"ranks\": %d, \"dtype\": \"%s\", \"op\": \"sum\", "
-        "\"ring_chunk_bytes\": %lld, \"results\": [\n",
-        n, dtype_name.c_str(), static_cast<long long>(chunk_bytes));
+        "{\"benchmark\": \"allreduce\", \"ranks\": %d, \"device\": \"%s\", \"dtype\": "
+        "\"%s\", \"op\": \"sum\", \"ring_chunk_bytes\": %lld, \"results\": [\n",
+        n, device_name.c_str(), dtype_name.c_str(), static_cast<long long>(chunk_bytes));
   // Warm up for a moment first: the first sizes came out several times slower without it (the
   // processes start on one core until the scheduler spreads them).
   {
-    Tensor w = zeros({1024});
+    Tensor w = zeros({1024}, {.device = device});
     const auto start = std::chrono::steady_clock::now();
     while (world_max(seconds_since(start)) < 0.3)
       for (Algorithm& a : algorithms) a.group->allreduce(w, ReduceOp::sum)->wait();
@@ -93,7 +101,7 @@ int main(int argc, char** argv) {
   bool first = true;
   for (int64_t bytes = min_bytes; bytes <= max_bytes; bytes *= factor) {
     const int64_t count = bytes / static_cast<int64_t>(element_size(dtype));
-    Tensor t = full({count}, rank() + 1, {.dtype = dtype});
+    Tensor t = full({count}, rank() + 1, {.dtype = dtype, .device = device});
     std::string line = "  {\"bytes\": " + std::to_string(bytes);
     for (Algorithm& a : algorithms) {
       // Warm-up, which also checks the result: Σ (r + 1) = N(N + 1)/2.
@@ -132,4 +140,13 @@ int main(int argc, char** argv) {
   }
   if (rank() == 0) std::printf("\n]}\n");
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const rg::Error& e) {
+    std::fprintf(stderr, "bench_allreduce: %s\n", e.what());
+    return 1;
+  }
 }

@@ -58,7 +58,8 @@ class Ring {
     if (phase == Phase::reduce_scatter) {
       int64_t longest = 0;
       for (int c = 0; c < N; ++c) longest = std::max(longest, chunks.length(c));
-      scratch_.resize(static_cast<std::size_t>(std::min(longest, segment_) * elem_));
+      scratch_ = static_cast<char*>(
+          t_.scratch(static_cast<std::size_t>(std::min(longest, segment_) * elem_)));
     }
     for (int s = 0; s < N - 1; ++s) {
       // In the reduce-scatter rank r ends with chunk r complete; the allgather starts there.
@@ -91,11 +92,11 @@ class Ring {
       char* send = data_ + (chunks.start(send_chunk) + at) * elem_;
       char* own = data_ + (chunks.start(recv_chunk) + at) * elem_;
       // The reduce-scatter adds what arrives to its own copy; the allgather keeps it as it is.
-      char* recv = phase == Phase::reduce_scatter ? scratch_.data() : own;
+      char* recv = phase == Phase::reduce_scatter ? scratch_ : own;
       t_.send_recv(send, static_cast<std::size_t>(n_send * elem_), right, recv,
                    static_cast<std::size_t>(n_recv * elem_), left);
       if (phase == Phase::reduce_scatter && n_recv > 0)
-        reduce_into(own, scratch_.data(), n_recv, dtype_, op);
+        t_.combine(own, scratch_, n_recv, dtype_, combine_of(op));
     }
   }
 
@@ -125,7 +126,7 @@ class Ring {
   int64_t elem_;
   int64_t segment_;  // elements per message
   const RingOptions& options_;
-  std::vector<char> scratch_;  // the incoming message of the reduce-scatter
+  char* scratch_ = nullptr;  // the incoming message of the reduce-scatter (transport memory)
 };
 
 void check_args(const Transport& t, const void* data, int64_t n, const RingOptions& options) {
@@ -138,6 +139,19 @@ void check_args(const Transport& t, const void* data, int64_t n, const RingOptio
 
 }  // namespace
 
+void* Transport::scratch(std::size_t bytes) {
+  host_scratch_.resize(bytes);
+  return host_scratch_.data();
+}
+
+void Transport::combine(void* acc, const void* in, int64_t n, DType dtype, Combine how) {
+  combine_into(acc, in, n, dtype, how);
+}
+
+void Transport::divide(void* data, int64_t n, DType dtype, int64_t divisor) {
+  divide_by(data, n, dtype, divisor);
+}
+
 void ring_allreduce(Transport& transport, void* data, int64_t count, DType dtype, ReduceOp op,
                     const RingOptions& options) {
   check_args(transport, data, count, options);
@@ -148,7 +162,7 @@ void ring_allreduce(Transport& transport, void* data, int64_t count, DType dtype
     ring.run(Phase::reduce_scatter, chunks, op, 1, 2 * (N - 1));
     ring.run(Phase::allgather, chunks, op, N, 2 * (N - 1));
   }
-  if (op == ReduceOp::average) divide_by(data, count, dtype, N);
+  if (op == ReduceOp::average) transport.divide(data, count, dtype, N);
 }
 
 void ring_reduce_scatter(Transport& transport, void* data, int64_t block, DType dtype, ReduceOp op,
@@ -160,8 +174,8 @@ void ring_reduce_scatter(Transport& transport, void* data, int64_t block, DType 
     ring.run(Phase::reduce_scatter, equal_chunks(block, N), op, 1, N - 1);
   }
   if (op == ReduceOp::average)
-    divide_by(static_cast<char*>(data) + transport.rank() * block * element_size(dtype), block,
-              dtype, N);
+    transport.divide(static_cast<char*>(data) + transport.rank() * block * element_size(dtype),
+                     block, dtype, N);
 }
 
 void ring_allgather(Transport& transport, void* data, int64_t block, DType dtype,

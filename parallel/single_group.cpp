@@ -1,7 +1,5 @@
 #include "parallel/single_group.h"
 
-#include <cstring>
-
 #include "parallel/collective_checks.h"
 
 namespace rg::parallel {
@@ -10,29 +8,46 @@ namespace {
 std::shared_ptr<Work> done() {
   return std::make_shared<CompletedWork>();
 }
+
+// The world of one process holds tensors on any device (a single-GPU run wraps its model in
+// DDP all the same): collectives are the identity there.
+void check_tensor(const char* collective, const Tensor& tensor) {
+  check_defined(collective, {tensor});
+  RG_CHECK(tensor.is_contiguous(), collective,
+           ": the single backend takes a contiguous tensor, got ", tensor.describe(),
+           " (not contiguous)");
+}
+
+void copy_flat(const Tensor& output, const Tensor& input) {
+  if (!output.same_as(input)) copy_strided(output.view({-1}), input.view({-1}));
+}
 }  // namespace
 
 std::shared_ptr<Work> SingleGroup::allreduce(const Tensor& tensor, ReduceOp) {
-  check_cpu_tensor("single", "allreduce", tensor);
+  check_tensor("allreduce", tensor);
   return done();
 }
 
 std::shared_ptr<Work> SingleGroup::broadcast(const Tensor& tensor, int root) {
-  check_cpu_tensor("single", "broadcast", tensor);
+  check_tensor("broadcast", tensor);
   check_root("single", 1, root);
   return done();
 }
 
 std::shared_ptr<Work> SingleGroup::allgather(const Tensor& output, const Tensor& input) {
-  check_allgather("single", 1, output, input);
-  if (!output.same_as(input)) std::memmove(output.data_ptr(), input.data_ptr(), input.nbytes());
+  check_tensor("allgather", output);
+  check_tensor("allgather", input);
+  check_allgather_sizes(1, output, input);
+  copy_flat(output, input);
   return done();
 }
 
 std::shared_ptr<Work> SingleGroup::reduce_scatter(const Tensor& output, const Tensor& input,
                                                   ReduceOp) {
-  check_reduce_scatter("single", 1, output, input);
-  if (!output.same_as(input)) std::memmove(output.data_ptr(), input.data_ptr(), input.nbytes());
+  check_tensor("reduce_scatter", output);
+  check_tensor("reduce_scatter", input);
+  check_reduce_scatter_sizes(1, output, input);
+  copy_flat(output, input);
   return done();
 }
 

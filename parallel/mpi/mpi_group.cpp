@@ -161,7 +161,34 @@ void MpiGroup::wait_native(MPI_Request& request, const char* function) {
   });
 }
 
+// Each collective goes to its device's backend: MPI for cpu tensors, NCCL for cuda ones.
 std::shared_ptr<Work> MpiGroup::allreduce(const Tensor& tensor, ReduceOp op) {
+  check_defined("allreduce", {tensor});
+  return dispatch_device<Kernels::cpu_and_cuda>("allreduce", tensor.device(),
+                                                [&](auto on) { return allreduce(on, tensor, op); });
+}
+
+std::shared_ptr<Work> MpiGroup::broadcast(const Tensor& tensor, int root) {
+  check_defined("broadcast", {tensor});
+  return dispatch_device<Kernels::cpu_and_cuda>(
+      "broadcast", tensor.device(), [&](auto on) { return broadcast(on, tensor, root); });
+}
+
+std::shared_ptr<Work> MpiGroup::allgather(const Tensor& output, const Tensor& input) {
+  check_defined("allgather", {output, input});
+  return dispatch_device<Kernels::cpu_and_cuda>(
+      "allgather", input.device(), [&](auto on) { return allgather(on, output, input); });
+}
+
+std::shared_ptr<Work> MpiGroup::reduce_scatter(const Tensor& output, const Tensor& input,
+                                               ReduceOp op) {
+  check_defined("reduce_scatter", {output, input});
+  return dispatch_device<Kernels::cpu_and_cuda>("reduce_scatter", input.device(), [&](auto on) {
+    return reduce_scatter(on, output, input, op);
+  });
+}
+
+std::shared_ptr<Work> MpiGroup::allreduce(OnCpu, const Tensor& tensor, ReduceOp op) {
   check_cpu_tensor("mpi", "allreduce", tensor);
   Call call{.count = tensor.numel(),
             .kind = static_cast<int32_t>(Kind::allreduce),
@@ -187,7 +214,7 @@ std::shared_ptr<Work> MpiGroup::allreduce(const Tensor& tensor, ReduceOp op) {
   });
 }
 
-std::shared_ptr<Work> MpiGroup::broadcast(const Tensor& tensor, int root) {
+std::shared_ptr<Work> MpiGroup::broadcast(OnCpu, const Tensor& tensor, int root) {
   check_cpu_tensor("mpi", "broadcast", tensor);
   check_root("mpi", size(), root);
   Call call{.count = tensor.numel(),
@@ -202,7 +229,7 @@ std::shared_ptr<Work> MpiGroup::broadcast(const Tensor& tensor, int root) {
   });
 }
 
-std::shared_ptr<Work> MpiGroup::allgather(const Tensor& output, const Tensor& input) {
+std::shared_ptr<Work> MpiGroup::allgather(OnCpu, const Tensor& output, const Tensor& input) {
   check_allgather("mpi", size(), output, input);
   Call call{.count = input.numel(),
             .kind = static_cast<int32_t>(Kind::allgather),
@@ -229,7 +256,7 @@ std::shared_ptr<Work> MpiGroup::allgather(const Tensor& output, const Tensor& in
   });
 }
 
-std::shared_ptr<Work> MpiGroup::reduce_scatter(const Tensor& output, const Tensor& input,
+std::shared_ptr<Work> MpiGroup::reduce_scatter(OnCpu, const Tensor& output, const Tensor& input,
                                                ReduceOp op) {
   check_reduce_scatter("mpi", size(), output, input);
   Call call{.count = output.numel(),

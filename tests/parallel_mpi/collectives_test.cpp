@@ -285,7 +285,7 @@ TEST(MpiCollectives, BadArgumentsFailAtOnce) {
       [&] {
         w->allreduce(zeros({4, 4}).transpose(0, 1), ReduceOp::sum);
       },
-      {"allreduce", "contiguous cpu tensor", "[4, 4] f32 cpu"}));
+      {"allreduce", backend, "contiguous", "[4, 4] f32 cpu"}));
   EXPECT_TRUE(throws_error([&] { w->allreduce(Tensor(), ReduceOp::sum); }, {"undefined"}));
   EXPECT_TRUE(throws_error([&] { w->allgather(zeros({size() * 2 + 1}), zeros({2})); },
                            {"allgather", "must hold", "x input [2] f32 cpu"}));
