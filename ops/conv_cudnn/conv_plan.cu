@@ -1,0 +1,238 @@
+// Convolution graphs, heuristics and plans through cuDNN's backend API (see conv_plan.h).
+#include "ops/conv_cudnn/conv_plan.h"
+
+#include <sstream>
+
+namespace rg::cuda {
+namespace {
+
+const char* direction_name(ConvDirection d) {
+  switch (d) {
+    case ConvDirection::forward:
+      return "forward";
+    case ConvDirection::backward_data:
+      return "backward-data";
+    case ConvDirection::backward_filter:
+      return "backward-filter";
+  }
+  return "?";
+}
+
+cudnnDataType_t cudnn_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return CUDNN_DATA_FLOAT;
+    case DType::f64:
+      return CUDNN_DATA_DOUBLE;
+    case DType::f16:
+      return CUDNN_DATA_HALF;
+    case DType::bf16:
+      return CUDNN_DATA_BFLOAT16;
+    default:
+      fail("cuDNN convolution: dtype ", dtype, " is not supported (expected f32, f64, f16, bf16)");
+  }
+}
+
+Shape contiguous_strides(const Shape& shape) {
+  Shape strides(shape.size(), 1);
+  for (std::size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+CudnnDescriptor tensor(const Shape& shape, const Shape& strides, int64_t id, DType dtype,
+                       int64_t alignment, const std::string& what) {
+  CudnnDescriptor t(CUDNN_BACKEND_TENSOR_DESCRIPTOR, what);
+  const cudnnDataType_t type = cudnn_type(dtype);
+  t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type)
+      .set_int64(CUDNN_ATTR_TENSOR_DIMENSIONS, shape)
+      .set_int64(CUDNN_ATTR_TENSOR_STRIDES, strides.empty() ? contiguous_strides(shape) : strides)
+      .set_int64(CUDNN_ATTR_TENSOR_UNIQUE_ID, id)
+      .set_int64(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, alignment)
+      .finalize();
+  return t;
+}
+
+// The graph and every descriptor it refers to (they must outlive the plans built from it).
+struct ConvGraph {
+  std::vector<CudnnDescriptor> parts;
+  CudnnDescriptor graph;
+};
+
+ConvGraph conv_graph(const ConvProblem& p, const ConvPlanOptions& options) {
+  const std::string what = p.describe();
+  const std::size_t spatial = p.x.size() - 2;
+  RG_CHECK(p.x.size() >= 3 && p.x.size() <= 5 && p.w.size() == p.x.size() &&
+               p.y.size() == p.x.size() && p.stride.size() == spatial &&
+               p.padding.size() == spatial && p.dilation.size() == spatial,
+           what,
+           ": x, w and y need the same rank (3 to 5) and one stride, padding and dilation "
+           "per spatial dim");
+  ConvGraph g;
+  g.parts.push_back(tensor(p.x, p.x_strides, 'x', p.dtype, options.alignment, what + " (x)"));
+  g.parts.push_back(tensor(p.w, p.w_strides, 'w', p.dtype, options.alignment, what + " (w)"));
+  g.parts.push_back(tensor(p.y, p.y_strides, 'y', p.dtype, options.alignment, what + " (y)"));
+  const CudnnDescriptor &x = g.parts[0], &w = g.parts[1], &y = g.parts[2];
+
+  CudnnDescriptor conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, what + " (convolution)");
+  const cudnnDataType_t compute = p.dtype == DType::f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;  // what PyTorch calls convolution
+  conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute)
+      .set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode)
+      .set_int64(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, static_cast<int64_t>(spatial))
+      .set_int64(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, p.stride)
+      .set_int64(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, p.padding)
+      .set_int64(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, p.padding)
+      .set_int64(CUDNN_ATTR_CONVOLUTION_DILATIONS, p.dilation)
+      .finalize();
+
+  // alpha = 1, beta = 0; the scalars are float for every data type but double.
+  const float alpha32 = 1.f, beta32 = 0.f;
+  const double alpha64 = 1.0, beta64 = 0.0;
+  const bool f64 = p.dtype == DType::f64;
+  const cudnnBackendAttributeType_t scalar = f64 ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
+  const void* alpha = f64 ? static_cast<const void*>(&alpha64) : &alpha32;
+  const void* beta = f64 ? static_cast<const void*>(&beta64) : &beta32;
+
+  CudnnDescriptor op;
+  switch (p.direction) {
+    case ConvDirection::forward:
+      op = CudnnDescriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, what);
+      op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x)
+          .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w)
+          .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y)
+          .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, scalar, 1, alpha)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, scalar, 1, beta);
+      break;
+    case ConvDirection::backward_data:
+      op = CudnnDescriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, what);
+      op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, x)
+          .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, w)
+          .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, y)
+          .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, conv)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, scalar, 1, alpha)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, scalar, 1, beta);
+      break;
+    case ConvDirection::backward_filter:
+      op = CudnnDescriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR, what);
+      op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, x)
+          .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, w)
+          .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, y)
+          .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, conv)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, scalar, 1, alpha)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, scalar, 1, beta);
+      break;
+  }
+  op.finalize();  // where cuDNN checks the shapes
+  g.parts.push_back(std::move(conv));
+  g.parts.push_back(std::move(op));
+
+  g.graph = CudnnDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, what + " (graph)");
+  const cudnnBackendDescriptor_t ops[] = {g.parts.back().get()};
+  g.graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, ops).finalize();
+  return g;
+}
+
+// The engine a configuration runs, with its numerical notes.
+struct EngineInfo {
+  int64_t index = -1;
+  bool nondeterministic = false, tf32 = false;
+};
+
+EngineInfo engine_info(const CudnnDescriptor& config, const std::string& what) {
+  CudnnDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, what + " (engine)");
+  cudnnBackendDescriptor_t raw = engine.get();
+  int64_t count = 0;
+  RG_CUDNN_CHECK(cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
+                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &raw),
+                 what);
+  EngineInfo info;
+  info.index = engine.get_int64(CUDNN_ATTR_ENGINE_GLOBAL_INDEX);
+  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  RG_CUDNN_CHECK(cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
+                                          CUDNN_TYPE_NUMERICAL_NOTE,
+                                          CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &count, notes),
+                 what);
+  for (int64_t i = 0; i < count; ++i) {
+    info.nondeterministic |= notes[i] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC;
+    info.tf32 |= notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
+  }
+  return info;
+}
+
+}  // namespace
+
+std::string ConvProblem::describe() const {
+  std::ostringstream out;
+  out << "cuDNN convolution " << direction_name(direction) << " " << dtype << " x " << shape_str(x)
+      << " w " << shape_str(w) << " y " << shape_str(y) << " stride " << shape_str(stride)
+      << " padding " << shape_str(padding) << " dilation " << shape_str(dilation);
+  return out.str();
+}
+
+Shape conv_output_shape(const Shape& x, const Shape& w, const std::vector<int64_t>& stride,
+                        const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation) {
+  Shape y = {x[0], w[0]};
+  for (std::size_t d = 0; d + 2 < x.size(); ++d) {
+    const int64_t out =
+        (x[d + 2] + 2 * padding[d] - dilation[d] * (w[d + 2] - 1) - 1) / stride[d] + 1;
+    RG_CHECK(out > 0, "convolution: input ", shape_str(x), " is smaller than the kernel ",
+             shape_str(w), " (dilated, after padding)");
+    y.push_back(out);
+  }
+  return y;
+}
+
+std::vector<ConvPlan> conv_plans(const ConvProblem& problem, const CudnnDescriptor& device_props,
+                                 const ConvPlanOptions& options) {
+  const std::string what = problem.describe();
+  const ConvGraph graph = conv_graph(problem, options);
+
+  CudnnDescriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, what + " (heuristics)");
+  const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+  heuristics.set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph.graph)
+      .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode)
+      .set_descriptor(CUDNN_ATTR_ENGINEHEUR_DEVICEPROP, device_props)
+      .finalize();
+  int64_t count = 0;
+  RG_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr),
+                 what);
+  std::vector<CudnnDescriptor> configs;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (int64_t i = 0; i < count; ++i) {
+    configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, what + " (engine config)");
+    raw.push_back(configs.back().get());
+  }
+  RG_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &count, raw.data()),
+                 what);
+
+  std::vector<ConvPlan> plans;
+  std::string rejected;
+  for (int64_t i = 0; i < count && static_cast<int>(plans.size()) < options.max_plans; ++i) {
+    const EngineInfo engine = engine_info(configs[static_cast<std::size_t>(i)], what);
+    if (options.deterministic && engine.nondeterministic) continue;
+    if (problem.dtype == DType::f32 && !options.allow_tf32 && engine.tf32) continue;
+    ConvPlan plan{CudnnDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, what + " (plan)"), 0,
+                  engine.index};
+    plan.plan
+        .set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                        configs[static_cast<std::size_t>(i)])
+        .set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP, device_props);
+    // A configuration the heuristics list may still fail to finalise on this device: try the
+    // next, and keep the reasons for the error if none does.
+    if (cudnnBackendFinalize(plan.plan.get()) != CUDNN_STATUS_SUCCESS) {
+      rejected += "\n  engine " + std::to_string(engine.index) + ": " + cudnn_last_error();
+      continue;
+    }
+    plan.workspace_bytes = plan.plan.get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE);
+    plans.push_back(std::move(plan));
+  }
+  RG_CHECK(!plans.empty(), what, ": no cuDNN engine configuration finalised (", count,
+           " proposed by the heuristics", options.deterministic ? ", deterministic only" : "",
+           problem.dtype == DType::f32 && !options.allow_tf32 ? ", no TF32" : "", ")", rejected);
+  return plans;
+}
+
+}  // namespace rg::cuda

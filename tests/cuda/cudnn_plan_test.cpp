@@ -1,0 +1,157 @@
+// cuDNN execution plans for every convolution the bundled models run, built here without a GPU
+// from committed device descriptions (tests/fixtures/cudnn/): forward, backward-data and
+// backward-filter of ResNet18's convolutions, the UNets' 2-D and 3-D convolutions and their
+// transposed-convolution decoders, in f32, f16 and bf16, on an H100 and an A100. CUDA builds.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ops/conv_cudnn/conv_plan.h"
+#include "tests/support/fixtures.h"
+
+namespace rg::cuda {
+namespace {
+using rg::testing::throws_error;
+
+const CudnnDescriptor& device(const std::string& file) {
+  static std::map<std::string, CudnnDescriptor> devices;
+  auto it = devices.find(file);
+  if (it == devices.end()) {
+    std::ifstream in(std::string(RG_FIXTURE_DIR) + "/cudnn/" + file);
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_FALSE(text.str().empty()) << file;
+    it = devices.emplace(file, device_properties_from_json(text.str(), file)).first;
+  }
+  return it->second;
+}
+
+struct Conv {
+  std::string name;
+  Shape x, w;
+  std::vector<int64_t> stride, padding;
+};
+
+// The distinct convolutions of ResNet18 on CIFAR-10 (batch 128), and of the UNets: 2-D on
+// 128×128 images, 3-D on the seeds' 32×160×160 volumes cut to 16×64×64 crops.
+std::vector<Conv> model_convolutions() {
+  return {
+      {"resnet18 stem", {128, 3, 32, 32}, {64, 3, 3, 3}, {1, 1}, {1, 1}},
+      {"resnet18 layer1", {128, 64, 32, 32}, {64, 64, 3, 3}, {1, 1}, {1, 1}},
+      {"resnet18 layer2 down", {128, 64, 32, 32}, {128, 64, 3, 3}, {2, 2}, {1, 1}},
+      {"resnet18 layer2", {128, 128, 16, 16}, {128, 128, 3, 3}, {1, 1}, {1, 1}},
+      {"resnet18 layer2 shortcut", {128, 64, 32, 32}, {128, 64, 1, 1}, {2, 2}, {0, 0}},
+      {"resnet18 layer3 down", {128, 128, 16, 16}, {256, 128, 3, 3}, {2, 2}, {1, 1}},
+      {"resnet18 layer3", {128, 256, 8, 8}, {256, 256, 3, 3}, {1, 1}, {1, 1}},
+      {"resnet18 layer3 shortcut", {128, 128, 16, 16}, {256, 128, 1, 1}, {2, 2}, {0, 0}},
+      {"resnet18 layer4 down", {128, 256, 8, 8}, {512, 256, 3, 3}, {2, 2}, {1, 1}},
+      {"resnet18 layer4", {128, 512, 4, 4}, {512, 512, 3, 3}, {1, 1}, {1, 1}},
+      {"resnet18 layer4 shortcut", {128, 256, 8, 8}, {512, 256, 1, 1}, {2, 2}, {0, 0}},
+      {"mobilenetv2 depthwise", {128, 96, 16, 16}, {96, 1, 3, 3}, {1, 1}, {1, 1}},
+      {"unet2d inc", {8, 3, 128, 128}, {64, 3, 3, 3}, {1, 1}, {1, 1}},
+      {"unet2d bottom", {8, 512, 8, 8}, {1024, 512, 3, 3}, {1, 1}, {1, 1}},
+      {"unet2d out 1x1", {8, 64, 128, 128}, {2, 64, 1, 1}, {1, 1}, {0, 0}},
+      {"unet3d inc", {2, 1, 16, 64, 64}, {32, 1, 3, 3, 3}, {1, 1, 1}, {1, 1, 1}},
+      {"unet3d bottom", {2, 256, 2, 8, 8}, {512, 256, 3, 3, 3}, {1, 1, 1}, {1, 1, 1}},
+  };
+}
+
+ConvProblem problem(const Conv& c, ConvDirection direction, DType dtype) {
+  ConvProblem p;
+  p.direction = direction;
+  p.dtype = dtype;
+  p.x = c.x;
+  p.w = c.w;
+  p.stride = c.stride;
+  p.padding = c.padding;
+  p.dilation.assign(c.stride.size(), 1);
+  p.y = conv_output_shape(p.x, p.w, p.stride, p.padding, p.dilation);
+  return p;
+}
+
+TEST(CudnnPlans, DeviceDescriptionsFinalise) {
+  for (const char* file : {"h100_sxm.json", "a100_sxm4.json"})
+    EXPECT_NE(device(file).get(), nullptr);
+  EXPECT_TRUE(throws_error([] { device_properties_from_json("{}", "an empty description"); },
+                           {"an empty description", "CUDNN_STATUS_BAD_PARAM", "maxGridSize"}));
+}
+
+TEST(CudnnPlans, EveryModelConvolutionGetsAPlanInEveryDirectionAndDtype) {
+  int plans = 0;
+  for (const char* file : {"h100_sxm.json", "a100_sxm4.json"})
+    for (const Conv& c : model_convolutions())
+      for (ConvDirection direction :
+           {ConvDirection::forward, ConvDirection::backward_data, ConvDirection::backward_filter})
+        for (DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+          const ConvProblem p = problem(c, direction, dtype);
+          try {
+            const std::vector<ConvPlan> found = conv_plans(p, device(file));
+            ASSERT_EQ(found.size(), 1u);
+            EXPECT_GE(found[0].workspace_bytes, 0);
+            EXPECT_GE(found[0].engine, 0);
+            ++plans;
+          } catch (const Error& e) {
+            ADD_FAILURE() << file << " " << c.name << ": " << e.what();
+          }
+        }
+  EXPECT_EQ(plans, 2 * 17 * 3 * 3);
+}
+
+// conv_transpose2d's forward is the backward-data of the convolution it transposes: the UNet
+// decoder's kernel-2 stride-2 upsampling, 2-D and 3-D. Its weight, (in, out, kernel...) in
+// PyTorch's layout, is that convolution's filter as it is: (K = in, C = out, kernel...).
+TEST(CudnnPlans, TransposedConvolutionsOfTheUnetDecoders) {
+  const std::vector<Conv> transposed = {
+      {"unet2d up", {8, 256, 32, 32}, {256, 128, 2, 2}, {2, 2}, {0, 0}},
+      {"unet3d up", {2, 128, 4, 16, 16}, {128, 64, 2, 2, 2}, {2, 2, 2}, {0, 0, 0}},
+  };
+  for (const Conv& c : transposed)
+    for (DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+      // The convolution with the transposed one's output as x and its input as y.
+      ConvProblem p;
+      p.direction = ConvDirection::backward_data;
+      p.dtype = dtype;
+      p.y = c.x;
+      p.w = c.w;
+      p.stride = c.stride;
+      p.padding = c.padding;
+      p.dilation.assign(c.stride.size(), 1);
+      p.x = {c.x[0], c.w[1]};
+      for (std::size_t d = 2; d < c.x.size(); ++d) p.x.push_back(c.x[d] * c.stride[d - 2]);
+      EXPECT_EQ(conv_output_shape(p.x, p.w, p.stride, p.padding, p.dilation), p.y);
+      EXPECT_NO_THROW(conv_plans(p, device("h100_sxm.json"))) << c.name << " " << dtype;
+    }
+}
+
+TEST(CudnnPlans, DeterministicModeAndSeveralCandidates) {
+  const ConvProblem p =
+      problem(model_convolutions()[3], ConvDirection::backward_filter, DType::f16);
+  const auto several = conv_plans(p, device("h100_sxm.json"), {.max_plans = 4});
+  EXPECT_GT(several.size(), 1u);
+  const auto deterministic =
+      conv_plans(p, device("h100_sxm.json"), {.deterministic = true, .max_plans = 4});
+  EXPECT_FALSE(deterministic.empty());
+}
+
+TEST(CudnnPlans, BadShapesGetCudnnsMessage) {
+  ConvProblem p = problem(model_convolutions()[1], ConvDirection::forward, DType::f32);
+  p.y[1] = 65;  // the filter makes 64 channels
+  EXPECT_TRUE(throws_error(
+      [&] { conv_plans(p, device("h100_sxm.json")); },
+      {"cuDNN convolution forward f32", "[128, 65, 32, 32]", "CUDNN_STATUS_BAD_PARAM"}));
+  ConvProblem q = problem(model_convolutions()[1], ConvDirection::forward, DType::f32);
+  q.w[1] = 48;  // 64 input channels cannot be split into groups of 48
+  EXPECT_TRUE(throws_error([&] { conv_plans(q, device("h100_sxm.json")); },
+                           {"cuDNN convolution forward", "CUDNN_STATUS_BAD_PARAM"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        conv_output_shape({1, 3, 2, 2}, {8, 3, 5, 5}, {1, 1}, {0, 0}, {1, 1});
+      },
+      {"smaller than the kernel"}));
+}
+
+}  // namespace
+}  // namespace rg::cuda
