@@ -3,26 +3,19 @@
 
 #include <map>
 #include <mutex>
-#include <unordered_map>
 #include <utility>
-#include <vector>
 
 #include "core/cuda/cuda_check.h"
+#include "core/cuda/handle_pool.h"
 #include "core/cuda/stream.h"
 #include "core/tensor.h"
 
 namespace rg::cuda {
 namespace {
 
-std::mutex& pool_mutex() {
+std::mutex& workspace_mutex() {
   static std::mutex m;
   return m;
-}
-
-// Handles no thread holds, by device. Leaked on purpose (see cublas.h).
-std::unordered_map<int, std::vector<cublasHandle_t>>& free_handles() {
-  static auto& pool = *new std::unordered_map<int, std::vector<cublasHandle_t>>;
-  return pool;
 }
 
 // One workspace per (handle, stream): work queued on another stream must never share it. The
@@ -40,42 +33,19 @@ std::size_t workspace_bytes(int device) {
   return (major >= 9 ? 32u : 4u) << 20;
 }
 
-// The calling thread's handles; given back to the pool when the thread ends.
-struct ThreadHandles {
-  std::unordered_map<int, cublasHandle_t> by_device;
-  ~ThreadHandles() {
-    std::lock_guard lock(pool_mutex());
-    for (const auto& [device, handle] : by_device) free_handles()[device].push_back(handle);
-  }
-};
-
-cublasHandle_t thread_handle(int device) {
-  thread_local ThreadHandles mine;
-  auto it = mine.by_device.find(device);
-  if (it != mine.by_device.end()) return it->second;
-  cublasHandle_t handle = nullptr;
-  {
-    std::lock_guard lock(pool_mutex());
-    auto& pool = free_handles()[device];
-    if (!pool.empty()) {
-      handle = pool.back();
-      pool.pop_back();
-    }
-  }
-  if (!handle) RG_CUBLAS_CHECK(cublasCreate(&handle), "cuBLAS on cuda:", device);
-  mine.by_device.emplace(device, handle);
-  return handle;
-}
-
 }  // namespace
 
 cublasHandle_t cublas_handle(int device, cudaStream_t stream) {
-  cublasHandle_t handle = thread_handle(device);
+  cublasHandle_t handle = thread_handle<cublasHandle_t>(device, [](int d) {
+    cublasHandle_t created = nullptr;
+    RG_CUBLAS_CHECK(cublasCreate(&created), "cuBLAS on cuda:", d);
+    return created;
+  });
   RG_CUBLAS_CHECK(cublasSetStream(handle, stream), "cuBLAS on cuda:", device);
   void* workspace = nullptr;
   std::size_t bytes = 0;
   {
-    std::lock_guard lock(pool_mutex());
+    std::lock_guard lock(workspace_mutex());
     Tensor& buffer = workspaces()[{handle, stream}];
     if (!buffer.defined()) {
       // Allocated on `stream` (the allocator takes the current stream's order).

@@ -1,10 +1,6 @@
 #pragma once
-// cuBLAS handles for the GEMMs of ops/matmul and ops/linear. CUDA builds only.
-//
-// A handle is not safe to use from two host threads at once, so each thread gets its own per
-// device; handles of threads that end go back to a pool for the next thread (as PyTorch does:
-// DataParallel starts threads every step, and cublasCreate costs milliseconds). Handles are
-// never destroyed: at process exit the CUDA context may already be gone.
+// cuBLAS handles for the GEMMs of ops/matmul and ops/linear, one per host thread and device
+// (core/cuda/handle_pool.h). CUDA builds only.
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

@@ -2,6 +2,7 @@
 
 #include "core/autograd.h"
 #include "ops/autocast/autocast_policy.h"
+#include "ops/conv2d/conv2d_kernel.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace rg {
@@ -71,12 +72,41 @@ Shape conv2d_output_shape(std::string_view op, const Shape& x, const Shape& w,
   return y;
 }
 
+// The kernels, by device (conv2d_kernel.h).
+Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                      const Conv2dParams& p) {
+  check_same_float("conv2d", {x, weight, bias});
+  return dispatch_device<Kernels::cpu_and_cuda>(
+      "conv2d", x.device(), [&](auto on) { return conv2d_forward(on, x, weight, bias, p); });
+}
+
+Tensor conv2d_backward_data(const Tensor& gy, const Tensor& weight, const Shape& x_shape,
+                            const Conv2dParams& p) {
+  check_same_float("conv2d_backward_data", {gy, weight});
+  return dispatch_device<Kernels::cpu_and_cuda>("conv2d_backward_data", gy.device(), [&](auto on) {
+    return conv2d_backward_data(on, gy, weight, x_shape, p);
+  });
+}
+
+Tensor conv2d_backward_weight(const Tensor& gy, const Tensor& x, const Shape& weight_shape,
+                              const Conv2dParams& p) {
+  check_same_float("conv2d_backward_weight", {gy, x});
+  return dispatch_device<Kernels::cpu_and_cuda>(
+      "conv2d_backward_weight", gy.device(),
+      [&](auto on) { return conv2d_backward_weight(on, gy, x, weight_shape, p); });
+}
+
+Tensor conv2d_backward_bias(const Tensor& gy) {
+  check_same_float("conv2d_backward_bias", {gy});
+  return dispatch_device<Kernels::cpu_and_cuda>(
+      "conv2d_backward_bias", gy.device(), [&](auto on) { return conv2d_backward_bias(on, gy); });
+}
+
 Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in, Conv2dPair stride,
               Conv2dPair padding, Conv2dPair dilation, int64_t groups) {
   const auto cast = autocast_inputs(AutocastPolicy::lower_precision, x_in, weight_in, bias_in);
   const Tensor &x = cast[0], &weight = cast[1], &bias = cast[2];
   check_same_float("conv2d", {x, weight, bias});
-  check_cpu("conv2d", {x, weight, bias});
   RG_CHECK(x.dim() == 4, "conv2d: input must be 4-D (N, C, H, W), got ", x.describe());
   RG_CHECK(weight.dim() == 4, "conv2d: weight must be 4-D (O, C/groups, kH, kW), got ",
            weight.describe());

@@ -43,6 +43,7 @@
 #include "core/thread_pool.h"
 #include "ops/conv2d/conv2d.h"
 #include "ops/conv2d/conv2d_direct.h"
+#include "ops/conv2d/conv2d_kernel.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/im2col/im2col.h"
 
@@ -316,7 +317,6 @@ std::optional<detail::DirectConv> direct_conv(const Shape& x, const Shape& w, co
 
 void check_kernel_inputs(std::string_view op, const std::vector<Tensor>& tensors) {
   check_same_float(op, tensors);
-  check_cpu(op, tensors);
 }
 
 // f16 and bf16 convolutions run the f32 kernels on f32 copies of the operands (exact: every
@@ -332,7 +332,7 @@ Tensor widen(const Tensor& t) {
 
 }  // namespace
 
-Tensor conv2d_forward(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in,
+Tensor conv2d_forward(OnCpu, const Tensor& x_in, const Tensor& w_in, const Tensor& b_in,
                       const Conv2dParams& p) {
   check_kernel_inputs("conv2d", {x_in, w_in, b_in});
   const Shape y_shape = conv2d_output_shape("conv2d", x_in.shape(), w_in.shape(), p);
@@ -370,7 +370,7 @@ void check_gy(std::string_view op, const Tensor& gy, const Shape& y_shape) {
 }
 }  // namespace
 
-Tensor conv2d_backward_data(const Tensor& gy_in, const Tensor& w_in, const Shape& x_shape,
+Tensor conv2d_backward_data(OnCpu, const Tensor& gy_in, const Tensor& w_in, const Shape& x_shape,
                             const Conv2dParams& p) {
   check_kernel_inputs("conv2d_backward_data", {gy_in, w_in});
   const Shape y_shape = conv2d_output_shape("conv2d_backward_data", x_shape, w_in.shape(), p);
@@ -404,8 +404,8 @@ Tensor conv2d_backward_data(const Tensor& gy_in, const Tensor& w_in, const Shape
   return gx;
 }
 
-Tensor conv2d_backward_weight(const Tensor& gy_in, const Tensor& x_in, const Shape& weight_shape,
-                              const Conv2dParams& p) {
+Tensor conv2d_backward_weight(OnCpu, const Tensor& gy_in, const Tensor& x_in,
+                              const Shape& weight_shape, const Conv2dParams& p) {
   check_kernel_inputs("conv2d_backward_weight", {gy_in, x_in});
   const Shape y_shape =
       conv2d_output_shape("conv2d_backward_weight", x_in.shape(), weight_shape, p);
@@ -431,7 +431,7 @@ Tensor conv2d_backward_weight(const Tensor& gy_in, const Tensor& x_in, const Sha
   return gw;
 }
 
-Tensor conv2d_backward_bias(const Tensor& gy_in) {
+Tensor conv2d_backward_bias(OnCpu, const Tensor& gy_in) {
   check_kernel_inputs("conv2d_backward_bias", {gy_in});
   RG_CHECK(gy_in.dim() == 4, "conv2d_backward_bias: expected a 4-D (N, O, Ho, Wo) gradient, got ",
            gy_in.describe());

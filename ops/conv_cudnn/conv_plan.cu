@@ -68,9 +68,9 @@ ConvGraph conv_graph(const ConvProblem& p, const ConvPlanOptions& options) {
            ": x, w and y need the same rank (3 to 5) and one stride, padding and dilation "
            "per spatial dim");
   ConvGraph g;
-  g.parts.push_back(tensor(p.x, p.x_strides, 'x', p.dtype, options.alignment, what + " (x)"));
-  g.parts.push_back(tensor(p.w, p.w_strides, 'w', p.dtype, options.alignment, what + " (w)"));
-  g.parts.push_back(tensor(p.y, p.y_strides, 'y', p.dtype, options.alignment, what + " (y)"));
+  g.parts.push_back(tensor(p.x, p.x_strides, kConvX, p.dtype, options.alignment, what + " (x)"));
+  g.parts.push_back(tensor(p.w, p.w_strides, kConvW, p.dtype, options.alignment, what + " (w)"));
+  g.parts.push_back(tensor(p.y, p.y_strides, kConvY, p.dtype, options.alignment, what + " (y)"));
   const CudnnDescriptor &x = g.parts[0], &w = g.parts[1], &y = g.parts[2];
 
   CudnnDescriptor conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, what + " (convolution)");

@@ -35,6 +35,9 @@ struct ConvProblem {
       const;  // "conv forward f16 x [8, 64, 32, 32] w [...] ... stride [1, 1] ..."
 };
 
+// The tensors' unique ids in the graph: what a variant pack binds pointers to.
+inline constexpr int64_t kConvX = 'x', kConvW = 'w', kConvY = 'y';
+
 struct ConvPlanOptions {
   bool deterministic = false;  // only engines without CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC
   // f32 on tensor cores rounds inputs to TF32 (CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS).

@@ -1,10 +1,12 @@
 #include "ops/conv_transpose2d/conv_transpose2d.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "core/autograd.h"
 #include "core/dispatch.h"
 #include "core/thread_pool.h"
+#include "ops/add/add.h"
 #include "ops/autocast/autocast_policy.h"
 #include "ops/elementwise/elementwise.h"
 
@@ -69,7 +71,6 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight_in, const Tenso
   const Tensor &x = cast[0], &weight = cast[1], &bias = cast[2];
   constexpr const char* op = "conv_transpose2d";
   check_same_float(op, {x, weight, bias});
-  check_cpu(op, {x, weight, bias});
   RG_CHECK(x.dim() == 4, op, ": input must be 4-D (N, Ci, H, W), got ", x.describe());
   RG_CHECK(weight.dim() == 4, op, ": weight must be 4-D (Ci, Co/groups, kH, kW), got ",
            weight.describe());
@@ -100,13 +101,19 @@ Tensor conv_transpose2d(const Tensor& x_in, const Tensor& weight_in, const Tenso
   }
   // The conv2d this is the adjoint of: (N, Co, Ho, Wo) -> (N, Ci, H, W), weight as given.
   const Conv2dParams p{stride, padding, dilation, groups};
-  // f16/bf16: computed in f32, bias included, and rounded once at the end (as conv2d does).
-  const bool half = x.dtype() == DType::f16 || x.dtype() == DType::bf16;
+  // f16/bf16 on the CPU: computed in f32, bias included, and rounded once at the end (as conv2d
+  // does). cuDNN reads 16-bit operands itself and accumulates in f32.
+  const bool half = x.device().is_cpu() && (x.dtype() == DType::f16 || x.dtype() == DType::bf16);
   auto wide = [&](const Tensor& t) { return half ? t.detach().to(DType::f32) : t.detach(); };
   Tensor y = conv2d_backward_data(wide(x), wide(weight), y_shape, p);
   if (bias.defined()) {
     const Tensor b = wide(bias).contiguous();
-    dispatch_f32_f64(y.dtype(), op, [&](auto tag) { add_bias<decltype(tag)>(y, b); });
+    dispatch_device<Kernels::cpu_and_cuda>(op, y.device(), [&](auto on) {
+      if constexpr (std::is_same_v<decltype(on), OnCpu>)
+        dispatch_f32_f64(y.dtype(), op, [&](auto tag) { add_bias<decltype(tag)>(y, b); });
+      else
+        y = add(y, b.view({1, b.size(0), 1, 1}));
+    });
   }
   if (half) y = y.to(x.dtype());
   if (needs_grad({x, weight, bias})) {

@@ -73,15 +73,15 @@ TEST(GpuOpsParity, ForwardAndBackwardMatchTheCpu) {
     }
 }
 
-// The cuBLAS GEMMs: batched, broadcast (its gradient sums over the batch), transposed operands
-// read in place, and linear with its bias.
+// The library-backed ops: cuBLAS GEMMs (batched, broadcast — its gradient sums over the batch —,
+// transposed operands read in place, linear with its bias) and cuDNN convolutions.
 struct GemmCase {
   std::string name;
   std::vector<Shape> shapes;
   std::function<Tensor(const std::vector<Tensor>&)> op;
 };
 
-TEST(GpuOpsParity, GemmsMatchTheCpu) {
+TEST(GpuOpsParity, CublasAndCudnnOpsMatchTheCpu) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no usable GPU on this machine";
   using V = const std::vector<Tensor>&;
   const std::vector<GemmCase> gemm_cases = {
@@ -94,6 +94,21 @@ TEST(GpuOpsParity, GemmsMatchTheCpu) {
       {"matmul vector", {{37}, {37, 5}}, [](V x) { return matmul(x[0], x[1]); }},
       {"linear", {{3, 37, 5}, {11, 5}, {11}}, [](V x) { return linear(x[0], x[1], x[2]); }},
       {"linear no bias", {{37, 5}, {11, 5}}, [](V x) { return linear(x[0], x[1]); }},
+      {"conv2d",
+       {{2, 3, 9, 9}, {4, 3, 3, 3}, {4}},
+       [](V x) {
+         return conv2d(x[0], x[1], x[2], {1, 1}, {1, 1});
+       }},
+      {"conv2d strided grouped",
+       {{2, 4, 9, 9}, {6, 2, 3, 3}},
+       [](V x) {
+         return conv2d(x[0], x[1], Tensor(), {2, 2}, {1, 1}, {1, 1}, 2);
+       }},
+      {"conv_transpose2d",
+       {{2, 4, 5, 5}, {4, 3, 2, 2}, {3}},
+       [](V x) {
+         return conv_transpose2d(x[0], x[1], x[2], {2, 2});
+       }},
   };
   const Device gpu = Device::cuda(0);
   for (const GemmCase& c : gemm_cases)

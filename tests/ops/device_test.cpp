@@ -63,7 +63,8 @@ std::vector<Case> cases() {
       {"conv2d",
        [=] {
          conv2d(g4, on_gpu({4, 3, 3, 3}));
-       }},
+       },
+       Stop::no_gpu},
       {"conv2d",
        [=] {
          conv2d(c4, on_gpu({4, 3, 3, 3}));
@@ -71,7 +72,8 @@ std::vector<Case> cases() {
       {"conv_transpose2d",
        [=] {
          conv_transpose2d(g4, on_gpu({3, 4, 3, 3}));
-       }},
+       },
+       Stop::no_gpu},
       {"cross_entropy", [=] { cross_entropy(g2, labels_gpu); }},
       {"cross_entropy", [=] { cross_entropy(c2, labels_gpu); }},
       {"div", [=] { div(g2, c2); }},

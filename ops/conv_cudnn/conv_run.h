@@ -1,0 +1,27 @@
+#pragma once
+// Running a convolution on a GPU through cuDNN: the plan for a problem is built once per
+// device, alignment and mode (conv_plan.h) and cached; each run binds the data pointers and a
+// workspace from the caching allocator and queues the plan on the current stream. CUDA builds.
+
+#include "core/tensor.h"
+#include "ops/conv_cudnn/conv_plan.h"
+
+namespace rg::cuda {
+
+// Deterministic mode (PyTorch's torch.backends.cudnn.deterministic): later plans use only
+// engines cuDNN does not mark nondeterministic. Process-wide; plans already made for the other
+// mode stay cached under their own key.
+void set_conv_deterministic(bool deterministic);
+bool conv_deterministic();
+
+// Runs `problem` on the tensors' GPU: forward writes y from x and w, backward_data writes x
+// from y and w, backward_filter writes w from x and y. The tensors must match the problem's
+// shapes, strides and dtype, on one device.
+void run_conv(const ConvProblem& problem, const Tensor& x, const Tensor& w, const Tensor& y);
+
+// The problem of a convolution of these tensors (their shapes and strides).
+ConvProblem conv_problem(ConvDirection direction, const Tensor& x, const Tensor& w, const Tensor& y,
+                         const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                         const std::vector<int64_t>& dilation);
+
+}  // namespace rg::cuda
