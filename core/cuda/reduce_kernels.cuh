@@ -39,19 +39,53 @@ RG_HOST_DEVICE inline int64_t offset_of(int64_t index, int dims, const int64_t* 
   return offset;
 }
 
-// The sum of v over the block, valid in thread 0. blockDim.x must be a multiple of 32.
-template <class Acc>
-__device__ Acc block_sum(Acc v) {
-  __shared__ Acc warp_sums[32];
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(kFullMask, v, offset);
+struct Plus {
+  template <class Acc>
+  RG_HOST_DEVICE Acc operator()(Acc a, Acc b) const {
+    return a + b;
+  }
+};
+struct Larger {
+  template <class Acc>
+  RG_HOST_DEVICE Acc operator()(Acc a, Acc b) const {
+    return b > a ? b : a;
+  }
+};
+
+// combine(v) over the block, valid in thread 0; `identity` fills the missing warps.
+// blockDim.x must be a multiple of 32.
+template <class Acc, class Combine>
+__device__ Acc block_reduce(Acc v, Combine combine, Acc identity) {
+  __shared__ Acc warp_parts[32];
+  for (int offset = 16; offset > 0; offset /= 2)
+    v = combine(v, __shfl_down_sync(kFullMask, v, offset));
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  if (lane == 0) warp_sums[warp] = v;
+  if (lane == 0) warp_parts[warp] = v;
   __syncthreads();
   if (warp == 0) {
-    v = lane < blockDim.x / 32 ? warp_sums[lane] : Acc(0);
-    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(kFullMask, v, offset);
+    v = lane < blockDim.x / 32 ? warp_parts[lane] : identity;
+    for (int offset = 16; offset > 0; offset /= 2)
+      v = combine(v, __shfl_down_sync(kFullMask, v, offset));
   }
-  __syncthreads();  // warp_sums is free again for the block's next output
+  __syncthreads();  // warp_parts is free again for the block's next output
+  return v;
+}
+
+// The sum of v over the block, valid in thread 0.
+template <class Acc>
+__device__ Acc block_sum(Acc v) {
+  return block_reduce(v, Plus{}, Acc(0));
+}
+
+// combine(v) over the block, returned to every thread.
+template <class Acc, class Combine>
+__device__ Acc block_all_reduce(Acc v, Combine combine, Acc identity) {
+  __shared__ Acc result;
+  v = block_reduce(v, combine, identity);
+  if (threadIdx.x == 0) result = v;
+  __syncthreads();
+  v = result;
+  __syncthreads();  // every thread has read it before the next call writes it
   return v;
 }
 

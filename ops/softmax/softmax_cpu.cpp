@@ -130,7 +130,7 @@ void backward_segments(const T* pg, const T* py, T* px, const Lanes& l, int64_t 
 
 }  // namespace
 
-Tensor softmax_cpu(const Tensor& x_in, int64_t dim, SoftmaxKind kind) {
+Tensor softmax_forward(OnCpu, const Tensor& x_in, int64_t dim, SoftmaxKind kind) {
   const Tensor x = x_in.contiguous();
   Tensor y = empty(x.shape(), {x.dtype(), x.device()});
   if (x.numel() == 0) return y;
@@ -150,8 +150,8 @@ Tensor softmax_cpu(const Tensor& x_in, int64_t dim, SoftmaxKind kind) {
   return y;
 }
 
-Tensor softmax_backward_cpu(const Tensor& gy_in, const Tensor& y_in, int64_t dim,
-                            SoftmaxKind kind) {
+Tensor softmax_backward(OnCpu, const Tensor& gy_in, const Tensor& y_in, int64_t dim,
+                        SoftmaxKind kind) {
   const Tensor gy = gy_in.contiguous(), y = y_in.contiguous();
   Tensor gx = empty(y.shape(), {y.dtype(), y.device()});
   if (y.numel() == 0) return gx;

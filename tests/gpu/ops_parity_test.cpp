@@ -43,6 +43,8 @@ std::vector<OpCase> cases() {
          return sum(x[0], {0, 2});
        }},
       {"mean", 1, false, [](V x) { return mean(x[0], {1}); }},
+      {"softmax", 1, false, [](V x) { return softmax(x[0], 1); }},
+      {"log_softmax", 1, false, [](V x) { return log_softmax(x[0], -1); }},
   };
 }
 

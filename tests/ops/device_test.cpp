@@ -90,7 +90,7 @@ std::vector<Case> cases() {
          linear(c2, on_gpu({4, 3}));
        }},
       {"log", [=] { log(g2); }, Stop::no_gpu},
-      {"log_softmax", [=] { log_softmax(g2, 1); }},
+      {"log_softmax", [=] { log_softmax(g2, 1); }, Stop::no_gpu},
       {"matmul",
        [=] {
          matmul(g2, on_gpu({3, 2}));
@@ -111,7 +111,7 @@ std::vector<Case> cases() {
       {"pow", [=] { pow(g2, 2.0); }, Stop::no_gpu},
       {"relu", [=] { relu(g2); }, Stop::no_gpu},
       {"sigmoid", [=] { sigmoid(g2); }, Stop::no_gpu},
-      {"softmax", [=] { softmax(g2, 1); }},
+      {"softmax", [=] { softmax(g2, 1); }, Stop::no_gpu},
       {"sqrt", [=] { sqrt(g2); }, Stop::no_gpu},
       {"sub", [=] { sub(g2, c2); }},
       {"sum", [=] { sum(g2); }, Stop::no_gpu},
