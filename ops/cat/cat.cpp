@@ -55,9 +55,10 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     sizes.push_back(t.size(dim));
     shape[dim] += t.size(dim);
   }
-  check_cpu("cat", tensors);
   Tensor y = empty(shape, {first.dtype(), first.device()});
-  // copy_strided runs parallel_for over the elements of each slice.
+  // Each piece is one strided copy into its slice of y: copy_strided picks the device's kernel
+  // (a parallel loop on the CPU, core/cuda/copy_kernels.cuh on a GPU), so cat has no kernel of
+  // its own.
   int64_t start = 0;
   for (std::size_t k = 0; k < tensors.size(); ++k) {
     copy_strided(y.narrow(dim, start, sizes[k]), tensors[k].detach());

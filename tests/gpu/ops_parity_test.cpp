@@ -44,6 +44,10 @@ std::vector<OpCase> cases() {
        }},
       {"mean", 1, false, [](V x) { return mean(x[0], {1}); }},
       {"softmax", 1, false, [](V x) { return softmax(x[0], 1); }},
+      {"cat", 2, false,
+       [](V x) {
+         return cat({x[0], x[1], x[0].narrow(1, 3, 4)}, 1);
+       }},
       {"log_softmax", 1, false, [](V x) { return log_softmax(x[0], -1); }},
   };
 }

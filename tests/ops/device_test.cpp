@@ -60,6 +60,11 @@ std::vector<Case> cases() {
        [=] {
          cat({c2, g2}, 0);
        }},
+      {"cat",
+       [=] {
+         cat({g2, g2}, 1);
+       },
+       Stop::no_gpu},
       {"conv2d",
        [=] {
          conv2d(g4, on_gpu({4, 3, 3, 3}));
