@@ -52,6 +52,48 @@ CudnnDescriptor tensor(const Shape& shape, const Shape& strides, int64_t id, DTy
   return t;
 }
 
+// The operation descriptor of each direction and the attributes that name its x, w and y (for
+// the backward ones, x or w is the gradient computed), convolution and scalars.
+struct OperationAttributes {
+  cudnnBackendDescriptorType_t type;
+  cudnnBackendAttributeName_t x, w, y, conv, alpha, beta;
+};
+
+const OperationAttributes& attributes_of(ConvDirection direction) {
+  static const OperationAttributes forward{CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+                                           CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+                                           CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+                                           CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+                                           CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+                                           CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+                                           CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA};
+  static const OperationAttributes backward_data{
+      CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA};
+  static const OperationAttributes backward_filter{
+      CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA};
+  switch (direction) {
+    case ConvDirection::forward:
+      return forward;
+    case ConvDirection::backward_data:
+      return backward_data;
+    case ConvDirection::backward_filter:
+      return backward_filter;
+  }
+  fail("cuDNN convolution: invalid direction ", static_cast<int>(direction));
+}
+
 // The graph and every descriptor it refers to (they must outlive the plans built from it).
 struct ConvGraph {
   std::vector<CudnnDescriptor> parts;
@@ -93,36 +135,14 @@ ConvGraph conv_graph(const ConvProblem& p, const ConvPlanOptions& options) {
   const void* alpha = f64 ? static_cast<const void*>(&alpha64) : &alpha32;
   const void* beta = f64 ? static_cast<const void*>(&beta64) : &beta32;
 
-  CudnnDescriptor op;
-  switch (p.direction) {
-    case ConvDirection::forward:
-      op = CudnnDescriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, what);
-      op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x)
-          .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w)
-          .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y)
-          .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, scalar, 1, alpha)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, scalar, 1, beta);
-      break;
-    case ConvDirection::backward_data:
-      op = CudnnDescriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, what);
-      op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, x)
-          .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, w)
-          .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, y)
-          .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, conv)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, scalar, 1, alpha)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, scalar, 1, beta);
-      break;
-    case ConvDirection::backward_filter:
-      op = CudnnDescriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR, what);
-      op.set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, x)
-          .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, w)
-          .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, y)
-          .set_descriptor(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, conv)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, scalar, 1, alpha)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, scalar, 1, beta);
-      break;
-  }
+  const OperationAttributes& a = attributes_of(p.direction);
+  CudnnDescriptor op(a.type, what);
+  op.set_descriptor(a.x, x)
+      .set_descriptor(a.w, w)
+      .set_descriptor(a.y, y)
+      .set_descriptor(a.conv, conv)
+      .set(a.alpha, scalar, 1, alpha)
+      .set(a.beta, scalar, 1, beta);
   op.finalize();  // where cuDNN checks the shapes
   g.parts.push_back(std::move(conv));
   g.parts.push_back(std::move(op));

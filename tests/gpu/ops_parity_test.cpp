@@ -52,30 +52,45 @@ std::vector<OpCase> cases() {
   };
 }
 
+using Op = std::function<Tensor(const std::vector<Tensor>&)>;
+
+// Runs op on the CPU and on the GPU from the same values (given in f64) converted to dtype, and
+// compares the outputs and every input's gradient.
+void expect_parity(const std::string& name, const std::vector<Tensor>& values, const Op& op,
+                   DType dtype) {
+  const Device gpu = Device::cuda(0);
+  std::vector<Tensor> cpu_in, gpu_in;
+  for (const Tensor& v : values) {
+    const Tensor x = v.to(dtype);
+    cpu_in.push_back(x.clone().set_requires_grad(true));
+    gpu_in.push_back(x.to(gpu).set_requires_grad(true));
+  }
+  const Tensor y_cpu = op(cpu_in), y_gpu = op(gpu_in);
+  ASSERT_EQ(y_gpu.device(), gpu) << name;
+  const double tol = device_parity_tolerance(dtype);
+  EXPECT_TRUE(all_close(y_gpu.to(Device::cpu()), y_cpu, tol, tol)) << name << " " << dtype;
+  const Tensor g = rand(y_cpu.shape(), {DType::f64}).to(dtype);
+  y_cpu.backward(g);
+  y_gpu.backward(g.to(gpu));
+  for (std::size_t k = 0; k < values.size(); ++k)
+    EXPECT_TRUE(all_close(gpu_in[k].grad().to(Device::cpu()), cpu_in[k].grad(), tol, tol))
+        << name << " " << dtype << " grad " << k;
+}
+
+constexpr DType kDtypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16};
+
 TEST(GpuOpsParity, ForwardAndBackwardMatchTheCpu) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no usable GPU on this machine";
-  const Device gpu = Device::cuda(0);
   for (const OpCase& c : cases())
-    for (DType dtype : {DType::f32, DType::f64, DType::f16, DType::bf16}) {
-      std::vector<Tensor> cpu_in, gpu_in;
+    for (DType dtype : kDtypes) {
+      std::vector<Tensor> values;
       for (int k = 0; k < c.inputs; ++k) {
         // Odd sizes, and the second operand broadcast along dim 1.
         const Shape shape = k == 0 ? Shape{3, 37, 5} : Shape{3, 1, 5};
         const double low = c.positive ? 0.5 : -2.0;
-        Tensor x = add(mul(rand(shape, {DType::f64}), 2.0 - low), low).to(dtype);
-        cpu_in.push_back(x.clone().set_requires_grad(true));
-        gpu_in.push_back(x.to(gpu).set_requires_grad(true));
+        values.push_back(add(mul(rand(shape, {DType::f64}), 2.0 - low), low));
       }
-      const Tensor y_cpu = c.op(cpu_in), y_gpu = c.op(gpu_in);
-      ASSERT_EQ(y_gpu.device(), gpu) << c.name;
-      const double tol = device_parity_tolerance(dtype);
-      EXPECT_TRUE(all_close(y_gpu.to(Device::cpu()), y_cpu, tol, tol)) << c.name << " " << dtype;
-      const Tensor g = rand(y_cpu.shape(), {DType::f64}).to(dtype);
-      y_cpu.backward(g);
-      y_gpu.backward(g.to(gpu));
-      for (int k = 0; k < c.inputs; ++k)
-        EXPECT_TRUE(all_close(gpu_in[k].grad().to(Device::cpu()), cpu_in[k].grad(), tol, tol))
-            << c.name << " " << dtype << " grad " << k;
+      expect_parity(c.name, values, c.op, dtype);
     }
 }
 
@@ -84,7 +99,7 @@ TEST(GpuOpsParity, ForwardAndBackwardMatchTheCpu) {
 struct GemmCase {
   std::string name;
   std::vector<Shape> shapes;
-  std::function<Tensor(const std::vector<Tensor>&)> op;
+  Op op;
 };
 
 TEST(GpuOpsParity, CublasAndCudnnOpsMatchTheCpu) {
@@ -116,25 +131,12 @@ TEST(GpuOpsParity, CublasAndCudnnOpsMatchTheCpu) {
          return conv_transpose2d(x[0], x[1], x[2], {2, 2});
        }},
   };
-  const Device gpu = Device::cuda(0);
   for (const GemmCase& c : gemm_cases)
-    for (DType dtype : {DType::f32, DType::f64, DType::f16, DType::bf16}) {
-      std::vector<Tensor> cpu_in, gpu_in;
-      for (const Shape& shape : c.shapes) {
-        Tensor x = add(mul(rand(shape, {DType::f64}), 2.0), -1.0).to(dtype);
-        cpu_in.push_back(x.clone().set_requires_grad(true));
-        gpu_in.push_back(x.to(gpu).set_requires_grad(true));
-      }
-      const Tensor y_cpu = c.op(cpu_in), y_gpu = c.op(gpu_in);
-      ASSERT_EQ(y_gpu.device(), gpu) << c.name;
-      const double tol = device_parity_tolerance(dtype);
-      EXPECT_TRUE(all_close(y_gpu.to(Device::cpu()), y_cpu, tol, tol)) << c.name << " " << dtype;
-      const Tensor g = rand(y_cpu.shape(), {DType::f64}).to(dtype);
-      y_cpu.backward(g);
-      y_gpu.backward(g.to(gpu));
-      for (std::size_t k = 0; k < c.shapes.size(); ++k)
-        EXPECT_TRUE(all_close(gpu_in[k].grad().to(Device::cpu()), cpu_in[k].grad(), tol, tol))
-            << c.name << " " << dtype << " grad " << k;
+    for (DType dtype : kDtypes) {
+      std::vector<Tensor> values;
+      for (const Shape& shape : c.shapes)
+        values.push_back(add(mul(rand(shape, {DType::f64}), 2.0), -1.0));
+      expect_parity(c.name, values, c.op, dtype);
     }
 }
 
