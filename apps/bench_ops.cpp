@@ -1,9 +1,10 @@
-// bench_ops: GFLOP/s of the CPU convolution kernels on every distinct convolution of the CIFAR
-// ResNet18 (or ResNet-20), against a multithreaded 2048³ sgemm as the machine's practical peak.
-// Prints JSON.
+// bench_ops: GFLOP/s of the convolution kernels on every distinct convolution of the CIFAR
+// ResNet18 (or ResNet-20): on the CPU against a multithreaded 2048³ sgemm as the machine's
+// practical peak, or on a GPU (cuDNN, --device cuda[:N]; each call timed to the device's
+// completion). Prints JSON.
 //
 //   ./build/apps/bench_ops [--model resnet18|resnet20] [--threads N] [--batch 128] [--repeat 3]
-//                          [--only NAME_PART]
+//                          [--only NAME_PART] [--device cpu|cuda[:N]] [--dtype f32|f16|bf16]
 //
 // FLOPs of each of forward, backward-data and backward-weight: 2·N·O·(C/G)·kH·kW·Ho·Wo.
 // Each time is the best of --repeat calls after one warm-up call (the machine is shared); the
@@ -24,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,12 +35,18 @@
 
 namespace {
 
+// The device whose work is timed: the clock stops once it has finished (GPU calls return
+// before their kernels run).
+rg::Device timed_device = rg::Device::cpu();
+
 double best_seconds(int repeat, const std::function<void()>& fn) {
-  fn();  // warm-up: page faults, pool start-up
+  fn();  // warm-up: page faults, pool start-up, cuDNN plans
+  rg::synchronize(timed_device);
   double best = 1e30;
   for (int r = 0; r < repeat; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     fn();
+    rg::synchronize(timed_device);
     const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
     best = std::min(best, dt.count());
   }
@@ -104,6 +112,8 @@ int64_t arg_value(int& i, int argc, char** argv) {
 int main(int argc, char** argv) {
   int64_t threads = std::thread::hardware_concurrency(), batch = 128, repeat = 3;
   std::string only;  // run only the shapes whose name contains this
+  rg::Device device = rg::Device::cpu();
+  rg::DType dtype = rg::DType::f32;
   const std::vector<ConvShape>* shapes = &kResNet18;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--threads")) {
@@ -121,10 +131,26 @@ int main(int argc, char** argv) {
       shapes = m == "resnet20" ? &kResNet20 : &kResNet18;
     } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
+    } else if (!std::strcmp(argv[i], "--device") && i + 1 < argc) {
+      try {
+        device = rg::Device::parse(argv[++i]);
+        rg::check_device_available(device);
+      } catch (const rg::Error& e) {
+        std::fprintf(stderr, "bench_ops: %s\n", e.what());
+        return 2;
+      }
+    } else if (!std::strcmp(argv[i], "--dtype") && i + 1 < argc) {
+      const std::string d = argv[++i];
+      if (d != "f32" && d != "f16" && d != "bf16") {
+        std::fprintf(stderr, "bench_ops: --dtype must be f32, f16 or bf16\n");
+        return 2;
+      }
+      dtype = rg::dtype_from_name(d);
     } else {
       std::fprintf(stderr,
                    "usage: bench_ops [--model resnet18|resnet20] [--threads N] [--batch 128] "
-                   "[--repeat 3] [--only NAME_PART]\n");
+                   "[--repeat 3] [--only NAME_PART] [--device cpu|cuda[:N]] "
+                   "[--dtype f32|f16|bf16]\n");
       return 2;
     }
   }
@@ -133,21 +159,28 @@ int main(int argc, char** argv) {
     return 2;
   }
   rg::set_num_threads(static_cast<int>(threads));
+  timed_device = device;
+  std::ostringstream device_name;
+  device_name << device;
 
   double sgemm_s = 0;
   double sgemm = sgemm_gflops(2048, static_cast<int>(repeat), sgemm_s);
-  std::printf("{\n  \"threads\": %d,\n  \"batch\": %lld,\n  \"repeat\": %lld,\n  \"convs\": [\n",
-              rg::num_threads(), static_cast<long long>(batch), static_cast<long long>(repeat));
+  std::printf(
+      "{\n  \"device\": \"%s\",\n  \"dtype\": \"%s\",\n  \"threads\": %d,\n  \"batch\": "
+      "%lld,\n  \"repeat\": %lld,\n  \"convs\": [\n",
+      device_name.str().c_str(), std::string(rg::dtype_name(dtype)).c_str(), rg::num_threads(),
+      static_cast<long long>(batch), static_cast<long long>(repeat));
 
   double total_flops = 0, total_s = 0;
   int printed = 0;
   for (const ConvShape& c : *shapes) {
     if (!std::strstr(c.name, only.c_str())) continue;
     const rg::Conv2dParams p{{c.stride, c.stride}, {c.pad, c.pad}, {1, 1}, 1};
-    const rg::Tensor x = rg::randn({batch, c.C, c.H, c.H});
-    const rg::Tensor w = rg::randn({c.O, c.C, c.k, c.k});
+    const auto on_device = [&](const rg::Tensor& t) { return t.to(dtype).to(device); };
+    const rg::Tensor x = on_device(rg::randn({batch, c.C, c.H, c.H}));
+    const rg::Tensor w = on_device(rg::randn({c.O, c.C, c.k, c.k}));
     const rg::Shape y_shape = rg::conv2d_output_shape("bench_ops", x.shape(), w.shape(), p);
-    const rg::Tensor gy = rg::randn(y_shape);
+    const rg::Tensor gy = on_device(rg::randn(y_shape));
     const double flops = 2.0 * batch * c.O * c.C * c.k * c.k * y_shape[2] * y_shape[3];
     const int r = static_cast<int>(repeat);
     const double t[3] = {
@@ -175,7 +208,8 @@ int main(int argc, char** argv) {
   const double sgemm2 = sgemm_gflops(2048, static_cast<int>(repeat), sgemm_s2);
   if (sgemm2 > sgemm) sgemm = sgemm2, sgemm_s = sgemm_s2;
   const double agg = total_s > 0 ? total_flops / total_s * 1e-9 : 0;  // 0: --only matched none
-  std::printf("\n  ],\n  \"sgemm_2048\": {\"ms\": %.3f, \"gflops\": %.1f},\n", sgemm_s * 1e3,
+  // The sgemm is the CPU's peak: a GPU's figures compare with its datasheet instead.
+  std::printf("\n  ],\n  \"cpu_sgemm_2048\": {\"ms\": %.3f, \"gflops\": %.1f},\n", sgemm_s * 1e3,
               sgemm);
   std::printf(
       "  \"aggregate\": {\"gflop\": %.3f, \"seconds\": %.4f, \"gflops\": %.1f, "

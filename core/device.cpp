@@ -11,6 +11,7 @@ namespace rg {
 
 // Defined in core/cuda/cuda_device.cpp, compiled only into CUDA builds.
 int cuda_runtime_device_count();
+void cuda_runtime_synchronize(int device);
 
 namespace {
 // The N of "<prefix>N", or -1 when text is not that with N a non-negative decimal integer.
@@ -92,6 +93,12 @@ void check_device_available(const Device& device) {
            "reports no device or no driver); use --device cpu");
   RG_CHECK(device.index < count, device, " requested but this machine has only ", count,
            " GPU(s): cuda:0..cuda:", count - 1);
+}
+
+void synchronize(const Device& device) {
+  if (device.is_cpu()) return;
+  check_device_available(device);
+  if constexpr (kWithCuda) cuda_runtime_synchronize(device.index);
 }
 
 void fail_no_kernel(std::string_view op, const Device& device) {

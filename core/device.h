@@ -62,4 +62,8 @@ inline constexpr int kMaxCpuDevices = 64;
 // e.g. "cuda:0 requested but this machine has no usable GPU"; cpu:N needs N < kMaxCpuDevices.
 void check_device_available(const Device& device);
 
+// Returns when `device` has finished the work queued on it so far (a no-op on the cpu, whose
+// kernels finish before they return): what a benchmark waits for before reading the clock.
+void synchronize(const Device& device);
+
 }  // namespace rg

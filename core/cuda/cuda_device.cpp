@@ -1,5 +1,7 @@
-// GPU discovery. Compiled only into CUDA builds.
+// GPU discovery and waiting for a GPU. Compiled only into CUDA builds.
 #include <cuda_runtime.h>
+
+#include "core/cuda/stream.h"
 
 namespace rg {
 
@@ -13,6 +15,10 @@ int cuda_runtime_device_count() {
     return 0;
   }
   return count;
+}
+
+void cuda_runtime_synchronize(int device) {
+  cuda::synchronize(device);
 }
 
 }  // namespace rg
