@@ -61,7 +61,6 @@ Tensor binary_cross_entropy_with_logits(const Tensor& x_in, const Tensor& y_in,
   const Tensor &x = cast[0], &y = cast[1], &weight = cast[2], &pos_weight = cast[3];
   RG_CHECK(x.defined() && y.defined(), kOp, ": input and target must be defined");
   check_same_float(kOp, {x, y, weight, pos_weight});
-  check_cpu(kOp, {x, y, weight, pos_weight});
   RG_CHECK(y.shape() == x.shape(), kOp, ": target ", y.describe(),
            " must have the same shape as input ", x.describe());
   check_broadcasts_to(weight, "weight", x);

@@ -20,6 +20,9 @@
 // which without weight is g_n · (p − smoothed one-hot), smoothed one-hot = (1 − ε)·δ_t + ε/C;
 // g_n = gy[n] (none), gy (sum) or gy / Σ w[t_n] (mean); 0 on ignored elements.
 // The node keeps the logits, target, weight and one logsumexp per element (f64).
+// A target outside [0, C) that is not ignore_index is an rg::Error naming it. On a GPU the
+// kernel flags it and the op reads the flag back: one small copy, a synchronisation per call —
+// the price of a recoverable error where a device-side assert would end the process.
 
 #include <cstdint>
 

@@ -189,14 +189,16 @@ void backward_segments(const T* px, T* pgx, const Lanes& l, int64_t b, int64_t e
 
 }  // namespace
 
-Tensor cross_entropy_cpu(const Tensor& x_in, const Tensor& target_in, const Tensor& weight,
-                         const CrossEntropyArgs& args, Tensor& lse, double& total_weight) {
-  const Tensor x = x_in.contiguous(), target = target_in.contiguous();
+CrossEntropyForward cross_entropy_forward(OnCpu, const Tensor& x_in, const Tensor& target_in,
+                                          const Tensor& weight, const CrossEntropyArgs& args) {
   const Lanes l = args.lanes;
+  check_target_range("cross_entropy", target_in, l.size, args.ignore_index);
+  const Tensor x = x_in.contiguous(), target = target_in.contiguous();
   const ClassWeights cw(weight, l.size);
   const bool per_element = args.reduction == Reduction::none;
   Tensor out = empty(per_element ? target.shape() : Shape{}, {x.dtype(), x.device()});
-  lse = empty(target.shape(), {DType::f64, x.device()});
+  Tensor lse = empty(target.shape(), {DType::f64, x.device()});
+  double total_weight = 0;
   const ForwardCtx f{target.data<int64_t>(), &cw, &args, lse.data<double>(),
                      args.label_smoothing / static_cast<double>(l.size)};
   dispatch_floating(x.dtype(), "cross_entropy", [&](auto tag) {
@@ -214,18 +216,18 @@ Tensor cross_entropy_cpu(const Tensor& x_in, const Tensor& target_in, const Tens
     if (args.reduction == Reduction::sum) po[0] = T(static_cast<C>(loss_sum));
     if (args.reduction == Reduction::mean) po[0] = T(static_cast<C>(loss_sum / weight_sum));
   });
-  return out;
+  return {{out, scalar_tensor(total_weight, {DType::f64})}, lse};
 }
 
-Tensor cross_entropy_backward_cpu(const Tensor& gy_in, const Tensor& x_in, const Tensor& target_in,
-                                  const Tensor& weight, const Tensor& lse,
-                                  const CrossEntropyArgs& args, double total_weight) {
+Tensor cross_entropy_backward(OnCpu, const Tensor& gy_in, const Tensor& x_in,
+                              const Tensor& target_in, const Tensor& weight, const Tensor& lse,
+                              const CrossEntropyArgs& args, const Tensor& total_weight) {
   const Tensor x = x_in.contiguous(), target = target_in.contiguous();
   const Lanes l = args.lanes;
   const ClassWeights cw(weight, l.size);
   const bool per_element = args.reduction == Reduction::none;
   const std::vector<double> g = gy_in.to_vector<double>();  // N·d values, or one
-  const double scale = args.reduction == Reduction::mean ? 1.0 / total_weight : 1.0;
+  const double scale = args.reduction == Reduction::mean ? 1.0 / total_weight.item() : 1.0;
   const BackwardCtx k{target.data<int64_t>(),
                       lse.data<double>(),
                       &cw,

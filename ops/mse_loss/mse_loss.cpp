@@ -36,7 +36,6 @@ Tensor mse_loss(const Tensor& x_in, const Tensor& y_in, Reduction reduction) {
   const auto cast = autocast_inputs(AutocastPolicy::float32, x_in, y_in);
   const Tensor &x = cast[0], &y = cast[1];
   check_same_float("mse_loss", {x, y});
-  check_cpu("mse_loss", {x, y});
   RG_CHECK(x.shape() == y.shape(), "mse_loss: target ", y.describe(),
            " must have the same shape as input ", x.describe());
   Tensor out = pointwise("mse_loss", SquaredErrorFn{}, x, y);

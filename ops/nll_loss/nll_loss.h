@@ -12,6 +12,9 @@
 // 0) it is 0/0 = NaN, as in PyTorch.
 // Backward: gx[n, t] = −weight[t] · g_n, with g_n = gy[n] (none), gy (sum) or gy / Σ weight
 // (mean); 0 elsewhere and on ignored elements. The node keeps target and weight, not x.
+// A target outside [0, C) that is not ignore_index is an rg::Error naming it. On a GPU the
+// kernel flags it and the op reads the flag back: one small copy, a synchronisation per call —
+// the price of a recoverable error where a device-side assert would end the process.
 
 #include <cstdint>
 

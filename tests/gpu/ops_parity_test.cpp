@@ -96,7 +96,7 @@ TEST(GpuOpsParity, ForwardAndBackwardMatchTheCpu) {
 
 // The library-backed ops: cuBLAS GEMMs (batched, broadcast — its gradient sums over the batch —,
 // transposed operands read in place, linear with its bias) and cuDNN convolutions.
-struct GemmCase {
+struct ShapedCase {
   std::string name;
   std::vector<Shape> shapes;
   Op op;
@@ -105,7 +105,7 @@ struct GemmCase {
 TEST(GpuOpsParity, CublasAndCudnnOpsMatchTheCpu) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no usable GPU on this machine";
   using V = const std::vector<Tensor>&;
-  const std::vector<GemmCase> gemm_cases = {
+  const std::vector<ShapedCase> gemm_cases = {
       {"matmul batched", {{3, 37, 5}, {3, 5, 7}}, [](V x) { return matmul(x[0], x[1]); }},
       {"matmul broadcast", {{37, 5}, {3, 5, 7}}, [](V x) { return matmul(x[0], x[1]); }},
       {"matmul 2-d weight", {{3, 37, 5}, {5, 7}}, [](V x) { return matmul(x[0], x[1]); }},
@@ -131,11 +131,57 @@ TEST(GpuOpsParity, CublasAndCudnnOpsMatchTheCpu) {
          return conv_transpose2d(x[0], x[1], x[2], {2, 2});
        }},
   };
-  for (const GemmCase& c : gemm_cases)
+  for (const ShapedCase& c : gemm_cases)
     for (DType dtype : kDtypes) {
       std::vector<Tensor> values;
       for (const Shape& shape : c.shapes)
         values.push_back(add(mul(rand(shape, {DType::f64}), 2.0), -1.0));
+      expect_parity(c.name, values, c.op, dtype);
+    }
+}
+
+// The losses, each with its targets on the logits' device.
+TEST(GpuOpsParity, LossesMatchTheCpu) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable GPU on this machine";
+  using V = const std::vector<Tensor>&;
+  const Tensor classes = from_vector<int64_t>({0, 4, 2, -100, 1, 3, 4}, {7}, {DType::i64});
+  const Tensor pixels =
+      from_vector<int64_t>({0, 2, 1, 1, 2, 0, -100, 1, 2, 0, 0, 1}, {2, 2, 3}, {DType::i64});
+  const Tensor weight = from_vector<double>({0.5, 1.0, 2.0, 1.5, 0.25}, {5});
+  const auto on = [](const Tensor& t, const Tensor& like) {
+    return t.to(like.device()).to(is_floating(t.dtype()) ? like.dtype() : t.dtype());
+  };
+  const std::vector<ShapedCase> loss_cases = {
+      {"cross_entropy", {{7, 5}}, [=](V x) { return cross_entropy(x[0], on(classes, x[0])); }},
+      {"cross_entropy weighted smoothed none",
+       {{7, 5}},
+       [=](V x) {
+         return cross_entropy(x[0], on(classes, x[0]), on(weight, x[0]), Reduction::none, -100,
+                              0.1);
+       }},
+      {"cross_entropy pixels",
+       {{2, 3, 2, 3}},
+       [=](V x) { return cross_entropy(x[0], on(pixels, x[0]), Tensor(), Reduction::sum); }},
+      {"cross_entropy wide rows",
+       {{3, 300}},
+       [=](V x) { return cross_entropy(x[0], on(classes.narrow(0, 0, 3), x[0])); }},
+      {"nll_loss",
+       {{7, 5}},
+       [=](V x) { return nll_loss(x[0], on(classes, x[0]), on(weight, x[0])); }},
+      {"nll_loss pixels none",
+       {{2, 3, 2, 3}},
+       [=](V x) { return nll_loss(x[0], on(pixels, x[0]), Tensor(), Reduction::none); }},
+      {"mse_loss", {{3, 37, 5}, {3, 37, 5}}, [](V x) { return mse_loss(x[0], x[1]); }},
+      {"binary_cross_entropy_with_logits",
+       {{3, 37, 5}, {3, 37, 5}, {37, 5}},
+       [](V x) {
+         return binary_cross_entropy_with_logits(x[0], x[1], x[2], Tensor(), Reduction::sum);
+       }},
+  };
+  for (const ShapedCase& c : loss_cases)
+    for (DType dtype : kDtypes) {
+      std::vector<Tensor> values;
+      for (const Shape& shape : c.shapes) values.push_back(rand(shape, {DType::f64}));
       expect_parity(c.name, values, c.op, dtype);
     }
 }

@@ -55,7 +55,9 @@ std::vector<Case> cases() {
        [=] { batch_norm(g4, Tensor(), Tensor(), Tensor(), Tensor(), BatchNormMode::train); }},
       {"batch_norm",
        [=] { batch_norm(c4, on_gpu({3}), Tensor(), Tensor(), Tensor(), BatchNormMode::train); }},
-      {"binary_cross_entropy_with_logits", [=] { binary_cross_entropy_with_logits(g2, g2); }},
+      {"binary_cross_entropy_with_logits", [=] { binary_cross_entropy_with_logits(g2, g2); },
+       Stop::no_gpu},
+      {"binary_cross_entropy_with_logits", [=] { binary_cross_entropy_with_logits(g2, c2); }},
       {"cat",
        [=] {
          cat({c2, g2}, 0);
@@ -79,7 +81,8 @@ std::vector<Case> cases() {
          conv_transpose2d(g4, on_gpu({3, 4, 3, 3}));
        },
        Stop::no_gpu},
-      {"cross_entropy", [=] { cross_entropy(g2, labels_gpu); }},
+      {"cross_entropy", [=] { cross_entropy(g2, labels_gpu); }, Stop::no_gpu},
+      {"cross_entropy", [=] { cross_entropy(g2, labels); }},
       {"cross_entropy", [=] { cross_entropy(c2, labels_gpu); }},
       {"div", [=] { div(g2, c2); }},
       {"dropout", [=] { dropout(g2, 0.5, DropoutMode::train); }},
@@ -110,9 +113,11 @@ std::vector<Case> cases() {
       {"max_pool2d", [=] { max_pool2d(g4, 2); }},
       {"mean", [=] { mean(g2); }, Stop::no_gpu},
       {"mse_loss", [=] { mse_loss(g2, c2); }},
+      {"mse_loss", [=] { mse_loss(g2, g2); }, Stop::no_gpu},
       {"mul", [=] { mul(g2, g2); }, Stop::no_gpu},
       {"neg", [=] { neg(g2); }, Stop::no_gpu},
       {"nll_loss", [=] { nll_loss(g2, labels); }},
+      {"nll_loss", [=] { nll_loss(g2, labels_gpu); }, Stop::no_gpu},
       {"pow", [=] { pow(g2, 2.0); }, Stop::no_gpu},
       {"relu", [=] { relu(g2); }, Stop::no_gpu},
       {"sigmoid", [=] { sigmoid(g2); }, Stop::no_gpu},

@@ -1,0 +1,27 @@
+#pragma once
+// GPU pieces shared by the class-target losses' kernels (nll_loss, cross_entropy).
+
+#include "core/cuda/kernel.h"
+#include "ops/reduction/reduction.h"
+
+namespace rg::class_target_cuda {
+
+// The class of lane n, or −1 for an ignored lane and for a target outside [0, C): that lane's
+// loss is skipped and the smallest such lane kept in *bad_lane (read back by check_bad_lane).
+__device__ inline int64_t lane_class(const int64_t* target, int64_t n, int64_t classes,
+                                     int64_t ignore_index, long long* bad_lane) {
+  const int64_t t = target[n];
+  if (t == ignore_index) return -1;
+  if (t < 0 || t >= classes) {
+    atomicMin(bad_lane, static_cast<long long>(n));
+    return -1;
+  }
+  return t;
+}
+
+// The offset of class c of lane n in the (outer, C, inner) input.
+RG_HOST_DEVICE inline int64_t class_offset(int64_t n, int64_t c, const Lanes& l) {
+  return (n / l.inner * l.size + c) * l.inner + n % l.inner;
+}
+
+}  // namespace rg::class_target_cuda
