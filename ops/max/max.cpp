@@ -1,58 +1,20 @@
 #include "ops/max/max.h"
 
-#include <algorithm>
-#include <cmath>
-#include <mutex>
-#include <type_traits>
-#include <utility>
-
 #include "core/autograd.h"
-#include "core/dispatch.h"
-#include "core/thread_pool.h"
 #include "ops/elementwise/elementwise.h"
-#include "ops/max/max_functors.h"
-#include "ops/reduction/row_math.h"
+#include "ops/max/max_kernel.h"
 
 namespace rg {
 namespace {
-
-// The NaN-propagating max of a contiguous run: vectorised for f32/f64 (row_math), a plain loop
-// for the 16-bit types.
-template <class T>
-compute_t<T> lane_max(const T* p, int64_t n) {
-  using C = compute_t<T>;
-  if constexpr (std::is_same_v<T, C>) {
-    return row_math::max_of(p, n);
-  } else {
-    C best = static_cast<C>(p[0]);
-    for (int64_t i = 1; i < n; ++i) best = nan_max(best, static_cast<C>(p[i]));
-    return best;
-  }
-}
-
-// True when v should replace the running maximum `best`: strictly larger (so ties keep the
-// first occurrence), or the first NaN.
-template <class C>
-inline bool beats(C v, C best) {
-  return v > best || (std::isnan(v) && !std::isnan(best));
-}
 
 class MaxAllBackward : public Node {
  public:
   MaxAllBackward(Tensor x, Tensor y) : x_(std::move(x)), y_(std::move(y)) {}
   std::string name() const override { return "MaxAllBackward"; }
   std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    const Tensor x = x_.contiguous();
-    int64_t count = 0;
-    dispatch_floating(x.dtype(), "max_backward", [&](auto tag) {
-      using T = decltype(tag);
-      using C = compute_t<T>;
-      const T* px = static_cast<const T*>(x.data_ptr());
-      const C m = static_cast<C>(*static_cast<const T*>(y_.data_ptr()));
-      for (int64_t i = 0; i < x.numel(); ++i) count += static_cast<C>(px[i]) == m;
-    });
-    const double inv = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
-    return {pointwise("max_backward", MaxAllGradFn{inv}, g[0], x, y_)};
+    return {dispatch_device<Kernels::cpu_and_cuda>("max_backward", x_.device(), [&](auto on) {
+      return detail::max_all_backward(on, g[0], x_, y_);
+    })};
   }
   void release_saved() override { x_ = y_ = Tensor(); }
 
@@ -66,23 +28,9 @@ class MaxDimBackward : public Node {
       : indices_(std::move(indices)), x_shape_(std::move(x_shape)), dim_(dim) {}
   std::string name() const override { return "MaxDimBackward"; }
   std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    const Tensor gy = g[0].contiguous();
-    Tensor gx = zeros(x_shape_, {gy.dtype(), gy.device()});
-    const Lanes l = lanes_around(x_shape_, dim_);
-    const int64_t* idx = indices_.data<int64_t>();
-    dispatch_floating(gy.dtype(), "max_backward", [&](auto tag) {
-      using T = decltype(tag);
-      const T* pg = static_cast<const T*>(gy.data_ptr());
-      T* px = static_cast<T*>(gx.data_ptr());
-      // gy and indices are laid out as lanes (a, i); each lane writes one element of gx.
-      parallel_for(l.count(), 1 << 15, [&](int64_t b, int64_t e) {
-        for (int64_t lane = b; lane < e; ++lane) {
-          const int64_t a = lane / l.inner, i = lane % l.inner;
-          px[(a * l.size + idx[lane]) * l.inner + i] = pg[lane];
-        }
-      });
-    });
-    return {gx};
+    return {dispatch_device<Kernels::cpu_and_cuda>("max_backward", indices_.device(), [&](auto on) {
+      return detail::max_along_backward(on, g[0], indices_, x_shape_, dim_);
+    })};
   }
   void release_saved() override { indices_ = Tensor(); }
 
@@ -92,103 +40,34 @@ class MaxDimBackward : public Node {
   int64_t dim_;
 };
 
-void check_input(const Tensor& x) {
-  check_same_float("max", {x});
-  check_cpu("max", {x});
-}
-
 }  // namespace
 
-Tensor max(const Tensor& x_in) {
-  check_input(x_in);
-  RG_CHECK(x_in.numel() > 0, "max: the maximum of an empty tensor is undefined, got ",
-           x_in.describe());
-  const Tensor x = x_in.contiguous();
-  Tensor y = empty({}, {x.dtype(), x.device()});
-  dispatch_floating(x.dtype(), "max", [&](auto tag) {
-    using T = decltype(tag);
-    using C = compute_t<T>;
-    const T* px = static_cast<const T*>(x.data_ptr());
-    // One partial maximum per chunk, combined in index order (deterministic NaN choice).
-    std::mutex mutex;
-    std::vector<std::pair<int64_t, C>> parts;
-    parallel_for(x.numel(), 1 << 15, [&](int64_t b, int64_t e) {
-      const C best = lane_max(px + b, e - b);
-      std::lock_guard<std::mutex> lock(mutex);
-      parts.emplace_back(b, best);
-    });
-    std::sort(parts.begin(), parts.end(),
-              [](const auto& p, const auto& q) { return p.first < q.first; });
-    C best = parts[0].second;
-    for (const auto& part : parts)
-      if (beats(part.second, best)) best = part.second;
-    *static_cast<T*>(y.data_ptr()) = T(best);
-  });
-  if (needs_grad({x_in}))
-    record(std::make_shared<MaxAllBackward>(saved(x_in), saved(y)), {x_in}, {&y});
+Tensor max(const Tensor& x) {
+  check_same_float("max", {x});
+  RG_CHECK(x.numel() > 0, "max: the maximum of an empty tensor is undefined, got ", x.describe());
+  Tensor y = dispatch_device<Kernels::cpu_and_cuda>(
+      "max", x.device(), [&](auto on) { return detail::max_all(on, x.contiguous()); });
+  if (needs_grad({x})) record(std::make_shared<MaxAllBackward>(saved(x), saved(y)), {x}, {&y});
   return y;
 }
 
-MaxResult max(const Tensor& x_in, int64_t dim, KeepDim keepdim) {
-  check_input(x_in);
-  dim = normalize_dim(dim, x_in.dim(), "max");
-  const Shape& shape = x_in.shape();
+MaxResult max(const Tensor& x, int64_t dim, KeepDim keepdim) {
+  check_same_float("max", {x});
+  dim = normalize_dim(dim, x.dim(), "max");
+  const Shape& shape = x.shape();
   Shape out_shape;
-  for (int64_t d = 0; d < x_in.dim(); ++d)
+  for (int64_t d = 0; d < x.dim(); ++d)
     if (d != dim || keepdim == KeepDim::yes) out_shape.push_back(shape[d]);
-  if (x_in.dim() > 0) {
-    RG_CHECK(shape[dim] > 0, "max: dim ", dim, " of ", x_in.describe(),
+  if (x.dim() > 0) {
+    RG_CHECK(shape[dim] > 0, "max: dim ", dim, " of ", x.describe(),
              " is empty; the maximum of nothing is undefined");
     if (keepdim == KeepDim::yes) out_shape[dim] = 1;
   }
-  const Tensor x = x_in.contiguous();
-  const Lanes l = lanes_around(shape, dim);
-  MaxResult r{empty(out_shape, {x.dtype(), x.device()}),
-              empty(out_shape, {DType::i64, x.device()})};
-  dispatch_floating(x.dtype(), "max", [&](auto tag) {
-    using T = decltype(tag);
-    using C = compute_t<T>;
-    const T* px = static_cast<const T*>(x.data_ptr());
-    T* pv = static_cast<T*>(r.values.data_ptr());
-    int64_t* pi = r.indices.data<int64_t>();
-    parallel_for(l.count(), lane_grain(l), [&](int64_t b, int64_t e) {
-      if (l.inner == 1) {
-        // Rows: a vectorised max, then a scan for its first occurrence (usually short).
-        for (int64_t row = b; row < e; ++row) {
-          const T* xr = px + row * l.size;
-          const C m = lane_max(xr, l.size);
-          int64_t k = 0;
-          if (std::isnan(m))
-            while (!std::isnan(static_cast<C>(xr[k]))) ++k;
-          else
-            while (static_cast<C>(xr[k]) != m) ++k;
-          pv[row] = T(m);
-          pi[row] = k;
-        }
-        return;
-      }
-      std::vector<C> best(static_cast<std::size_t>(std::min(l.inner, e - b)));
-      std::vector<int64_t> arg(best.size());
-      for_segments(b, e, l.inner, [&](int64_t a, int64_t i0, int64_t i1) {
-        // Walk the lanes of this segment side by side: row c of all of them is contiguous.
-        const T* base = px + a * l.size * l.inner;
-        for (int64_t i = i0; i < i1; ++i) best[i - i0] = static_cast<C>(base[i]), arg[i - i0] = 0;
-        for (int64_t c = 1; c < l.size; ++c) {
-          const T* row = base + c * l.inner;
-          for (int64_t i = i0; i < i1; ++i) {
-            const C v = static_cast<C>(row[i]);
-            if (beats(v, best[i - i0])) best[i - i0] = v, arg[i - i0] = c;
-          }
-        }
-        for (int64_t i = i0; i < i1; ++i) {
-          pv[a * l.inner + i] = T(best[i - i0]);
-          pi[a * l.inner + i] = arg[i - i0];
-        }
-      });
-    });
+  MaxResult r = dispatch_device<Kernels::cpu_and_cuda>("max", x.device(), [&](auto on) {
+    return detail::max_along(on, x.contiguous(), dim, out_shape);
   });
-  if (needs_grad({x_in}))
-    record(std::make_shared<MaxDimBackward>(r.indices, shape, dim), {x_in}, {&r.values});
+  if (needs_grad({x}))
+    record(std::make_shared<MaxDimBackward>(r.indices, shape, dim), {x}, {&r.values});
   return r;
 }
 

@@ -49,6 +49,9 @@ std::vector<OpCase> cases() {
          return cat({x[0], x[1], x[0].narrow(1, 3, 4)}, 1);
        }},
       {"log_softmax", 1, false, [](V x) { return log_softmax(x[0], -1); }},
+      {"max", 1, false, [](V x) { return max(x[0]); }},
+      {"max dim", 1, false, [](V x) { return max(x[0], 1).values; }},
+      {"max last dim", 1, false, [](V x) { return max(x[0], -1, KeepDim::yes).values; }},
   };
 }
 

@@ -108,8 +108,8 @@ std::vector<Case> cases() {
        [=] {
          matmul(c2, on_gpu({3, 2}));
        }},
-      {"max", [=] { max(g2); }},
-      {"max", [=] { max(g2, 1); }},
+      {"max", [=] { max(g2); }, Stop::no_gpu},
+      {"max", [=] { max(g2, 1); }, Stop::no_gpu},
       {"max_pool2d", [=] { max_pool2d(g4, 2); }},
       {"mean", [=] { mean(g2); }, Stop::no_gpu},
       {"mse_loss", [=] { mse_loss(g2, c2); }},
