@@ -33,7 +33,13 @@ namespace rg::cuda {
 
 // Threads per block of the one-dimensional kernels: a multiple of the warp, enough to hide
 // latency, small enough for several blocks per SM.
+// Emulated, each CUDA thread is an OS thread: blocks of two warps still exercise every
+// cross-warp step, at a quarter of the thread start-ups.
+#if defined(__CUDACC__)
 inline constexpr int kBlockThreads = 256;
+#else
+inline constexpr int kBlockThreads = 64;
+#endif
 
 // Blocks for a grid-stride loop over n elements: enough to fill the GPU (the largest has 132
 // SMs × 2048 threads), capped so that each thread does a few elements. The emulator gets few
@@ -46,6 +52,17 @@ inline unsigned grid_for(int64_t n, int threads = kBlockThreads) {
 #endif
   const int64_t blocks = (n + threads - 1) / threads;
   return static_cast<unsigned>(blocks < 1 ? 1 : (blocks < cap ? blocks : cap));
+}
+
+// Blocks for a kernel that gives each of `lanes` lanes a block, grid-stride over the lanes: the
+// grid's limit on the GPU; a few blocks emulated, which still exercise the lane loop.
+inline unsigned lane_blocks(int64_t lanes) {
+#if defined(__CUDACC__)
+  const int64_t cap = 65535;
+#else
+  const int64_t cap = 3;
+#endif
+  return static_cast<unsigned>(lanes < 1 ? 1 : (lanes < cap ? lanes : cap));
 }
 
 // Kernels over tensors of at most this many dims take their strides by value.

@@ -131,14 +131,9 @@ inline void launch_sum(std::string_view op, const Tensor& in, const std::vector<
   dispatch_floating(in.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     using Acc = compute_t<T>;  // float for f32 and the 16-bit types, double for f64
-#if defined(__CUDACC__)
-    const int64_t max_blocks = 65535;
-#else
-    const int64_t max_blocks = 3;  // emulated: a few blocks still exercise the output loop
-#endif
-    const auto blocks = static_cast<unsigned>(g.outputs < max_blocks ? g.outputs : max_blocks);
-    cuda::launch(rc::sum_kernel<T, Acc>, dim3(blocks), dim3(cuda::kBlockThreads), 0, stream,
-                 static_cast<const T*>(in.data_ptr()), static_cast<T*>(out.data_ptr()), g, scale);
+    cuda::launch(rc::sum_kernel<T, Acc>, dim3(cuda::lane_blocks(g.outputs)),
+                 dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(in.data_ptr()),
+                 static_cast<T*>(out.data_ptr()), g, scale);
   });
 }
 

@@ -145,15 +145,6 @@ __global__ void backward_kernel(const T* gy, const T* x, const T* weight, T* gx,
   }
 }
 
-#if defined(__CUDACC__)
-inline constexpr int64_t kMaxLaneBlocks = 65535;
-inline constexpr unsigned kLaneThreads = cuda::kBlockThreads;
-#else
-// Emulated: a few blocks of two warps exercise the row loop and the tree's cross-warp step.
-inline constexpr int64_t kMaxLaneBlocks = 3;
-inline constexpr unsigned kLaneThreads = 64;
-#endif
-
 template <class T>
 const T* data_or_null(const Tensor& t) {
   return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
@@ -199,9 +190,9 @@ inline detail::CrossEntropyForward launch_cross_entropy(const Tensor& x, const T
       const T* px = static_cast<const T*>(x.data_ptr());
       const C minus_inf = -std::numeric_limits<C>::infinity();
       if (l.inner == 1 && l.size >= ce::kBlockLaneClasses) {
-        const auto blocks = static_cast<unsigned>(std::min(l.outer, ce::kMaxLaneBlocks));
-        cuda::launch(ce::forward_block_per_lane<T, C>, dim3(blocks), dim3(ce::kLaneThreads), 0,
-                     stream, px, ce::data_or_null<T>(weight), a, minus_inf);
+        cuda::launch(ce::forward_block_per_lane<T, C>, dim3(cuda::lane_blocks(l.outer)),
+                     dim3(cuda::kBlockThreads), 0, stream, px, ce::data_or_null<T>(weight), a,
+                     minus_inf);
       } else {
         cuda::launch(ce::forward_thread_per_lane<T, C>, dim3(cuda::grid_for(l.count())),
                      dim3(cuda::kBlockThreads), 0, stream, px, ce::data_or_null<T>(weight), a,

@@ -100,22 +100,12 @@ __global__ void along_backward(const T* gy, const int64_t* indices, T* gx, Lanes
   }
 }
 
-#if defined(__CUDACC__)
-inline constexpr int64_t kMaxLaneBlocks = 65535;
-inline constexpr unsigned kLaneThreads = cuda::kBlockThreads;
-#else
-// Emulated: a few blocks of two warps exercise the row loop and the tree's cross-warp step.
-inline constexpr int64_t kMaxLaneBlocks = 3;
-inline constexpr unsigned kLaneThreads = 64;
-#endif
-
 template <class T>
 void launch_lanes(const T* x, T* values, int64_t* indices, const Lanes& l, cudaStream_t stream) {
   using C = compute_t<T>;
   if (l.inner == 1 && (l.size >= kBlockLaneSize || !indices)) {
-    const auto blocks = static_cast<unsigned>(l.outer < kMaxLaneBlocks ? l.outer : kMaxLaneBlocks);
-    cuda::launch(along_block_per_lane<T, C>, dim3(blocks), dim3(kLaneThreads), 0, stream, x, values,
-                 indices, l);
+    cuda::launch(along_block_per_lane<T, C>, dim3(cuda::lane_blocks(l.outer)),
+                 dim3(cuda::kBlockThreads), 0, stream, x, values, indices, l);
   } else {
     cuda::launch(along_thread_per_lane<T, C>, dim3(cuda::grid_for(l.count())),
                  dim3(cuda::kBlockThreads), 0, stream, x, values, indices, l);
@@ -154,8 +144,8 @@ inline void launch_max_all_backward(const Tensor& gy, const Tensor& x, const Ten
     using C = compute_t<T>;
     const T* px = static_cast<const T*>(x.data_ptr());
     const T* py = static_cast<const T*>(y.data_ptr());
-    cuda::launch(max_cuda::count_equal<T, C>, dim3(1), dim3(max_cuda::kLaneThreads), 0, stream, px,
-                 py, x.numel(), pc);
+    cuda::launch(max_cuda::count_equal<T, C>, dim3(1), dim3(cuda::kBlockThreads), 0, stream, px, py,
+                 x.numel(), pc);
     cuda::launch(max_cuda::all_backward<T, C>, dim3(cuda::grid_for(x.numel())),
                  dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(gy.data_ptr()), px, py,
                  static_cast<const long long*>(pc), static_cast<T*>(gx.data_ptr()), x.numel());

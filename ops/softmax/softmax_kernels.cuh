@@ -62,20 +62,6 @@ __global__ void backward_kernel(const T* gy, const T* y, T* gx, Lanes l, bool lo
   }
 }
 
-#if defined(__CUDACC__)
-inline constexpr int64_t kMaxBlocks = 65535;
-inline constexpr unsigned kThreads = cuda::kBlockThreads;
-#else
-// Emulated (one OS thread per CUDA thread, ~1 ms per barrier): a few blocks of two warps still
-// exercise the lane loop, the strided loop within a lane and the cross-warp step of the tree.
-inline constexpr int64_t kMaxBlocks = 3;
-inline constexpr unsigned kThreads = 64;
-#endif
-
-inline unsigned lane_blocks(const Lanes& l) {
-  return static_cast<unsigned>(l.count() < kMaxBlocks ? l.count() : kMaxBlocks);
-}
-
 }  // namespace softmax_cuda
 
 // y = softmax(x) or log_softmax(x) along `dim`; x and y contiguous, same shape and dtype.
@@ -85,8 +71,8 @@ inline void launch_softmax(const Tensor& x, const Tensor& y, int64_t dim, detail
   const Lanes l = lanes_around(x.shape(), dim);
   dispatch_floating(x.dtype(), "softmax", [&](auto tag) {
     using T = decltype(tag);
-    cuda::launch(softmax_cuda::forward_kernel<T, compute_t<T>>, dim3(softmax_cuda::lane_blocks(l)),
-                 dim3(softmax_cuda::kThreads), 0, stream, static_cast<const T*>(x.data_ptr()),
+    cuda::launch(softmax_cuda::forward_kernel<T, compute_t<T>>, dim3(cuda::lane_blocks(l.count())),
+                 dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(x.data_ptr()),
                  static_cast<T*>(y.data_ptr()), l, kind == detail::SoftmaxKind::log_softmax,
                  -std::numeric_limits<compute_t<T>>::infinity());
   });
@@ -99,8 +85,8 @@ inline void launch_softmax_backward(const Tensor& gy, const Tensor& y, const Ten
   const Lanes l = lanes_around(y.shape(), dim);
   dispatch_floating(y.dtype(), "softmax_backward", [&](auto tag) {
     using T = decltype(tag);
-    cuda::launch(softmax_cuda::backward_kernel<T, compute_t<T>>, dim3(softmax_cuda::lane_blocks(l)),
-                 dim3(softmax_cuda::kThreads), 0, stream, static_cast<const T*>(gy.data_ptr()),
+    cuda::launch(softmax_cuda::backward_kernel<T, compute_t<T>>, dim3(cuda::lane_blocks(l.count())),
+                 dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(gy.data_ptr()),
                  static_cast<const T*>(y.data_ptr()), static_cast<T*>(gx.data_ptr()), l,
                  kind == detail::SoftmaxKind::log_softmax);
   });

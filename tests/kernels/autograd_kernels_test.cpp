@@ -40,7 +40,7 @@ TEST(AccumulateKernel, StridedAccumulator) {
   EXPECT_TRUE(all_close(acc, expected, 0, 0));
 }
 
-// Small shapes: the emulator runs a block's 256 threads as OS threads, and each output of a
+// Small shapes: the emulator runs a block's threads (64 emulated) as OS threads, and each output of a
 // reduction costs a dozen barriers. ScaleAndEmptyReductions covers reductions longer than a block.
 TEST(SumKernel, SumToShapeMatchesTheCpuEngine) {
   const Shape from = {3, 4, 9};
