@@ -40,8 +40,9 @@ TEST(AccumulateKernel, StridedAccumulator) {
   EXPECT_TRUE(all_close(acc, expected, 0, 0));
 }
 
-// Small shapes: the emulator runs a block's threads (64 emulated) as OS threads, and each output of a
-// reduction costs a dozen barriers. ScaleAndEmptyReductions covers reductions longer than a block.
+// Small shapes: the emulator runs a block's threads (64 emulated) as OS threads, and each output of
+// a reduction costs a dozen barriers. ScaleAndEmptyReductions covers reductions longer than a
+// block.
 TEST(SumKernel, SumToShapeMatchesTheCpuEngine) {
   const Shape from = {3, 4, 9};
   const std::vector<Shape> targets = {{4, 1}, {1, 9}, {3, 1, 1}, {}, {9}, {3, 4, 1}, {1, 4, 9}};
