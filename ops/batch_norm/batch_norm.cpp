@@ -6,6 +6,7 @@
 #include "core/autograd.h"
 #include "core/dispatch.h"
 #include "ops/batch_norm/batch_norm_kernels.h"
+#include "ops/batch_norm/batch_norm_math.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace rg {
@@ -15,14 +16,14 @@ using Channels = std::vector<double>;  // one f64 value per channel
 
 void check_input(std::string_view op, const Tensor& x) {
   check_same_float(op, {x});
-  check_cpu(op, {x});
   RG_CHECK(x.dim() >= 2, op, ": input must be (N, C, *) with at least 2 dims, got ", x.describe());
 }
 
 // A per-channel tensor (weight, bias, running stats, mean, invstd): undefined or (C).
 void check_channels(std::string_view op, const char* name, const Tensor& t, const Tensor& x) {
   if (!t.defined()) return;
-  check_cpu(op, {t});
+  RG_CHECK(t.device() == x.device(), op, ": device mismatch, input ", x.describe(), " vs ", name,
+           " ", t.describe());
   RG_CHECK(is_floating(t.dtype()), op, ": ", name, " must be floating, got ", t.describe());
   RG_CHECK(t.dim() == 1 && t.size(0) == x.size(1), op, ": ", name, " must have shape [", x.size(1),
            "] (one value per channel of input ", x.describe(), "), got ", t.describe());
@@ -67,7 +68,7 @@ int64_t count_of(const Tensor& x) {
 
 Channels invstd_of(const Channels& var, double eps) {
   Channels out(var.size());
-  for (std::size_t c = 0; c < var.size(); ++c) out[c] = 1.0 / std::sqrt(var[c] + eps);
+  for (std::size_t c = 0; c < var.size(); ++c) out[c] = bn_math::invstd(var[c], eps);
   return out;
 }
 
@@ -88,14 +89,15 @@ void update_running(const Tensor& running_mean, const Tensor& running_var, const
            count);
   if (running_mean.defined()) {
     Channels rm = running_mean.to_vector<double>();
-    for (std::size_t c = 0; c < rm.size(); ++c) rm[c] = (1 - momentum) * rm[c] + momentum * mean[c];
+    for (std::size_t c = 0; c < rm.size(); ++c)
+      rm[c] = bn_math::running_update(rm[c], mean[c], momentum);
     write_channels(running_mean, rm);
   }
   if (running_var.defined()) {
     Channels rv = running_var.to_vector<double>();
     const double unbiased = 1.0 / static_cast<double>(count - 1);
     for (std::size_t c = 0; c < rv.size(); ++c)
-      rv[c] = (1 - momentum) * rv[c] + momentum * m2[c] * unbiased;
+      rv[c] = bn_math::running_var_update(rv[c], m2[c], unbiased, momentum);
     write_channels(running_var, rv);
   }
 }
@@ -126,10 +128,13 @@ Tensor grad_input(const Tensor& gy, const Tensor& x, const Channels& w, const Ch
   const std::size_t c_count = mean.size();
   Channels k(c_count), a(c_count, 0.0), b(c_count, 0.0);
   const double inv_m = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
+  const bool train = sum_dy && sum_dy_xhat;
   for (std::size_t c = 0; c < c_count; ++c) {
-    k[c] = w[c] * invstd[c];
-    if (sum_dy) a[c] = (*sum_dy)[c] * inv_m;
-    if (sum_dy_xhat) b[c] = invstd[c] * (*sum_dy_xhat)[c] * inv_m;  // per unit of (x − mean)
+    const bn_math::GradCoefs coefs = bn_math::grad_coefs(
+        w[c], invstd[c], train ? (*sum_dy)[c] : 0.0, train ? (*sum_dy_xhat)[c] : 0.0, inv_m, train);
+    k[c] = coefs.k;
+    a[c] = coefs.a;
+    b[c] = coefs.b;
   }
   Tensor gx = empty_like(x);
   detail::bn_backward_elemt_cpu(gy, x, gx, mean.data(), k.data(), a.data(), b.data());
@@ -138,7 +143,7 @@ Tensor grad_input(const Tensor& gy, const Tensor& x, const Channels& w, const Ch
 
 class BatchNormBackward : public Node {
  public:
-  BatchNormBackward(Tensor x, Tensor weight, Channels mean, Channels invstd, BatchNormMode mode,
+  BatchNormBackward(Tensor x, Tensor weight, Tensor mean, Tensor invstd, BatchNormMode mode,
                     DType param_dtype)
       : x_(std::move(x)),
         weight_(std::move(weight)),
@@ -148,38 +153,70 @@ class BatchNormBackward : public Node {
         param_dtype_(param_dtype) {}
   std::string name() const override { return "BatchNormBackward"; }
   std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    const Tensor gy = g[0].contiguous();
-    const bool want_x = next_edges[0].node != nullptr, want_w = next_edges[1].node != nullptr,
-               want_b = next_edges[2].node != nullptr;
-    const bool train = mode_ == BatchNormMode::train;
-    Channels sum_dy, sum_dy_xhat;
-    if (want_w || want_b || (train && want_x))
-      grad_sums(gy, x_, mean_, invstd_, sum_dy, sum_dy_xhat);
-    Tensor gx, gw, gb;
-    if (want_x) {
-      const Channels w = values(weight_, x_.size(1), 1.0);
-      gx = train ? grad_input(gy, x_, w, mean_, invstd_, &sum_dy, &sum_dy_xhat, count_of(x_))
-                 : grad_input(gy, x_, w, mean_, invstd_, nullptr, nullptr, count_of(x_));
-    }
-    // In the parameters' dtype: f32 in mixed mode, where the f64 sums are rounded only once.
-    if (want_w) gw = f64_tensor(sum_dy_xhat, x_.device()).to(param_dtype_);
-    if (want_b) gb = f64_tensor(sum_dy, x_.device()).to(param_dtype_);
-    return {gx, gw, gb};
+    const detail::BnWants wants{next_edges[0].node != nullptr, next_edges[1].node != nullptr,
+                                next_edges[2].node != nullptr};
+    const detail::BnBackward r =
+        dispatch_device<Kernels::cpu_and_cuda>("batch_norm_backward", x_.device(), [&](auto on) {
+          return detail::bn_backward(on, g[0].contiguous(), x_, weight_, mean_, invstd_,
+                                     mode_ == BatchNormMode::train, wants, param_dtype_);
+        });
+    return {r.gx, r.gweight, r.gbias};
   }
-  void release_saved() override {
-    x_ = weight_ = Tensor();
-    mean_.clear();
-    invstd_.clear();
-  }
+  void release_saved() override { x_ = weight_ = mean_ = invstd_ = Tensor(); }
 
  private:
-  Tensor x_, weight_;  // x contiguous; weight only when x needs a gradient
-  Channels mean_, invstd_;
+  Tensor x_, weight_;     // x contiguous; weight only when x needs a gradient
+  Tensor mean_, invstd_;  // (C) f64 on x's device
   BatchNormMode mode_;
   DType param_dtype_;  // of weight and bias
 };
 
 }  // namespace
+
+namespace detail {
+
+BnForward bn_forward(OnCpu, const Tensor& xc, const Tensor& weight, const Tensor& bias,
+                     const Tensor& running_mean, const Tensor& running_var,
+                     const BnConfig& config) {
+  const int64_t c = xc.size(1), count = count_of(xc);
+  Channels mean, invstd;
+  if (config.train) {
+    Channels m2(static_cast<std::size_t>(c));
+    mean.resize(static_cast<std::size_t>(c));
+    bn_stats_cpu(xc, mean.data(), m2.data());
+    Channels var(m2.size());
+    for (std::size_t i = 0; i < m2.size(); ++i) var[i] = m2[i] / static_cast<double>(count);
+    invstd = invstd_of(var, config.eps);
+    if (running_mean.defined() || running_var.defined())
+      update_running(running_mean, running_var, mean, m2, count, config.momentum);
+  } else {
+    mean = running_mean.to_vector<double>();
+    invstd = invstd_of(running_var.to_vector<double>(), config.eps);
+  }
+  Tensor y = elemt(xc, values(weight, c, 1.0), values(bias, c, 0.0), mean, invstd);
+  return {y, f64_tensor(mean, xc.device()), f64_tensor(invstd, xc.device())};
+}
+
+BnBackward bn_backward(OnCpu, const Tensor& gy, const Tensor& x, const Tensor& weight,
+                       const Tensor& mean_t, const Tensor& invstd_t, bool train, BnWants wants,
+                       DType param_dtype) {
+  const Channels mean = mean_t.to_vector<double>(), invstd = invstd_t.to_vector<double>();
+  Channels sum_dy, sum_dy_xhat;
+  if (wants.weight || wants.bias || (train && wants.x))
+    grad_sums(gy, x, mean, invstd, sum_dy, sum_dy_xhat);
+  BnBackward r;
+  if (wants.x) {
+    const Channels w = values(weight, x.size(1), 1.0);
+    r.gx = train ? grad_input(gy, x, w, mean, invstd, &sum_dy, &sum_dy_xhat, count_of(x))
+                 : grad_input(gy, x, w, mean, invstd, nullptr, nullptr, count_of(x));
+  }
+  // In the parameters' dtype: f32 in mixed mode, where the f64 sums are rounded only once.
+  if (wants.weight) r.gweight = f64_tensor(sum_dy_xhat, x.device()).to(param_dtype);
+  if (wants.bias) r.gbias = f64_tensor(sum_dy, x.device()).to(param_dtype);
+  return r;
+}
+
+}  // namespace detail
 
 Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
                   const Tensor& running_mean, const Tensor& running_var, BatchNormMode mode,
@@ -187,52 +224,44 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
   constexpr std::string_view op = "batch_norm";
   check_input(op, x);
   check_params(op, x, {weight, bias, running_mean, running_var});
-  check_cpu(op, {weight, bias, running_mean, running_var});
   check_channels(op, "weight", weight, x);
   check_channels(op, "bias", bias, x);
   check_channels(op, "running_mean", running_mean, x);
   check_channels(op, "running_var", running_var, x);
   RG_CHECK(eps >= 0, "batch_norm: eps must be >= 0, got ", eps);
-  const int64_t c = x.size(1), count = count_of(x);
-  const Tensor xc = x.detach().contiguous();
-  Channels mean, invstd;
-  if (mode == BatchNormMode::train) {
-    RG_CHECK(count > 1,
-             "batch_norm: expected more than 1 value per channel when training, got "
-             "input ",
+  const bool train = mode == BatchNormMode::train;
+  if (train) {
+    RG_CHECK(count_of(x) > 1,
+             "batch_norm: expected more than 1 value per channel when training, got input ",
              x.describe());
-    Channels m2(static_cast<std::size_t>(c));
-    mean.resize(static_cast<std::size_t>(c));
-    detail::bn_stats_cpu(xc, mean.data(), m2.data());
-    Channels var(m2.size());
-    for (std::size_t i = 0; i < m2.size(); ++i) var[i] = m2[i] / static_cast<double>(count);
-    invstd = invstd_of(var, eps);
-    if (running_mean.defined() || running_var.defined())
-      update_running(running_mean, running_var, mean, m2, count, momentum);
   } else {
     RG_CHECK(running_mean.defined() && running_var.defined(),
              "batch_norm: eval mode needs running_mean and running_var, got ",
              running_mean.describe(), " and ", running_var.describe(), " for input ", x.describe());
-    mean = running_mean.to_vector<double>();
-    invstd = invstd_of(running_var.to_vector<double>(), eps);
   }
-  Tensor y = elemt(xc, values(weight, c, 1.0), values(bias, c, 0.0), mean, invstd);
+  const Tensor xc = x.detach().contiguous();
+  const detail::BnConfig config{train, momentum, eps};
+  detail::BnForward f = dispatch_device<Kernels::cpu_and_cuda>(op, x.device(), [&](auto on) {
+    return detail::bn_forward(on, xc, weight, bias, running_mean, running_var, config);
+  });
   if (needs_grad({x, weight, bias})) {
     auto node =
         std::make_shared<BatchNormBackward>(saved(xc), x.requires_grad() ? saved(weight) : Tensor(),
-                                            std::move(mean), std::move(invstd), mode,
+                                            std::move(f.mean), std::move(f.invstd), mode,
                                             weight.defined() ? weight.dtype()
                                             : bias.defined() ? bias.dtype()
                                                              : x.dtype());
-    record(node, {x, weight, bias}, {&y});
+    record(node, {x, weight, bias}, {&f.y});
   }
-  return y;
+  return f.y;
 }
 
 // ---- pieces for SyncBatchNorm --------------------------------------------------------------
 
+// The pieces run their kernels on the CPU only, for now: SyncBatchNorm on GPUs is the next step.
 BatchNormStats batch_norm_stats(const Tensor& x) {
   check_input("batch_norm_stats", x);
+  check_cpu("batch_norm_stats", {x});
   const Tensor xc = x.detach().contiguous();
   const auto c = static_cast<std::size_t>(x.size(1));
   Channels mean(c), m2(c);
@@ -292,6 +321,7 @@ Tensor batch_norm_elemt(const Tensor& x, const Tensor& weight, const Tensor& bia
                         const Tensor& mean, const Tensor& invstd) {
   constexpr std::string_view op = "batch_norm_elemt";
   check_input(op, x);
+  check_cpu(op, {x});
   check_params(op, x, {weight, bias});
   check_channels(op, "weight", weight, x);
   check_channels(op, "bias", bias, x);
@@ -307,6 +337,7 @@ BatchNormGradSums batch_norm_backward_reduce(const Tensor& gy, const Tensor& x, 
                                              const Tensor& invstd) {
   constexpr std::string_view op = "batch_norm_backward_reduce";
   check_input(op, x);
+  check_cpu(op, {x});
   check_grad(op, gy, x);
   RG_CHECK(mean.defined() && invstd.defined(), op, ": mean and invstd are required");
   check_channels(op, "mean", mean, x);
@@ -322,6 +353,7 @@ Tensor batch_norm_backward_elemt(const Tensor& gy, const Tensor& x, const Tensor
                                  const BatchNormGradSums& sums, int64_t count) {
   constexpr std::string_view op = "batch_norm_backward_elemt";
   check_input(op, x);
+  check_cpu(op, {x});
   check_grad(op, gy, x);
   check_params(op, x, {weight});
   check_channels(op, "weight", weight, x);

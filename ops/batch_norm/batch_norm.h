@@ -16,6 +16,12 @@
 // mode, used by O2 mixed precision): y and gx then have the input's dtype, gweight and gbias
 // f32. Statistics are always computed in f64.
 //
+// On a GPU, batch_norm runs this project's kernels (batch_norm_kernels.cuh), not cuDNN's: cuDNN 9
+// offers batch norm only through its graph API (the legacy entry points are deprecated), and
+// its norm graphs get no engine where there is no driver, so a cuDNN path could not be run or
+// tested on the machines that build ringgrad; ours runs here through the kernel emulator. The
+// statistics and coefficients never leave the device. (The pieces below are CPU-only for now.)
+//
 // The pieces below are the same computation split where SyncBatchNorm (parallel/) needs to
 // combine ranks — the design of PyTorch's native SyncBN kernels:
 //   forward:  stats = batch_norm_stats(x) on each rank -> gather -> batch_norm_combine_stats

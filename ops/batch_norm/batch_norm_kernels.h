@@ -1,14 +1,50 @@
 #pragma once
-// CPU kernels of batch_norm (internal to ops/batch_norm). Tensors are contiguous (N, C, S) of
-// one floating dtype, S = the product of the spatial dims (1 for (N, C) input); per-channel
-// arrays are f64 with C entries. Reductions are split across threads by channel, each channel
-// summed in a fixed order: results never depend on the thread count.
+// The kernels of batch_norm (internal to ops/batch_norm).
+//
+// The whole op, per device: bn_forward / bn_backward on the CPU (batch_norm.cpp, over the
+// kernels below) and on the GPU (batch_norm_cuda.cu, batch_norm_kernels.cuh). x is contiguous
+// (N, C, *); the saved statistics mean and invstd are (C) f64 tensors on x's device.
+//
+// The CPU kernels: tensors contiguous (N, C, S) of one floating dtype, S = the product of the
+// spatial dims (1 for (N, C) input); per-channel arrays are f64 with C entries. Reductions are
+// split across threads by channel, each channel summed in a fixed order: results never depend on
+// the thread count.
 
 #include <cstdint>
 
+#include "core/dispatch.h"
 #include "core/tensor.h"
 
 namespace rg::detail {
+
+struct BnConfig {
+  bool train = true;
+  double momentum = 0.1, eps = 1e-5;
+};
+
+// y, and the statistics the backward needs (the batch's in train, the running ones in eval);
+// in train the running stats, where given, are updated in place.
+struct BnForward {
+  Tensor y, mean, invstd;
+};
+BnForward bn_forward(OnCpu, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                     const Tensor& running_mean, const Tensor& running_var, const BnConfig& config);
+BnForward bn_forward(OnCuda, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                     const Tensor& running_mean, const Tensor& running_var, const BnConfig& config);
+
+// The gradients asked for (the others undefined); gw and gb in param_dtype.
+struct BnWants {
+  bool x = true, weight = true, bias = true;
+};
+struct BnBackward {
+  Tensor gx, gweight, gbias;
+};
+BnBackward bn_backward(OnCpu, const Tensor& gy, const Tensor& x, const Tensor& weight,
+                       const Tensor& mean, const Tensor& invstd, bool train, BnWants wants,
+                       DType param_dtype);
+BnBackward bn_backward(OnCuda, const Tensor& gy, const Tensor& x, const Tensor& weight,
+                       const Tensor& mean, const Tensor& invstd, bool train, BnWants wants,
+                       DType param_dtype);
 
 struct BnDims {
   int64_t n = 0, c = 0, s = 1;

@@ -128,6 +128,16 @@ TEST(GpuOpsParity, CublasAndCudnnOpsMatchTheCpu) {
        [](V x) {
          return conv2d(x[0], x[1], Tensor(), {2, 2}, {1, 1}, {1, 1}, 2);
        }},
+      {"batch_norm train",
+       {{4, 3, 5, 5}, {3}, {3}},
+       [](V x) { return batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), BatchNormMode::train); }},
+      {"batch_norm eval",
+       {{4, 3, 5}, {3}},
+       [](V x) {
+         const Tensor rm = full({3}, 0.25, {x[0].dtype(), x[0].device()});
+         const Tensor rv = full({3}, 1.5, {x[0].dtype(), x[0].device()});
+         return batch_norm(x[0], x[1], Tensor(), rm, rv, BatchNormMode::eval);
+       }},
       {"conv_transpose2d",
        {{2, 4, 5, 5}, {4, 3, 2, 2}, {3}},
        [](V x) {

@@ -1,0 +1,95 @@
+// batch_norm's GPU kernels (ops/batch_norm/batch_norm_kernels.cuh) run through the emulator
+// against the CPU path, forward (y, saved mean and invstd, running stats updated in place) and
+// backward (gx, gweight, gbias): every dtype, the mixed mode (16-bit input, f32 parameters),
+// train and eval, with and without affine parameters and running stats; (N, C) and (N, C, H, W)
+// inputs, with a channel far from zero (the shifted sums keep its variance).
+#include <gtest/gtest.h>
+
+#include "ops/batch_norm/batch_norm_kernels.cuh"
+#include "ops/ops.h"
+#include "tests/kernels/kernel_test_util.h"
+#include "tests/support/fixtures.h"
+
+namespace rg {
+namespace {
+using namespace rg::testing;
+
+struct Case {
+  Shape shape;
+  bool affine, running, train;
+};
+
+const Case kCases[] = {{{4, 3, 3, 5}, true, true, true},
+                       {{5, 6}, false, false, true},
+                       {{2, 3, 7}, true, false, true},
+                       {{3, 3, 2, 2}, true, true, false},
+                       {{4, 2}, false, true, false}};
+
+Tensor input_for(const Shape& shape, DType dtype) {
+  // Channel 1 sits at 40 ± 1: a naive E[x²] − E[x]² in f32 would lose its variance.
+  Tensor x = add(mul(rand(shape, {DType::f64}), 2.0), -1.0);
+  Tensor offset = zeros({shape[1]}, {DType::f64});
+  offset.data<double>()[1] = 40.0;
+  Shape view(shape.size(), 1);
+  view[1] = shape[1];
+  return add(x, offset.reshape(view)).to(dtype);
+}
+
+Tensor channels(int64_t c, DType dtype, double low) {
+  return add(rand({c}, {DType::f64}), low).to(dtype);
+}
+
+void expect_close(const Tensor& got, const Tensor& expected, double tol, const std::string& what) {
+  ASSERT_EQ(got.defined(), expected.defined()) << what;
+  if (got.defined()) {
+    EXPECT_TRUE(all_close(got, expected, tol, tol)) << what;
+  }
+}
+
+void check_case(const Case& c, DType dtype, DType param_dtype) {
+  const std::string what = std::string(dtype_name(dtype)) + "/" +
+                           std::string(dtype_name(param_dtype)) + " " + shape_str(c.shape) +
+                           (c.train ? " train" : " eval");
+  const double tol = device_parity_tolerance(dtype);
+  const int64_t ch = c.shape[1];
+  const Tensor x = input_for(c.shape, dtype);
+  const Tensor w = c.affine ? channels(ch, param_dtype, 0.5) : Tensor();
+  const Tensor b = c.affine ? channels(ch, param_dtype, -0.5) : Tensor();
+  const Tensor rm = c.running ? channels(ch, param_dtype, 0.0) : Tensor();
+  const Tensor rv = c.running ? channels(ch, param_dtype, 0.5) : Tensor();
+  const Tensor rm_gpu = c.running ? rm.clone() : Tensor(),
+               rv_gpu = c.running ? rv.clone() : Tensor();
+  const detail::BnConfig config{c.train, 0.1, 1e-5};
+  const detail::BnForward expected = detail::bn_forward(OnCpu{}, x, w, b, rm, rv, config);
+  const detail::BnForward got = launch_bn_forward(x, w, b, rm_gpu, rv_gpu, config, nullptr);
+  expect_close(got.y, expected.y, tol, "y " + what);
+  expect_close(got.mean, expected.mean, 1e-12, "mean " + what);
+  expect_close(got.invstd, expected.invstd, 1e-9, "invstd " + what);
+  expect_close(rm_gpu, rm, device_parity_tolerance(param_dtype), "running_mean " + what);
+  expect_close(rv_gpu, rv, device_parity_tolerance(param_dtype), "running_var " + what);
+
+  const Tensor gy = add(rand(c.shape, {DType::f64}), -0.5).to(dtype);
+  for (const detail::BnWants wants :
+       {detail::BnWants{true, true, true}, detail::BnWants{true, false, false},
+        detail::BnWants{false, true, true}}) {
+    if (!c.affine && (wants.weight || wants.bias)) continue;
+    const detail::BnBackward e = detail::bn_backward(OnCpu{}, gy, x, w, expected.mean,
+                                                     expected.invstd, c.train, wants, param_dtype);
+    const detail::BnBackward g = launch_bn_backward(gy, x, w, expected.mean, expected.invstd,
+                                                    c.train, wants, param_dtype, nullptr);
+    expect_close(g.gx, e.gx, tol, "gx " + what);
+    expect_close(g.gweight, e.gweight, 1e-9, "gweight " + what);
+    expect_close(g.gbias, e.gbias, 1e-9, "gbias " + what);
+  }
+}
+
+TEST(BatchNormKernels, MatchTheCpu) {
+  for (DType dtype : kFloatingDtypes)
+    for (const Case& c : kCases) {
+      check_case(c, dtype, dtype);
+      if (dtype == DType::f16 || dtype == DType::bf16) check_case(c, dtype, DType::f32);
+    }
+}
+
+}  // namespace
+}  // namespace rg
