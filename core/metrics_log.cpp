@@ -38,15 +38,18 @@ double ProgressBar::items_per_second() const {
   return t > 0 ? static_cast<double>(items_) / t : 0.0;
 }
 
+bool ProgressBar::will_draw(int64_t done) const {
+  if (!enabled_) return false;
+  const auto now = std::chrono::steady_clock::now();
+  return !drawn_ || done >= total_ ||
+         std::chrono::duration<double>(now - last_draw_).count() >= min_interval_;
+}
+
 void ProgressBar::update(int64_t done, int64_t items,
                          const std::vector<std::pair<std::string, std::string>>& metrics) {
   items_ += items;
-  if (!enabled_) return;
-  const auto now = std::chrono::steady_clock::now();
-  if (drawn_ && done < total_ &&
-      std::chrono::duration<double>(now - last_draw_).count() < min_interval_)
-    return;
-  last_draw_ = now;
+  if (!will_draw(done)) return;
+  last_draw_ = std::chrono::steady_clock::now();
   drawn_ = true;
   constexpr int kWidth = 20;
   const int filled = total_ > 0 ? static_cast<int>(kWidth * done / total_) : kWidth;

@@ -20,6 +20,9 @@ class ProgressBar {
   // in order, e.g. {{"loss", "1.234"}, {"acc", "55.1%"}}.
   void update(int64_t done, int64_t items,
               const std::vector<std::pair<std::string, std::string>>& metrics);
+  // Whether update(done, ...) will draw (the others only count): metrics that cost a wait for
+  // a device are read only then.
+  bool will_draw(int64_t done) const;
   void finish();
   double elapsed_seconds() const;
   double items_per_second() const;

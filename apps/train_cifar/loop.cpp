@@ -20,14 +20,23 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
-// Number of correct predictions: argmax over classes equal to the label.
-int64_t count_correct(const Tensor& logits, const Tensor& labels) {
-  const std::vector<int64_t> predicted = max(logits.detach(), 1).indices.to_vector<int64_t>();
-  const std::vector<int64_t> truth = labels.to_vector<int64_t>();
-  int64_t correct = 0;
-  for (std::size_t i = 0; i < truth.size(); ++i) correct += predicted[i] == truth[i];
-  return correct;
+// The number of correct predictions (argmax over classes equal to the label) as a 0-d f64 on
+// the logits' device, so that counting never waits for the device. With d = predicted − label
+// (whole numbers, exact in f64), relu(1 − d²) is 1 where they agree and 0 elsewhere.
+Tensor count_correct(const Tensor& logits, const Tensor& labels) {
+  const Tensor predicted = max(logits.detach(), 1).indices.to(DType::f64);
+  const Tensor d = sub(predicted, labels.to(DType::f64));
+  return sum(relu(add(neg(mul(d, d)), 1.0)));
 }
+
+// The training loss and hits of an epoch, summed on the model's device. Reading them waits for
+// the device, so the loop reads them only when the progress bar draws (every step on the CPU,
+// where there is nothing to wait for and a diverging run stops at once) and at the end.
+struct RunningMetrics {
+  Tensor loss_sum, correct;  // 0-d f64 on the device
+  int64_t seen = 0;
+  double loss() const { return loss_sum.item() / static_cast<double>(std::max<int64_t>(seen, 1)); }
+};
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -42,10 +51,12 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, Optimizer& 
   ProgressBar bar("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(cfg.epochs),
                   loader.num_batches(), cfg.progress);
   const auto start = std::chrono::steady_clock::now();
-  double loss_sum = 0;
-  int64_t correct = 0, seen = 0, done = 0;
+  RunningMetrics metrics{zeros({}, {DType::f64, device}), zeros({}, {DType::f64, device})};
+  int64_t done = 0;
+  // Pinned batches (the loader pins them for a GPU) are copied while the device still works.
   while (auto batch = loader.next()) {
-    Tensor images = amp.cast_input(batch->images.to(device)), labels = batch->labels.to(device);
+    Tensor images = amp.cast_input(batch->images.to(device, NonBlocking::yes));
+    const Tensor labels = batch->labels.to(device, NonBlocking::yes);
     optimizer.zero_grad();
     Tensor logits;
     {
@@ -76,25 +87,30 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, Optimizer& 
     }
 
     const int64_t n = labels.numel();
-    const double l = loss.item();
-    RG_CHECK(std::isfinite(l), "train_cifar: the loss became ", l, " at epoch ", epoch + 1,
-             " step ", step, " (lower the learning rate?)");
-    loss_sum += l * static_cast<double>(n);
-    correct += count_correct(logits, labels);
-    seen += n;
-    bar.update(
-        ++done, n,
-        {{"loss", fixed(loss_sum / static_cast<double>(seen), 3)},
-         {"acc", fixed(100.0 * static_cast<double>(correct) / static_cast<double>(seen), 1) + "%"},
-         {"lr", fixed(optimizer.lr(0), 4)}});
+    metrics.loss_sum =
+        add(metrics.loss_sum, mul(loss.detach().to(DType::f64), static_cast<double>(n)));
+    metrics.correct = add(metrics.correct, count_correct(logits, labels));
+    metrics.seen += n;
+    std::vector<std::pair<std::string, std::string>> shown;
+    if (device.is_cpu() || bar.will_draw(done + 1)) {
+      const double mean_loss = metrics.loss();
+      RG_CHECK(std::isfinite(mean_loss), "train_cifar: the loss became ", mean_loss, " by epoch ",
+               epoch + 1, " step ", step, " (lower the learning rate?)");
+      const double seen = static_cast<double>(metrics.seen);
+      shown = {{"loss", fixed(mean_loss, 3)},
+               {"acc", fixed(100.0 * metrics.correct.item() / seen, 1) + "%"},
+               {"lr", fixed(optimizer.lr(0), 4)}};
+    }
+    bar.update(++done, n, shown);
   }
   bar.finish();
+  const double loss_sum = metrics.loss_sum.item(), correct = metrics.correct.item();
+  const auto seen = static_cast<double>(metrics.seen);
   // The epoch's figures over all ranks, not rank 0's share (what Horovod's metric averaging
   // is for): sums of losses, hits and samples travel in one allreduce.
   const std::vector<double> totals =
-      parallel::allreduce_metric(
-          from_vector<double>({loss_sum, double(correct), double(seen)}, {3}, {DType::f64}),
-          "train metrics", parallel::ReduceOp::sum, group)
+      parallel::allreduce_metric(from_vector<double>({loss_sum, correct, seen}, {3}, {DType::f64}),
+                                 "train metrics", parallel::ReduceOp::sum, group)
           .to_vector<double>();
   EpochResult r;
   r.samples = static_cast<int64_t>(totals[2]);
@@ -147,7 +163,7 @@ EpochResult evaluate(nn::Module& model, data::DataLoader& loader,
   while (auto batch = loader.next()) {
     auto autocast = amp.autocast();  // O1 only
     auto forward = [&](const Tensor& images) {
-      return model.forward(amp.cast_input(images.to(device))).to(DType::f32);
+      return model.forward(amp.cast_input(images.to(device, NonBlocking::yes))).to(DType::f32);
     };
     Tensor logits = forward(batch->images);
     if (cfg.tta) logits = (logits + forward(flip_horizontal(batch->images))) * 0.5;

@@ -106,6 +106,8 @@ int run(const TrainConfig& options) {
       data::take(data::open_cifar10(root, data::Split::train, format), cfg.train_limit);
   auto test_set = data::take(data::open_cifar10(root, data::Split::test, format), cfg.test_limit);
   const int workers = static_cast<int>(cfg.workers);
+  // Batches for a GPU in pinned memory: their copies to the device run asynchronously.
+  const data::PinMemory pin = device.is_cuda() ? data::PinMemory::yes : data::PinMemory::no;
   // One process: the sampler is a plain shuffle (the same permutation as RandomSampler).
   auto train_sampler = std::make_shared<parallel::DistributedSampler>(
       train_set->size(), *group,
@@ -117,9 +119,10 @@ int run(const TrainConfig& options) {
                                 {.batch_size = cfg.batch_size,
                                  .last_batch = data::LastBatch::drop,
                                  .num_workers = workers,
-                                 .seed = static_cast<uint64_t>(cfg.seed)});
+                                 .seed = static_cast<uint64_t>(cfg.seed),
+                                 .pin_memory = pin});
   data::DataLoader test_loader(test_set, test_sampler, data::cifar10_test_transform(),
-                               {.batch_size = 256, .num_workers = workers});
+                               {.batch_size = 256, .num_workers = workers, .pin_memory = pin});
   RG_CHECK(train_loader.num_batches() > 0, "train_cifar: ", train_sampler->size(),
            " training images per process make no full batch of ", cfg.batch_size);
 
