@@ -72,15 +72,16 @@ Channels invstd_of(const Channels& var, double eps) {
   return out;
 }
 
-// Writes per-channel values into a (C) tensor in place, whatever its dtype and stride.
+// Writes per-channel values into a (C) tensor in place, whatever its dtype, stride and device
+// (from_vector rounds each value to the dtype once, on the host).
 void write_channels(const Tensor& t, const Channels& v) {
-  dispatch_floating(t.dtype(), "batch_norm", [&](auto tag) {
-    using T = decltype(tag);
-    T* p = static_cast<T*>(t.data_ptr());
-    const int64_t stride = t.strides()[0];
-    for (std::size_t c = 0; c < v.size(); ++c)
-      p[static_cast<int64_t>(c) * stride] = convert<T>(v[c]);
-  });
+  copy_strided(t, from_vector(v, {static_cast<int64_t>(v.size())}, {t.dtype(), t.device()}));
+}
+
+// Runs a per-pass kernel (batch_norm_kernels.h) on x's device: f(OnCpu{}) or f(OnCuda{}).
+template <class F>
+void on_device_of(const Tensor& x, F f) {
+  dispatch_device<Kernels::cpu_and_cuda>("batch_norm", x.device(), f);
 }
 
 void update_running(const Tensor& running_mean, const Tensor& running_var, const Channels& mean,
@@ -108,16 +109,23 @@ Tensor elemt(const Tensor& x, const Channels& w, const Channels& b, const Channe
   Channels scale(w.size());
   for (std::size_t c = 0; c < w.size(); ++c) scale[c] = invstd[c] * w[c];
   Tensor y = empty_like(x);
-  detail::bn_elemt_cpu(x, y, mean.data(), scale.data(), b.data());
+  const Device& d = x.device();
+  on_device_of(x, [&](auto on) {
+    detail::bn_elemt(on, x, y, f64_tensor(mean, d), f64_tensor(scale, d), f64_tensor(b, d));
+  });
   return y;
 }
 
 // sum_dy = Σ gy, sum_dy_xhat = invstd·Σ gy·(x − mean); gy, x contiguous.
 void grad_sums(const Tensor& gy, const Tensor& x, const Channels& mean, const Channels& invstd,
                Channels& sum_dy, Channels& sum_dy_xhat) {
-  sum_dy.assign(mean.size(), 0.0);
-  sum_dy_xhat.assign(mean.size(), 0.0);
-  detail::bn_backward_reduce_cpu(gy, x, mean.data(), sum_dy.data(), sum_dy_xhat.data());
+  const TensorOptions f64{DType::f64, x.device()};
+  const Tensor s1 = empty({x.size(1)}, f64), s2 = empty({x.size(1)}, f64);
+  on_device_of(x, [&](auto on) {
+    detail::bn_backward_reduce(on, gy, x, f64_tensor(mean, x.device()), s1, s2);
+  });
+  sum_dy = s1.to_vector<double>();
+  sum_dy_xhat = s2.to_vector<double>();
   for (std::size_t c = 0; c < mean.size(); ++c) sum_dy_xhat[c] *= invstd[c];
 }
 
@@ -137,7 +145,11 @@ Tensor grad_input(const Tensor& gy, const Tensor& x, const Channels& w, const Ch
     b[c] = coefs.b;
   }
   Tensor gx = empty_like(x);
-  detail::bn_backward_elemt_cpu(gy, x, gx, mean.data(), k.data(), a.data(), b.data());
+  const Device& d = x.device();
+  on_device_of(x, [&](auto on) {
+    detail::bn_backward_elemt(on, gy, x, gx, f64_tensor(mean, d), f64_tensor(k, d),
+                              f64_tensor(a, d), f64_tensor(b, d));
+  });
   return gx;
 }
 
@@ -258,15 +270,16 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
 
 // ---- pieces for SyncBatchNorm --------------------------------------------------------------
 
-// The pieces run their kernels on the CPU only, for now: SyncBatchNorm on GPUs is the next step.
+// The pieces run their passes over x on x's device; the per-channel arithmetic between them is
+// on the host (C values, read back: SyncBatchNorm exchanges them between ranks anyway).
 BatchNormStats batch_norm_stats(const Tensor& x) {
   check_input("batch_norm_stats", x);
-  check_cpu("batch_norm_stats", {x});
+  const TensorOptions f64{DType::f64, x.device()};
+  BatchNormStats stats{count_of(x), zeros({x.size(1)}, f64), zeros({x.size(1)}, f64)};
+  if (stats.count == 0) return stats;  // an empty shard: zeros, no NaN
   const Tensor xc = x.detach().contiguous();
-  const auto c = static_cast<std::size_t>(x.size(1));
-  Channels mean(c), m2(c);
-  detail::bn_stats_cpu(xc, mean.data(), m2.data());
-  return {count_of(x), f64_tensor(mean, x.device()), f64_tensor(m2, x.device())};
+  on_device_of(x, [&](auto on) { detail::bn_stats(on, xc, stats.mean, stats.m2); });
+  return stats;
 }
 
 BatchNormStats batch_norm_combine_stats(const std::vector<BatchNormStats>& parts) {
@@ -309,7 +322,6 @@ void batch_norm_update_running_stats(const Tensor& running_mean, const Tensor& r
   constexpr std::string_view op = "batch_norm_update_running_stats";
   for (const Tensor* t : {&running_mean, &running_var}) {
     if (!t->defined()) continue;
-    check_cpu(op, {*t});
     RG_CHECK(is_floating(t->dtype()) && t->shape() == stats.mean.shape(), op, ": running stat ",
              t->describe(), " does not match the statistics ", stats.mean.describe());
   }
@@ -321,7 +333,6 @@ Tensor batch_norm_elemt(const Tensor& x, const Tensor& weight, const Tensor& bia
                         const Tensor& mean, const Tensor& invstd) {
   constexpr std::string_view op = "batch_norm_elemt";
   check_input(op, x);
-  check_cpu(op, {x});
   check_params(op, x, {weight, bias});
   check_channels(op, "weight", weight, x);
   check_channels(op, "bias", bias, x);
@@ -337,7 +348,6 @@ BatchNormGradSums batch_norm_backward_reduce(const Tensor& gy, const Tensor& x, 
                                              const Tensor& invstd) {
   constexpr std::string_view op = "batch_norm_backward_reduce";
   check_input(op, x);
-  check_cpu(op, {x});
   check_grad(op, gy, x);
   RG_CHECK(mean.defined() && invstd.defined(), op, ": mean and invstd are required");
   check_channels(op, "mean", mean, x);
@@ -353,7 +363,6 @@ Tensor batch_norm_backward_elemt(const Tensor& gy, const Tensor& x, const Tensor
                                  const BatchNormGradSums& sums, int64_t count) {
   constexpr std::string_view op = "batch_norm_backward_elemt";
   check_input(op, x);
-  check_cpu(op, {x});
   check_grad(op, gy, x);
   check_params(op, x, {weight});
   check_channels(op, "weight", weight, x);

@@ -20,7 +20,8 @@
 // offers batch norm only through its graph API (the legacy entry points are deprecated), and
 // its norm graphs get no engine where there is no driver, so a cuDNN path could not be run or
 // tested on the machines that build ringgrad; ours runs here through the kernel emulator. The
-// statistics and coefficients never leave the device. (The pieces below are CPU-only for now.)
+// statistics and coefficients never leave the device. (The pieces below run their passes over x
+// there too, and their per-channel arithmetic on the host.)
 //
 // The pieces below are the same computation split where SyncBatchNorm (parallel/) needs to
 // combine ranks — the design of PyTorch's native SyncBN kernels:

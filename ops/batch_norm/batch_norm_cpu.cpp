@@ -238,4 +238,25 @@ void bn_backward_elemt_cpu(const Tensor& gy, const Tensor& x, const Tensor& gx, 
   });
 }
 
+void bn_stats(OnCpu, const Tensor& x, const Tensor& mean, const Tensor& m2) {
+  bn_stats_cpu(x, mean.data<double>(), m2.data<double>());
+}
+
+void bn_elemt(OnCpu, const Tensor& x, const Tensor& y, const Tensor& mean, const Tensor& scale,
+              const Tensor& shift) {
+  bn_elemt_cpu(x, y, mean.data<double>(), scale.data<double>(), shift.data<double>());
+}
+
+void bn_backward_reduce(OnCpu, const Tensor& gy, const Tensor& x, const Tensor& mean,
+                        const Tensor& sum_dy, const Tensor& sum_dy_xmu) {
+  bn_backward_reduce_cpu(gy, x, mean.data<double>(), sum_dy.data<double>(),
+                         sum_dy_xmu.data<double>());
+}
+
+void bn_backward_elemt(OnCpu, const Tensor& gy, const Tensor& x, const Tensor& gx,
+                       const Tensor& mean, const Tensor& k, const Tensor& a, const Tensor& b) {
+  bn_backward_elemt_cpu(gy, x, gx, mean.data<double>(), k.data<double>(), a.data<double>(),
+                        b.data<double>());
+}
+
 }  // namespace rg::detail

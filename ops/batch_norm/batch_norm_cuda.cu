@@ -21,4 +21,28 @@ BnBackward bn_backward(OnCuda, const Tensor& gy, const Tensor& x, const Tensor& 
                             train, wants, param_dtype, cuda::current_stream(x.device().index));
 }
 
+void bn_stats(OnCuda, const Tensor& x, const Tensor& mean, const Tensor& m2) {
+  cuda::DeviceGuard guard(x.device().index);
+  launch_bn_stats(x, mean, m2, cuda::current_stream(x.device().index));
+}
+
+void bn_elemt(OnCuda, const Tensor& x, const Tensor& y, const Tensor& mean, const Tensor& scale,
+              const Tensor& shift) {
+  cuda::DeviceGuard guard(x.device().index);
+  launch_bn_elemt(x, y, mean, scale, shift, cuda::current_stream(x.device().index));
+}
+
+void bn_backward_reduce(OnCuda, const Tensor& gy, const Tensor& x, const Tensor& mean,
+                        const Tensor& sum_dy, const Tensor& sum_dy_xmu) {
+  cuda::DeviceGuard guard(x.device().index);
+  launch_bn_backward_reduce(gy, x, mean, sum_dy, sum_dy_xmu,
+                            cuda::current_stream(x.device().index));
+}
+
+void bn_backward_elemt(OnCuda, const Tensor& gy, const Tensor& x, const Tensor& gx,
+                       const Tensor& mean, const Tensor& k, const Tensor& a, const Tensor& b) {
+  cuda::DeviceGuard guard(x.device().index);
+  launch_bn_backward_elemt(gy, x, gx, mean, k, a, b, cuda::current_stream(x.device().index));
+}
+
 }  // namespace rg::detail

@@ -192,6 +192,60 @@ inline int64_t stride_or_zero(const Tensor& t) {
 
 }  // namespace bn_cuda
 
+// mean, m2 ((C) f64) of x (contiguous, at least one value per channel).
+inline void launch_bn_stats(const Tensor& x, const Tensor& mean, const Tensor& m2,
+                            cudaStream_t stream) {
+  const bn_cuda::Dims d = bn_cuda::dims_of(x);
+  dispatch_floating(x.dtype(), "batch_norm", [&](auto tag) {
+    using T = decltype(tag);
+    cuda::launch(bn_cuda::stats_kernel<T>, dim3(cuda::lane_blocks(d.c)), dim3(cuda::kBlockThreads),
+                 0, stream, static_cast<const T*>(x.data_ptr()), d, mean.data<double>(),
+                 m2.data<double>());
+  });
+}
+
+// y = (x − mean)·scale + shift; per-channel values (C) f64.
+inline void launch_bn_elemt(const Tensor& x, const Tensor& y, const Tensor& mean,
+                            const Tensor& scale, const Tensor& shift, cudaStream_t stream) {
+  if (x.numel() == 0) return;
+  dispatch_floating(x.dtype(), "batch_norm", [&](auto tag) {
+    using T = decltype(tag);
+    cuda::launch(bn_cuda::elemt_kernel<T>, dim3(cuda::grid_for(x.numel())),
+                 dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(x.data_ptr()),
+                 static_cast<T*>(y.data_ptr()), bn_cuda::dims_of(x), mean.data<double>(),
+                 scale.data<double>(), shift.data<double>());
+  });
+}
+
+// sum_dy = Σ gy, sum_dy_xmu = Σ gy·(x − mean) per channel ((C) f64).
+inline void launch_bn_backward_reduce(const Tensor& gy, const Tensor& x, const Tensor& mean,
+                                      const Tensor& sum_dy, const Tensor& sum_dy_xmu,
+                                      cudaStream_t stream) {
+  const bn_cuda::Dims d = bn_cuda::dims_of(x);
+  dispatch_floating(x.dtype(), "batch_norm_backward", [&](auto tag) {
+    using T = decltype(tag);
+    cuda::launch(bn_cuda::backward_reduce_kernel<T>, dim3(cuda::lane_blocks(d.c)),
+                 dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(gy.data_ptr()),
+                 static_cast<const T*>(x.data_ptr()), d, mean.data<double>(), sum_dy.data<double>(),
+                 sum_dy_xmu.data<double>());
+  });
+}
+
+// gx = (gy − a − (x − mean)·b)·k; per-channel values (C) f64.
+inline void launch_bn_backward_elemt(const Tensor& gy, const Tensor& x, const Tensor& gx,
+                                     const Tensor& mean, const Tensor& k, const Tensor& a,
+                                     const Tensor& b, cudaStream_t stream) {
+  if (x.numel() == 0) return;
+  dispatch_floating(x.dtype(), "batch_norm_backward", [&](auto tag) {
+    using T = decltype(tag);
+    cuda::launch(bn_cuda::backward_elemt_kernel<T>, dim3(cuda::grid_for(x.numel())),
+                 dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(gy.data_ptr()),
+                 static_cast<const T*>(x.data_ptr()), static_cast<T*>(gx.data_ptr()),
+                 bn_cuda::dims_of(x), mean.data<double>(), k.data<double>(), a.data<double>(),
+                 b.data<double>());
+  });
+}
+
 // batch_norm's forward (x contiguous) on x's device: y and the saved (C) f64 mean and invstd;
 // in train the running stats, where given, are updated in place.
 inline detail::BnForward launch_bn_forward(const Tensor& x, const Tensor& weight,
@@ -209,12 +263,9 @@ inline detail::BnForward launch_bn_forward(const Tensor& x, const Tensor& weight
                             : running_mean.defined() ? running_mean.dtype()
                             : running_var.defined()  ? running_var.dtype()
                                                      : x.dtype();
+  if (config.train) launch_bn_stats(x, f.mean, m2, stream);
   dispatch_floating(x.dtype(), "batch_norm", [&](auto tag) {
     using T = decltype(tag);
-    const T* px = static_cast<const T*>(x.data_ptr());
-    if (config.train)
-      cuda::launch(bc::stats_kernel<T>, dim3(cuda::lane_blocks(d.c)), dim3(cuda::kBlockThreads), 0,
-                   stream, px, d, f.mean.data<double>(), m2.data<double>());
     const bc::ForwardChannels a{f.mean.data<double>(),
                                 m2.data<double>(),
                                 f.invstd.data<double>(),
@@ -234,11 +285,8 @@ inline detail::BnForward launch_bn_forward(const Tensor& x, const Tensor& weight
                    static_cast<const P*>(bc::data_or_null<P>(bias)),
                    bc::data_or_null<P>(running_mean), bc::data_or_null<P>(running_var));
     });
-    if (x.numel() > 0)
-      cuda::launch(bc::elemt_kernel<T>, dim3(cuda::grid_for(x.numel())), dim3(cuda::kBlockThreads),
-                   0, stream, px, static_cast<T*>(f.y.data_ptr()), d, f.mean.data<double>(),
-                   scale.data<double>(), shift.data<double>());
   });
+  launch_bn_elemt(x, f.y, f.mean, scale, shift, stream);
   return f;
 }
 
@@ -260,14 +308,9 @@ inline detail::BnBackward launch_bn_backward(const Tensor& gy, const Tensor& x,
   if (wants.weight) r.gweight = empty({d.c}, {param_dtype, x.device()});
   if (wants.bias) r.gbias = empty({d.c}, {param_dtype, x.device()});
   const int64_t count = d.n * d.s;
+  if (sums) launch_bn_backward_reduce(gy, x, mean, sum_dy, sum_dy_xmu, stream);
   dispatch_floating(x.dtype(), "batch_norm_backward", [&](auto tag) {
     using T = decltype(tag);
-    const T* px = static_cast<const T*>(x.data_ptr());
-    const T* pg = static_cast<const T*>(gy.data_ptr());
-    if (sums)
-      cuda::launch(bc::backward_reduce_kernel<T>, dim3(cuda::lane_blocks(d.c)),
-                   dim3(cuda::kBlockThreads), 0, stream, pg, px, d, mean.data<double>(),
-                   sum_dy.data<double>(), sum_dy_xmu.data<double>());
     const bc::BackwardChannels ch{invstd.data<double>(),
                                   sums ? sum_dy.data<double>() : nullptr,
                                   sums ? sum_dy_xmu.data<double>() : nullptr,
@@ -283,11 +326,8 @@ inline detail::BnBackward launch_bn_backward(const Tensor& gy, const Tensor& x,
                    0, stream, ch, static_cast<const P*>(bc::data_or_null<P>(weight)),
                    bc::data_or_null<P>(r.gweight), bc::data_or_null<P>(r.gbias));
     });
-    if (wants.x && x.numel() > 0)
-      cuda::launch(bc::backward_elemt_kernel<T>, dim3(cuda::grid_for(x.numel())),
-                   dim3(cuda::kBlockThreads), 0, stream, pg, px, static_cast<T*>(r.gx.data_ptr()),
-                   d, mean.data<double>(), k.data<double>(), a.data<double>(), b.data<double>());
   });
+  if (wants.x) launch_bn_backward_elemt(gy, x, r.gx, mean, k, a, b, stream);
   return r;
 }
 

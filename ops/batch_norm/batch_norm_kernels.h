@@ -46,6 +46,24 @@ BnBackward bn_backward(OnCuda, const Tensor& gy, const Tensor& x, const Tensor& 
                        const Tensor& mean, const Tensor& invstd, bool train, BnWants wants,
                        DType param_dtype);
 
+// The per-pass kernels that the SyncBatchNorm pieces run on either device (the host computes
+// the per-channel coefficients between them): x, gy contiguous (N, C, *); every per-channel
+// argument a (C) f64 tensor on x's device. Formulas as the CPU kernels below.
+void bn_stats(OnCpu, const Tensor& x, const Tensor& mean, const Tensor& m2);
+void bn_stats(OnCuda, const Tensor& x, const Tensor& mean, const Tensor& m2);
+void bn_elemt(OnCpu, const Tensor& x, const Tensor& y, const Tensor& mean, const Tensor& scale,
+              const Tensor& shift);
+void bn_elemt(OnCuda, const Tensor& x, const Tensor& y, const Tensor& mean, const Tensor& scale,
+              const Tensor& shift);
+void bn_backward_reduce(OnCpu, const Tensor& gy, const Tensor& x, const Tensor& mean,
+                        const Tensor& sum_dy, const Tensor& sum_dy_xmu);
+void bn_backward_reduce(OnCuda, const Tensor& gy, const Tensor& x, const Tensor& mean,
+                        const Tensor& sum_dy, const Tensor& sum_dy_xmu);
+void bn_backward_elemt(OnCpu, const Tensor& gy, const Tensor& x, const Tensor& gx,
+                       const Tensor& mean, const Tensor& k, const Tensor& a, const Tensor& b);
+void bn_backward_elemt(OnCuda, const Tensor& gy, const Tensor& x, const Tensor& gx,
+                       const Tensor& mean, const Tensor& k, const Tensor& a, const Tensor& b);
+
 struct BnDims {
   int64_t n = 0, c = 0, s = 1;
 };

@@ -91,5 +91,40 @@ TEST(BatchNormKernels, MatchTheCpu) {
     }
 }
 
+// The per-pass kernels that the SyncBatchNorm pieces run, one by one.
+TEST(BatchNormKernels, PassesMatchTheCpu) {
+  for (DType dtype : kFloatingDtypes) {
+    const double tol = device_parity_tolerance(dtype);
+    const Tensor x = input_for({3, 4, 2, 3}, dtype), gy = input_for({3, 4, 2, 3}, dtype);
+    const Tensor mean = channels(4, DType::f64, -0.5), k = channels(4, DType::f64, 0.5);
+    const Tensor a = channels(4, DType::f64, -0.5), b = channels(4, DType::f64, 0.0);
+    const std::string what(dtype_name(dtype));
+    const TensorOptions f64{DType::f64};
+    Tensor m_cpu = empty({4}, f64), m2_cpu = empty({4}, f64), m_gpu = empty({4}, f64),
+           m2_gpu = empty({4}, f64);
+    detail::bn_stats(OnCpu{}, x, m_cpu, m2_cpu);
+    launch_bn_stats(x, m_gpu, m2_gpu, nullptr);
+    expect_close(m_gpu, m_cpu, 1e-12, "stats mean " + what);
+    expect_close(m2_gpu, m2_cpu, 1e-10, "stats m2 " + what);
+
+    const Tensor y_cpu = empty_like(x), y_gpu = empty_like(x);
+    detail::bn_elemt(OnCpu{}, x, y_cpu, mean, k, a);
+    launch_bn_elemt(x, y_gpu, mean, k, a, nullptr);
+    expect_close(y_gpu, y_cpu, tol, "elemt " + what);
+
+    Tensor s_cpu = empty({4}, f64), t_cpu = empty({4}, f64), s_gpu = empty({4}, f64),
+           t_gpu = empty({4}, f64);
+    detail::bn_backward_reduce(OnCpu{}, gy, x, mean, s_cpu, t_cpu);
+    launch_bn_backward_reduce(gy, x, mean, s_gpu, t_gpu, nullptr);
+    expect_close(s_gpu, s_cpu, 1e-10, "sum_dy " + what);
+    expect_close(t_gpu, t_cpu, 1e-10, "sum_dy_xmu " + what);
+
+    const Tensor gx_cpu = empty_like(x), gx_gpu = empty_like(x);
+    detail::bn_backward_elemt(OnCpu{}, gy, x, gx_cpu, mean, k, a, b);
+    launch_bn_backward_elemt(gy, x, gx_gpu, mean, k, a, b, nullptr);
+    expect_close(gx_gpu, gx_cpu, tol, "backward elemt " + what);
+  }
+}
+
 }  // namespace
 }  // namespace rg
