@@ -41,7 +41,9 @@ class SyncBatchNormBackward : public Node {
     copy_strided(both.narrow(0, c, c), local.sum_dy_xhat);
     group_->allreduce(both, ReduceOp::sum)->wait();
     if (next_edges[0].node) {
-      const BatchNormGradSums global{both.narrow(0, 0, c), both.narrow(0, c, c)};
+      // The exchange is in host memory; the sums join x on its device.
+      const BatchNormGradSums global{both.narrow(0, 0, c).to(x_.device()),
+                                     both.narrow(0, c, c).to(x_.device())};
       gx = batch_norm_backward_elemt(gy, x_, weight_, mean_, invstd_, global, count_);
     }
     return {gx, gw, gb};
@@ -83,8 +85,10 @@ Tensor sync_batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias
            x.describe());
   const int64_t c = x.size(1);
   const Tensor xc = x.detach().contiguous();
-  const BatchNormStats stats =
-      batch_norm_combine_stats(gather_stats(*group, batch_norm_stats(xc), c));
+  BatchNormStats stats = batch_norm_combine_stats(gather_stats(*group, batch_norm_stats(xc), c));
+  // Gathered and combined in host memory; the statistics join x on its device.
+  stats.mean = stats.mean.to(x.device());
+  stats.m2 = stats.m2.to(x.device());
   RG_CHECK(stats.count > 1, "sync_batch_norm: expected more than 1 value per channel over all ",
            group->size(), " ranks when training, got ", stats.count, " (this rank's input is ",
            x.describe(), ")");
