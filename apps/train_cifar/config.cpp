@@ -52,6 +52,7 @@ json default_config() {
           {"clip_grad_norm", 0.0},
           {"progress", true},
           {"tta", false},
+          {"deterministic", false},
           {"stop_after_epochs", 0},
           {"preset", ""}};
 }
@@ -217,6 +218,7 @@ TrainConfig parse_config(const json& c) {
   t.clip_grad_norm = c["clip_grad_norm"];
   t.progress = c["progress"];
   t.tta = c["tta"];
+  t.deterministic = c["deterministic"];
   t.stop_after_epochs = c["stop_after_epochs"];
   t.preset = c["preset"];
   RG_CHECK(t.epochs > 0 && t.epochs <= kMaxEpochs, "epochs must be in [1, ", kMaxEpochs, "], got ",
@@ -309,6 +311,7 @@ json TrainConfig::to_json() const {
           {"clip_grad_norm", clip_grad_norm},
           {"progress", progress},
           {"tta", tta},
+          {"deterministic", deterministic},
           {"stop_after_epochs", stop_after_epochs},
           {"preset", preset}};
 }
@@ -359,8 +362,11 @@ CommandLine parse_command_line(int argc, char** argv) {
   auto* overwrite_flag =
       app.add_flag("--overwrite", overwrite,
                    "start over in an --out holding an earlier run (deletes its files)");
-  bool tta = false, sync_bn = false;
+  bool tta = false, sync_bn = false, deterministic = false;
   auto* tta_flag = app.add_flag("--tta", tta, "test-time augmentation (mirror images)");
+  auto* deterministic_flag = app.add_flag(
+      "--deterministic", deterministic,
+      "GPU convolutions only through algorithms cuDNN marks deterministic (the CPU always is)");
   auto* sync_bn_flag =
       app.add_flag("--sync-bn", sync_bn, "BatchNorm statistics over all processes (SyncBN)");
   try {
@@ -398,6 +404,7 @@ CommandLine parse_command_line(int argc, char** argv) {
   if (progress_flag->count()) config["progress"] = false;
   if (overwrite_flag->count()) config["overwrite"] = true;
   if (tta_flag->count()) config["tta"] = true;
+  if (deterministic_flag->count()) config["deterministic"] = true;
   if (sync_bn_flag->count()) config["sync_bn"] = true;
   for (const std::string& s : sets) apply_set(config, s);
   return {parse_config(config), false, ""};

@@ -52,6 +52,7 @@ struct TrainConfig {
   double clip_grad_norm;      // 0: off
   bool progress;              // the live progress bar
   bool tta;                   // test-time augmentation: average each image with its mirror
+  bool deterministic;         // GPU convolutions through deterministic algorithms only
   int64_t stop_after_epochs;  // 0: run to the end; >0: stop early, as if interrupted (tests)
   std::string preset;
 

@@ -76,6 +76,7 @@ int run(const TrainConfig& options) {
   if (!lead) cfg.progress = false;
   const Device device = Device::parse(cfg.device);
   check_device_available(device);
+  set_deterministic_convolutions(cfg.deterministic);
   manual_seed(static_cast<uint64_t>(cfg.seed));
   // Before the data loads, so that a refusal comes at once: an --out holding an earlier run is
   // resumed or overwritten only when asked (outputs.h). Rank 0 decides and every rank learns

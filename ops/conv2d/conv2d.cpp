@@ -1,11 +1,25 @@
 #include "ops/conv2d/conv2d.h"
 
+#include <atomic>
+
 #include "core/autograd.h"
 #include "ops/autocast/autocast_policy.h"
 #include "ops/conv2d/conv2d_kernel.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace rg {
+
+namespace {
+std::atomic<bool> deterministic_mode{false};
+}  // namespace
+
+void set_deterministic_convolutions(bool deterministic) {
+  deterministic_mode = deterministic;
+}
+
+bool deterministic_convolutions() {
+  return deterministic_mode;
+}
 namespace {
 
 class Conv2dBackward : public Node {

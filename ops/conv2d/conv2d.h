@@ -24,6 +24,13 @@ namespace rg {
 
 using Conv2dPair = std::array<int64_t, 2>;  // {height, width}
 
+// Deterministic convolutions (PyTorch's torch.backends.cudnn.deterministic): on a GPU, the
+// cuDNN plans made afterwards use only engines that cuDNN does not mark nondeterministic (plans
+// of the other mode stay cached under their own key). Process-wide, for every convolution op.
+// The CPU convolutions are deterministic in either mode.
+void set_deterministic_convolutions(bool deterministic);
+bool deterministic_convolutions();
+
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
               Conv2dPair stride = {1, 1}, Conv2dPair padding = {0, 0}, Conv2dPair dilation = {1, 1},
               int64_t groups = 1);

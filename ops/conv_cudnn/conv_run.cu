@@ -1,18 +1,16 @@
 // Plan cache and execution of cuDNN convolutions (see conv_run.h).
 #include "ops/conv_cudnn/conv_run.h"
 
-#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
 
 #include "core/cuda/handle_pool.h"
 #include "core/cuda/stream.h"
+#include "ops/conv2d/conv2d.h"
 
 namespace rg::cuda {
 namespace {
-
-std::atomic<bool> deterministic_mode{false};
 
 cudnnHandle_t cudnn_handle(int device, cudaStream_t stream) {
   const cudnnHandle_t handle = thread_handle<cudnnHandle_t>(device, [](int d) {
@@ -70,14 +68,6 @@ std::shared_ptr<const ConvPlan> cached_plan(const ConvProblem& problem, int devi
 
 }  // namespace
 
-void set_conv_deterministic(bool deterministic) {
-  deterministic_mode = deterministic;
-}
-
-bool conv_deterministic() {
-  return deterministic_mode;
-}
-
 ConvProblem conv_problem(ConvDirection direction, const Tensor& x, const Tensor& w, const Tensor& y,
                          const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                          const std::vector<int64_t>& dilation) {
@@ -108,7 +98,7 @@ void run_conv(const ConvProblem& problem, const Tensor& x, const Tensor& w, cons
   const cudaStream_t stream = current_stream(device);
   const cudnnHandle_t handle = cudnn_handle(device, stream);
   ConvPlanOptions options;
-  options.deterministic = conv_deterministic();
+  options.deterministic = deterministic_convolutions();
   options.alignment = alignment_of({x.data_ptr(), w.data_ptr(), y.data_ptr()});
   const std::shared_ptr<const ConvPlan> plan = cached_plan(problem, device, options, handle);
 

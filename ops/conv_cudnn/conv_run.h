@@ -8,15 +8,10 @@
 
 namespace rg::cuda {
 
-// Deterministic mode (PyTorch's torch.backends.cudnn.deterministic): later plans use only
-// engines cuDNN does not mark nondeterministic. Process-wide; plans already made for the other
-// mode stay cached under their own key.
-void set_conv_deterministic(bool deterministic);
-bool conv_deterministic();
-
 // Runs `problem` on the tensors' GPU: forward writes y from x and w, backward_data writes x
 // from y and w, backward_filter writes w from x and y. The tensors must match the problem's
-// shapes, strides and dtype, on one device.
+// shapes, strides and dtype, on one device. Plans are deterministic-only while
+// deterministic_convolutions() (ops/conv2d/conv2d.h) is set.
 void run_conv(const ConvProblem& problem, const Tensor& x, const Tensor& w, const Tensor& y);
 
 // The problem of a convolution of these tensors (their shapes and strides).

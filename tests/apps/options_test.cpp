@@ -61,6 +61,14 @@ TEST(TrainCifarOptions, ValuesThatWrappedOrWereIgnoredAreNamedErrors) {
 
 // A non-UTF-8 --out (a Latin-1 file name) threw nlohmann's type_error 316 when the options
 // were turned into JSON.
+TEST(TrainCifarOptions, DeterministicFlagAndSetting) {
+  EXPECT_FALSE(parse({}).config.deterministic);
+  EXPECT_TRUE(parse({"--deterministic"}).config.deterministic);
+  EXPECT_TRUE(parse({"--set", "deterministic=true"}).config.deterministic);
+  EXPECT_TRUE(parse({"--deterministic"}).config.to_json()["deterministic"].get<bool>());
+  EXPECT_TRUE(throws_error([] { parse({"--set", "deterministic=3"}); }, {"deterministic"}));
+}
+
 TEST(TrainCifarOptions, NonUtf8TextIsANamedError) {
   EXPECT_TRUE(throws_error(
       [] {
