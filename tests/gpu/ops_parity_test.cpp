@@ -49,6 +49,8 @@ std::vector<OpCase> cases() {
          return cat({x[0], x[1], x[0].narrow(1, 3, 4)}, 1);
        }},
       {"log_softmax", 1, false, [](V x) { return log_softmax(x[0], -1); }},
+      {"silu", 1, false, [](V x) { return silu(x[0]); }},
+      // new_op.sh adds ops above this line
   };
 }
 
