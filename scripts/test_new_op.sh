@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The scaffold's test (CI runs it): copies the tree to a temporary folder, writes one op of each
-# kind with scripts/new_op.sh (scaffold_pw --pointwise, scaffold_cu --custom), builds a CPU-only
+# kind with scripts/new_op.sh (scaffold_pw --pointwise, scaffold_cu --custom, scaffold_rd
+# --reduction), builds a CPU-only
 # tree of just the targets their tests need (only their test files: -DRG_TEST_FILES) and runs
 # them — gradcheck, PyTorch parity, bad inputs, devices, and the CUDA kernels through the
 # emulator — then compiles each generated _cuda.cu with nvcc (that file alone) where the CUDA
@@ -34,6 +35,7 @@ done
 ((has_torch)) || python_flag=()
 python3 tools/new_op.py scaffold_pw --pointwise "${python_flag[@]}"
 python3 tools/new_op.py scaffold_cu --custom "${python_flag[@]}"
+python3 tools/new_op.py scaffold_rd --reduction "${python_flag[@]}"
 
 # The generated sources, and the registry files the scaffold edited, are formatted.
 for f in ops/scaffold_*/* tests/ops/scaffold_*_test.cpp tests/kernels/scaffold_*_test.cpp \
@@ -55,16 +57,18 @@ filter='Scaffold*:OpsOnDevices.*:PointwiseKernel.*'
 ((has_torch)) || echo "test_new_op: no Python with PyTorch here: the fixture parity tests are left out"
 ./build/tests/test_ops --gtest_filter="$filter"
 ./build/tests/test_kernels --gtest_filter="$filter"
-# The benchmark knows both ops (one registry line each) and runs them.
-./build/apps/bench_ops --op scaffold_pw,scaffold_cu --shape 64,33 --repeat 1 --threads 1 >bench.json
-grep -q '"op": "scaffold_pw"' bench.json && grep -q '"op": "scaffold_cu"' bench.json
+# The benchmark knows the three ops (one registry line each) and runs them.
+./build/apps/bench_ops --op scaffold_pw,scaffold_cu,scaffold_rd --shape 64,33 --repeat 1 \
+  --threads 1 >bench.json
+for op in scaffold_pw scaffold_cu scaffold_rd; do grep -q "\"op\": \"$op\"" bench.json; done
 
 # The CUDA side: each generated .cu compiles with nvcc as the CUDA build compiles it.
 nvcc=/usr/local/cuda/bin/nvcc
 if [[ -x "$nvcc" ]]; then
   mkdir -p build/cuda_generated/core
   sed 's/@RG_WITH_CUDA_BOOL@/true/' core/config.h.in >build/cuda_generated/core/config.h
-  for cu in ops/scaffold_pw/scaffold_pw_cuda.cu ops/scaffold_cu/scaffold_cu_cuda.cu; do
+  for op in scaffold_pw scaffold_cu scaffold_rd; do
+    cu="ops/$op/${op}_cuda.cu"
     ccache "$nvcc" -I"$tmp" -I"$tmp/build/cuda_generated" -isystem=/usr/include/eigen3 \
       -isystem=/usr/local/cuda/include -O3 -DNDEBUG \
       --generate-code=arch=compute_90,code=[compute_90,sm_90] -Werror=all-warnings -std=c++20 \

@@ -22,6 +22,18 @@ if grep -rq "$PWD" "$tmp/cpu/lib/cmake/ringgrad"; then
   grep -rn "$PWD" "$tmp/cpu/lib/cmake/ringgrad"
   exit 1
 fi
+# The version: 0.1 is found, 0.2 (another minor version of a 0.x API) is refused.
+mkdir -p "$tmp/version_probe"
+cat >"$tmp/version_probe/CMakeLists.txt" <<'PROBE'
+cmake_minimum_required(VERSION 3.25)
+project(version_probe LANGUAGES CXX)
+find_package(ringgrad 0.1 REQUIRED)
+find_package(ringgrad 0.2 QUIET)
+if(ringgrad_FOUND)
+  message(FATAL_ERROR "ringgrad 0.1 claims to satisfy 0.2")
+endif()
+PROBE
+cmake -S "$tmp/version_probe" -B "$tmp/version_probe/build" -DCMAKE_PREFIX_PATH="$tmp/cpu" >/dev/null
 downstream() {  # PREFIX BUILD_DIR
   (cd "$tmp" && cmake -S "$OLDPWD/tests/downstream" -B "$2" -DCMAKE_PREFIX_PATH="$1" \
     -DCMAKE_BUILD_TYPE=Release >/dev/null)
