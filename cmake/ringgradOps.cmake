@@ -14,5 +14,8 @@ function(ringgrad_add_op target folder)
     message(FATAL_ERROR "ringgrad_add_op: ${folder} has no sources")
   endif()
   target_sources(${target} PRIVATE ${sources})
+  # ringgrad's headers are C++20; CMake 3.25 does not know nvcc's C++20 flag, so
+  # CMAKE_CUDA_STANDARD alone would compile the .cu files as C++17.
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-std=c++20>)
   target_link_libraries(${target} PUBLIC ringgrad::ringgrad)
 endfunction()

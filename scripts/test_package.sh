@@ -43,8 +43,7 @@ downstream() {  # PREFIX BUILD_DIR
 downstream "$tmp/cpu" downstream-cpu
 echo "test_package: CPU package passed in $((SECONDS - start)) s"
 
-if [[ -f build/CMakeCache.txt ]] && grep -q '^RG_WITH_CUDA_BOOL:.*true\|CMAKE_CUDA_COMPILER:FILEPATH=/' build/CMakeCache.txt &&
-  [[ -f build/core/librg_core.a ]]; then
+if grep -qs 'kWithCuda = true' build/generated/core/config.h; then
   cmake --build build -j"$(nproc)" --target rg_parallel rg_emulator
   cmake --install build --prefix "$tmp/cuda" >/dev/null
   grep -q 'set(RINGGRAD_WITH_CUDA ON)' "$tmp/cuda/lib/cmake/ringgrad/ringgradConfig.cmake"
