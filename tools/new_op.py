@@ -886,6 +886,15 @@ def main():
     name = args.name
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or name.endswith("_"):
         sys.exit(f"new_op: '{name}' is not a lower_snake_case name (letters, digits, _)")
+    keywords = {"and", "auto", "bool", "break", "case", "catch", "char", "class", "const", "continue",
+                "default", "delete", "do", "double", "else", "enum", "explicit", "extern", "false",
+                "float", "for", "friend", "goto", "if", "inline", "int", "long", "namespace", "new",
+                "not", "operator", "or", "private", "protected", "public", "return", "short",
+                "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw",
+                "true", "try", "typedef", "typename", "union", "unsigned", "using", "virtual",
+                "void", "volatile", "while", "xor"}
+    if name in keywords:
+        sys.exit(f"new_op: '{name}' is a C++ keyword; pick another name")
     root = os.path.abspath(args.root)
     if os.path.exists(os.path.join(root, "ops", name)):
         sys.exit(f"new_op: ops/{name}/ already exists")
