@@ -6,6 +6,11 @@
 //   ./build/apps/bench_ops [--model resnet18|resnet20] [--threads N] [--batch 128] [--repeat 3]
 //                          [--only NAME_PART] [--device cpu|cuda[:N]] [--dtype f32|f16|bf16]
 //
+// With --op NAME[,NAME...] it times instead forward and backward of any op of the registry
+// (apps/bench_ops_registry.h, one line per op; `--op list` lists them), on inputs of --shape
+// (e.g. --shape 4096,1024), and reports GB/s against the device's measured copy bandwidth or
+// GFLOP/s against its measured GEMM, whichever the op is bound by (ops/README.md shows one).
+//
 // FLOPs of each of forward, backward-data and backward-weight: 2·N·O·(C/G)·kH·kW·Ho·Wo.
 // Each time is the best of --repeat calls after one warm-up call (the machine is shared); the
 // sgemm runs before and after the convolutions and reports its best.
@@ -30,6 +35,8 @@
 #include <thread>
 #include <vector>
 
+#include "apps/bench_ops_registry.h"
+#include "core/autograd.h"
 #include "core/thread_pool.h"
 #include "ops/ops.h"
 
@@ -99,6 +106,154 @@ const std::vector<ConvShape> kResNet20 = {
     {"s3_3x3_64_8", 5, 64, 64, 8, 3, 1, 1},       {"s3_1x1_32to64_s2", 1, 32, 64, 16, 1, 2, 0},
 };
 
+// ---- --op: any registered op ------------------------------------------------------------
+
+// The device's practical memory bandwidth, GB/s: the best copy of 256 MiB (bytes read + written).
+// On the CPU each thread copies its slice (memcpy, the fastest loop the C library has); on a GPU,
+// a device-to-device clone.
+double copy_gbps(const rg::Device& device, int repeat) {
+  const int64_t n = int64_t(1) << 26;  // floats
+  double seconds = 0;
+  if (device.is_cpu()) {
+    std::vector<float> a(n, 1.0f), b(n);
+    const int64_t parts = rg::num_threads();
+    seconds = best_seconds(repeat, [&] {
+      rg::parallel_for(parts, 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t p = lo; p < hi; ++p) {
+          const int64_t i0 = p * n / parts, i1 = (p + 1) * n / parts;
+          std::memcpy(b.data() + i0, a.data() + i0, (i1 - i0) * sizeof(float));
+        }
+      });
+    });
+  } else {
+    const rg::Tensor a = rg::ones({n}, {rg::DType::f32, device});
+    seconds = best_seconds(repeat, [&] { a.clone(); });
+  }
+  return 2.0 * n * sizeof(float) / seconds * 1e-9;
+}
+
+// The device's practical GEMM rate, GFLOP/s: the CPU sgemm above, or a 4096³ matmul in `dtype`
+// on a GPU (cuBLAS).
+double gemm_gflops(const rg::Device& device, rg::DType dtype, int repeat) {
+  double seconds = 0;
+  if (device.is_cpu()) return sgemm_gflops(2048, repeat, seconds);
+  const int64_t n = 4096;
+  const rg::Tensor a = rg::randn({n, n}).to(dtype).to(device);
+  seconds = best_seconds(repeat, [&] { rg::matmul(a, a); });
+  return 2.0 * n * n * n / seconds * 1e-9;
+}
+
+rg::Shape parse_shape(const std::string& text) {
+  rg::Shape shape;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    char* end = nullptr;
+    const long long v = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end || v < 1) rg::fail("bench_ops: --shape '", text, "' is not N,N,...");
+    shape.push_back(v);
+  }
+  return shape;
+}
+
+std::string shape_json(const rg::Shape& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// Times forward (the op alone) and backward (y.backward(gy) after an untimed forward), each the
+// best of `repeat` calls after a warm-up, and prints one JSON object.
+void bench_op(const rg::bench::BenchOp& op, const rg::Shape& shape_arg, rg::DType dtype,
+              const rg::Device& device, int repeat, double peak, bool first) {
+  const rg::Shape shape = shape_arg.empty() ? op.default_shape : shape_arg;
+  rg::bench::Inputs inputs;
+  for (const rg::Tensor& v : op.make_inputs(shape)) inputs.push_back(v.to(dtype).to(device));
+  const rg::Tensor y0 = op.run(inputs);
+  const rg::Tensor gy = rg::randn(y0.shape()).to(dtype).to(device);
+  const double forward_s = best_seconds(repeat, [&] {
+    rg::NoGradGuard no_grad;
+    op.run(inputs);
+  });
+  for (rg::Tensor& x : inputs) x.set_requires_grad(true);
+  double backward_s = 1e30;
+  for (int r = 0; r <= repeat; ++r) {            // r = 0: the warm-up
+    for (rg::Tensor& x : inputs) x.zero_grad();  // no accumulation into an earlier gradient
+    const rg::Tensor y = op.run(inputs);
+    rg::synchronize(device);
+    const auto t0 = std::chrono::steady_clock::now();
+    y.backward(gy);
+    rg::synchronize(device);
+    const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
+    if (r > 0) backward_s = std::min(backward_s, dt.count());
+  }
+  const bool bytes = op.cost == rg::bench::Cost::bytes;
+  const char* unit = bytes ? "gbps" : "gflops";
+  const double work[2] = {op.forward_work(inputs, y0), op.backward_work(inputs, y0)};
+  const double seconds[2] = {forward_s, backward_s};
+  std::printf("%s    {\"op\": \"%s\", \"shape\": %s", first ? "" : ",\n", op.name.c_str(),
+              shape_json(shape).c_str());
+  const char* names[2] = {"forward", "backward"};
+  for (int k = 0; k < 2; ++k) {
+    const double rate = work[k] / seconds[k] * 1e-9;
+    std::printf(", \"%s\": {\"ms\": %.4f, \"%s\": %.3f, \"%s\": %.2f, \"fraction_of_peak\": %.3f}",
+                names[k], seconds[k] * 1e3, bytes ? "gbytes" : "gflop", work[k] * 1e-9, unit, rate,
+                rate / peak);
+  }
+  std::printf("}");
+  std::fflush(stdout);
+}
+
+// --op NAME[,NAME...]: the benchmark of registered ops. Returns the exit status.
+int bench_ops_by_name(const std::string& names, const std::string& shape_text, rg::DType dtype,
+                      const rg::Device& device, int repeat) {
+  const std::vector<rg::bench::BenchOp> registry = rg::bench::registry();
+  if (names == "list") {
+    for (const auto& op : registry) std::printf("%s\n", op.name.c_str());
+    return 0;
+  }
+  std::vector<const rg::bench::BenchOp*> chosen;
+  std::stringstream in(names);
+  std::string name;
+  while (std::getline(in, name, ',')) {
+    const rg::bench::BenchOp* found = nullptr;
+    for (const auto& op : registry)
+      if (op.name == name) found = &op;
+    if (!found) {
+      std::fprintf(stderr, "bench_ops: no op '%s' in apps/bench_ops_registry.h (--op list)\n",
+                   name.c_str());
+      return 2;
+    }
+    chosen.push_back(found);
+  }
+  try {
+    const rg::Shape shape = shape_text.empty() ? rg::Shape{} : parse_shape(shape_text);
+    bool need_bytes = false, need_flops = false;
+    for (const auto* op : chosen)
+      (op->cost == rg::bench::Cost::bytes ? need_bytes : need_flops) = true;
+    const double copy = need_bytes ? copy_gbps(device, repeat) : 0;
+    const double gemm = need_flops ? gemm_gflops(device, dtype, repeat) : 0;
+    std::ostringstream device_name;
+    device_name << device;
+    std::printf(
+        "{\n  \"device\": \"%s\",\n  \"dtype\": \"%s\",\n  \"threads\": %d,\n  \"repeat\": %d,\n"
+        "  \"peak\": {\"copy_gbps\": %.2f, \"gemm_gflops\": %.1f},\n  \"ops\": [\n",
+        device_name.str().c_str(), std::string(rg::dtype_name(dtype)).c_str(), rg::num_threads(),
+        repeat, copy, gemm);
+    bool first = true;
+    for (const auto* op : chosen) {
+      bench_op(*op, shape, dtype, device, repeat, op->cost == rg::bench::Cost::bytes ? copy : gemm,
+               first);
+      first = false;
+    }
+    std::printf("\n  ]\n}\n");
+  } catch (const rg::Error& e) {
+    std::fprintf(stderr, "\n%s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
 int64_t arg_value(int& i, int argc, char** argv) {
   if (i + 1 >= argc) {
     std::fprintf(stderr, "bench_ops: %s needs a value\n", argv[i]);
@@ -111,7 +266,8 @@ int64_t arg_value(int& i, int argc, char** argv) {
 
 int main(int argc, char** argv) {
   int64_t threads = std::thread::hardware_concurrency(), batch = 128, repeat = 3;
-  std::string only;  // run only the shapes whose name contains this
+  std::string only;                  // run only the shapes whose name contains this
+  std::string op_names, shape_text;  // --op, --shape
   rg::Device device = rg::Device::cpu();
   rg::DType dtype = rg::DType::f32;
   const std::vector<ConvShape>* shapes = &kResNet18;
@@ -131,6 +287,10 @@ int main(int argc, char** argv) {
       shapes = m == "resnet20" ? &kResNet20 : &kResNet18;
     } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
+    } else if (!std::strcmp(argv[i], "--op") && i + 1 < argc) {
+      op_names = argv[++i];
+    } else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
+      shape_text = argv[++i];
     } else if (!std::strcmp(argv[i], "--device") && i + 1 < argc) {
       try {
         device = rg::Device::parse(argv[++i]);
@@ -150,7 +310,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: bench_ops [--model resnet18|resnet20] [--threads N] [--batch 128] "
                    "[--repeat 3] [--only NAME_PART] [--device cpu|cuda[:N]] "
-                   "[--dtype f32|f16|bf16]\n");
+                   "[--dtype f32|f16|bf16]\n"
+                   "       bench_ops --op NAME[,NAME...]|list [--shape N,N,...] [--threads N] "
+                   "[--repeat 3] [--device cpu|cuda[:N]] [--dtype f32|f16|bf16]\n");
       return 2;
     }
   }
@@ -160,6 +322,8 @@ int main(int argc, char** argv) {
   }
   rg::set_num_threads(static_cast<int>(threads));
   timed_device = device;
+  if (!op_names.empty())
+    return bench_ops_by_name(op_names, shape_text, dtype, device, static_cast<int>(repeat));
   std::ostringstream device_name;
   device_name << device;
 

@@ -32,6 +32,7 @@
 #include "ops/reduction/reduction.h"
 #include "ops/relu/relu.h"
 #include "ops/sigmoid/sigmoid.h"
+#include "ops/silu/silu.h"
 #include "ops/softmax/softmax.h"
 #include "ops/split/split.h"
 #include "ops/sqrt/sqrt.h"

@@ -52,6 +52,8 @@ std::vector<OpCase> cases() {
       {"max", 1, false, [](V x) { return max(x[0]); }},
       {"max dim", 1, false, [](V x) { return max(x[0], 1).values; }},
       {"max last dim", 1, false, [](V x) { return max(x[0], -1, KeepDim::yes).values; }},
+      {"silu", 1, false, [](V x) { return silu(x[0]); }},
+      // new_op.sh adds ops above this line
   };
 }
 

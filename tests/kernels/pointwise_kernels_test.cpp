@@ -22,11 +22,13 @@
 #include "ops/pow/pow_functors.h"
 #include "ops/relu/relu_functors.h"
 #include "ops/sigmoid/sigmoid_functors.h"
+#include "ops/silu/silu_functors.h"
 #include "ops/sqrt/sqrt_functors.h"
 #include "ops/sub/sub_functors.h"
 #include "ops/tanh/tanh_functors.h"
 #include "tests/kernels/kernel_test_util.h"
 #include "tests/support/fixtures.h"
+// Functors of ops written by scripts/new_op.sh (new_op.sh adds the include above this line).
 
 namespace rg {
 namespace {
@@ -126,6 +128,9 @@ TEST(PointwiseKernel, EveryFunctorMatchesTheCpuLoop) {
   expect_parity("bce_grad_target", BceWithLogitsGradTargetFn{0.5}, pos, _, _, _, _, _);
   expect_parity("bce_grad_input_unit_weights", UnitWeights<BceWithLogitsGradInputFn>{{0.5}}, any, _,
                 _, _);
+  expect_parity("silu", SiluFn{}, any, _);
+  expect_parity("silu_grad", SiluGradFn{}, any, _, _);
+  // new_op.sh adds its parity lines above this line
 }
 
 TEST(PointwiseKernel, EmptyTensorsLaunchNothing) {
