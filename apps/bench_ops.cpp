@@ -1,9 +1,10 @@
 // bench_ops: GFLOP/s of the convolution kernels on every distinct convolution of the CIFAR
-// ResNet18 (or ResNet-20): on the CPU against a multithreaded 2048³ sgemm as the machine's
-// practical peak, or on a GPU (cuDNN, --device cuda[:N]; each call timed to the device's
-// completion). Prints JSON.
+// ResNet18 (or ResNet-20, or a 3-D UNet's conv3d layers): on the CPU against a multithreaded 2048³
+// sgemm as the machine's practical peak, or on a GPU (cuDNN, --device cuda[:N]; each call timed to
+// the device's completion). Prints JSON.
 //
-//   ./build/apps/bench_ops [--model resnet18|resnet20] [--threads N] [--batch 128] [--repeat 3]
+//   ./build/apps/bench_ops [--model resnet18|resnet20|unet3d] [--threads N] [--batch 128]
+//                          [--repeat 3]
 //                          [--only NAME_PART] [--device cpu|cuda[:N]] [--dtype f32|f16|bf16]
 //
 // With --op NAME[,NAME...] it times instead forward and backward of any op of the registry
@@ -11,7 +12,8 @@
 // (e.g. --shape 4096,1024), and reports GB/s against the device's measured copy bandwidth or
 // GFLOP/s against its measured GEMM, whichever the op is bound by (ops/README.md shows one).
 //
-// FLOPs of each of forward, backward-data and backward-weight: 2·N·O·(C/G)·kH·kW·Ho·Wo.
+// FLOPs of each of forward, backward-data and backward-weight: 2·N·O·(C/G)·kH·kW·Ho·Wo
+// (·kD·Do for conv3d). unet3d runs batch 1 unless --batch says otherwise; conv3d is CPU only.
 // Each time is the best of --repeat calls after one warm-up call (the machine is shared); the
 // sgemm runs before and after the convolutions and reports its best.
 // The aggregate weighs each shape by how often it occurs in the model and counts all three
@@ -81,6 +83,7 @@ struct ConvShape {
   const char* name;
   int count;  // occurrences in the model
   int64_t C, O, H, k, stride, pad;
+  int64_t D = 0;  // > 0: a conv3d over (D, H, H) volumes with a k×k×k kernel
 };
 
 // CIFAR ResNet18 (3x3 stem, stages of 64/128/256/512 channels at 32/16/8/4 pixels).
@@ -254,6 +257,32 @@ int bench_ops_by_name(const std::string& names, const std::string& shape_text, r
   return 0;
 }
 
+// A 3-D UNet (milesial's DoubleConv/Down/Up layout in 3-D, base width 16, transposed-conv
+// decoder) on the seeds' 32×160×160 volumes, one channel in, one class out. A decoder's
+// ConvTranspose3d (k2, s2) runs conv3d's three kernels for the conv3d it is the adjoint of, so
+// it is listed as that conv3d (C = its output channels, on its output volume).
+const std::vector<ConvShape> kUNet3d = {
+    {"l1_3x3x3_1to16_160", 1, 1, 16, 160, 3, 1, 1, 32},
+    {"l1_3x3x3_16_160", 2, 16, 16, 160, 3, 1, 1, 32},
+    {"l2_3x3x3_16to32_80", 1, 16, 32, 80, 3, 1, 1, 16},
+    {"l2_3x3x3_32_80", 2, 32, 32, 80, 3, 1, 1, 16},
+    {"l3_3x3x3_32to64_40", 1, 32, 64, 40, 3, 1, 1, 8},
+    {"l3_3x3x3_64_40", 2, 64, 64, 40, 3, 1, 1, 8},
+    {"l4_3x3x3_64to128_20", 1, 64, 128, 20, 3, 1, 1, 4},
+    {"l4_3x3x3_128_20", 2, 128, 128, 20, 3, 1, 1, 4},
+    {"l5_3x3x3_128to256_10", 1, 128, 256, 10, 3, 1, 1, 2},
+    {"l5_3x3x3_256_10", 1, 256, 256, 10, 3, 1, 1, 2},
+    {"up1_convT_2x2x2_256to128", 1, 128, 256, 20, 2, 2, 0, 4},
+    {"up1_3x3x3_256to128_20", 1, 256, 128, 20, 3, 1, 1, 4},
+    {"up2_convT_2x2x2_128to64", 1, 64, 128, 40, 2, 2, 0, 8},
+    {"up2_3x3x3_128to64_40", 1, 128, 64, 40, 3, 1, 1, 8},
+    {"up3_convT_2x2x2_64to32", 1, 32, 64, 80, 2, 2, 0, 16},
+    {"up3_3x3x3_64to32_80", 1, 64, 32, 80, 3, 1, 1, 16},
+    {"up4_convT_2x2x2_32to16", 1, 16, 32, 160, 2, 2, 0, 32},
+    {"up4_3x3x3_32to16_160", 1, 32, 16, 160, 3, 1, 1, 32},
+    {"out_1x1x1_16to1_160", 1, 16, 1, 160, 1, 1, 0, 32},
+};
+
 int64_t arg_value(int& i, int argc, char** argv) {
   if (i + 1 >= argc) {
     std::fprintf(stderr, "bench_ops: %s needs a value\n", argv[i]);
@@ -265,7 +294,7 @@ int64_t arg_value(int& i, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t threads = std::thread::hardware_concurrency(), batch = 128, repeat = 3;
+  int64_t threads = std::thread::hardware_concurrency(), batch = 0, repeat = 3;  // batch 0: default
   std::string only;                  // run only the shapes whose name contains this
   std::string op_names, shape_text;  // --op, --shape
   rg::Device device = rg::Device::cpu();
@@ -280,11 +309,11 @@ int main(int argc, char** argv) {
       repeat = arg_value(i, argc, argv);
     } else if (!std::strcmp(argv[i], "--model") && i + 1 < argc) {
       const std::string m = argv[++i];
-      if (m != "resnet18" && m != "resnet20") {
-        std::fprintf(stderr, "bench_ops: --model must be resnet18 or resnet20\n");
+      if (m != "resnet18" && m != "resnet20" && m != "unet3d") {
+        std::fprintf(stderr, "bench_ops: --model must be resnet18, resnet20 or unet3d\n");
         return 2;
       }
-      shapes = m == "resnet20" ? &kResNet20 : &kResNet18;
+      shapes = m == "resnet20" ? &kResNet20 : m == "unet3d" ? &kUNet3d : &kResNet18;
     } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
     } else if (!std::strcmp(argv[i], "--op") && i + 1 < argc) {
@@ -307,15 +336,17 @@ int main(int argc, char** argv) {
       }
       dtype = rg::dtype_from_name(d);
     } else {
-      std::fprintf(stderr,
-                   "usage: bench_ops [--model resnet18|resnet20] [--threads N] [--batch 128] "
-                   "[--repeat 3] [--only NAME_PART] [--device cpu|cuda[:N]] "
-                   "[--dtype f32|f16|bf16]\n"
-                   "       bench_ops --op NAME[,NAME...]|list [--shape N,N,...] [--threads N] "
-                   "[--repeat 3] [--device cpu|cuda[:N]] [--dtype f32|f16|bf16]\n");
+      std::fprintf(
+          stderr,
+          "usage: bench_ops [--model resnet18|resnet20|unet3d] [--threads N] [--batch 128] "
+          "[--repeat 3] [--only NAME_PART] [--device cpu|cuda[:N]] "
+          "[--dtype f32|f16|bf16]\n"
+          "       bench_ops --op NAME[,NAME...]|list [--shape N,N,...] [--threads N] "
+          "[--repeat 3] [--device cpu|cuda[:N]] [--dtype f32|f16|bf16]\n");
       return 2;
     }
   }
+  if (batch == 0) batch = shapes == &kUNet3d ? 1 : 128;  // one 32×160×160 volume is a lot
   if (threads < 1 || batch < 1 || repeat < 1) {
     std::fprintf(stderr, "bench_ops: --threads, --batch and --repeat must be >= 1\n");
     return 2;
@@ -339,26 +370,38 @@ int main(int argc, char** argv) {
   int printed = 0;
   for (const ConvShape& c : *shapes) {
     if (!std::strstr(c.name, only.c_str())) continue;
-    const rg::Conv2dParams p{{c.stride, c.stride}, {c.pad, c.pad}, {1, 1}, 1};
     const auto on_device = [&](const rg::Tensor& t) { return t.to(dtype).to(device); };
-    const rg::Tensor x = on_device(rg::randn({batch, c.C, c.H, c.H}));
-    const rg::Tensor w = on_device(rg::randn({c.O, c.C, c.k, c.k}));
-    const rg::Shape y_shape = rg::conv2d_output_shape("bench_ops", x.shape(), w.shape(), p);
-    const rg::Tensor gy = on_device(rg::randn(y_shape));
-    const double flops = 2.0 * batch * c.O * c.C * c.k * c.k * y_shape[2] * y_shape[3];
     const int r = static_cast<int>(repeat);
-    const double t[3] = {
-        best_seconds(r, [&] { rg::conv2d_forward(x, w, rg::Tensor(), p); }),
-        best_seconds(r, [&] { rg::conv2d_backward_data(gy, w, x.shape(), p); }),
-        best_seconds(r, [&] { rg::conv2d_backward_weight(gy, x, w.shape(), p); }),
-    };
+    double flops = 0, t[3] = {0, 0, 0};
+    if (c.D > 0) {
+      const rg::Conv3dParams p{{c.stride, c.stride, c.stride}, {c.pad, c.pad, c.pad}};
+      const rg::Tensor x = on_device(rg::randn({batch, c.C, c.D, c.H, c.H}));
+      const rg::Tensor w = on_device(rg::randn({c.O, c.C, c.k, c.k, c.k}));
+      const rg::Shape y_shape = rg::conv3d_output_shape("bench_ops", x.shape(), w.shape(), p);
+      const rg::Tensor gy = on_device(rg::randn(y_shape));
+      flops = 2.0 * batch * c.O * c.C * c.k * c.k * c.k * y_shape[2] * y_shape[3] * y_shape[4];
+      t[0] = best_seconds(r, [&] { rg::conv3d_forward(x, w, rg::Tensor(), p); });
+      t[1] = best_seconds(r, [&] { rg::conv3d_backward_data(gy, w, x.shape(), p); });
+      t[2] = best_seconds(r, [&] { rg::conv3d_backward_weight(gy, x, w.shape(), p); });
+    } else {
+      const rg::Conv2dParams p{{c.stride, c.stride}, {c.pad, c.pad}, {1, 1}, 1};
+      const rg::Tensor x = on_device(rg::randn({batch, c.C, c.H, c.H}));
+      const rg::Tensor w = on_device(rg::randn({c.O, c.C, c.k, c.k}));
+      const rg::Shape y_shape = rg::conv2d_output_shape("bench_ops", x.shape(), w.shape(), p);
+      const rg::Tensor gy = on_device(rg::randn(y_shape));
+      flops = 2.0 * batch * c.O * c.C * c.k * c.k * y_shape[2] * y_shape[3];
+      t[0] = best_seconds(r, [&] { rg::conv2d_forward(x, w, rg::Tensor(), p); });
+      t[1] = best_seconds(r, [&] { rg::conv2d_backward_data(gy, w, x.shape(), p); });
+      t[2] = best_seconds(r, [&] { rg::conv2d_backward_weight(gy, x, w.shape(), p); });
+    }
     const char* names[3] = {"forward", "backward_data", "backward_weight"};
     std::printf(
         "%s    {\"name\": \"%s\", \"count\": %d, \"C\": %lld, \"O\": %lld, \"H\": %lld, "
-        "\"k\": %lld, \"stride\": %lld, \"pad\": %lld, \"gflop\": %.3f",
+        "\"D\": %lld, \"k\": %lld, \"stride\": %lld, \"pad\": %lld, \"gflop\": %.3f",
         printed++ ? ",\n" : "", c.name, c.count, static_cast<long long>(c.C),
-        static_cast<long long>(c.O), static_cast<long long>(c.H), static_cast<long long>(c.k),
-        static_cast<long long>(c.stride), static_cast<long long>(c.pad), flops * 1e-9);
+        static_cast<long long>(c.O), static_cast<long long>(c.H), static_cast<long long>(c.D),
+        static_cast<long long>(c.k), static_cast<long long>(c.stride),
+        static_cast<long long>(c.pad), flops * 1e-9);
     for (int k = 0; k < 3; ++k) {
       std::printf(", \"%s\": {\"ms\": %.3f, \"gflops\": %.1f}", names[k], t[k] * 1e3,
                   flops / t[k] * 1e-9);

@@ -83,6 +83,14 @@ std::vector<Case> cases() {
          conv_transpose2d(g4, on_gpu({3, 4, 3, 3}));
        },
        Stop::no_gpu},
+      {"conv3d",
+       [=] {
+         conv3d(on_gpu({1, 2, 3, 3, 3}), on_gpu({2, 2, 1, 1, 1}));
+       }},
+      {"conv_transpose3d",
+       [=] {
+         conv_transpose3d(on_gpu({1, 2, 3, 3, 3}), on_gpu({2, 2, 2, 2, 2}));
+       }},
       {"cross_entropy", [=] { cross_entropy(g2, labels_gpu); }, Stop::no_gpu},
       {"cross_entropy", [=] { cross_entropy(g2, labels); }},
       {"cross_entropy", [=] { cross_entropy(c2, labels_gpu); }},
@@ -113,6 +121,10 @@ std::vector<Case> cases() {
       {"max", [=] { max(g2); }, Stop::no_gpu},
       {"max", [=] { max(g2, 1); }, Stop::no_gpu},
       {"max_pool2d", [=] { max_pool2d(g4, 2); }},
+      {"max_pool3d",
+       [=] {
+         max_pool3d(on_gpu({1, 2, 4, 4, 4}), 2);
+       }},
       {"mean", [=] { mean(g2); }, Stop::no_gpu},
       {"mse_loss", [=] { mse_loss(g2, c2); }},
       {"mse_loss", [=] { mse_loss(g2, g2); }, Stop::no_gpu},
@@ -120,6 +132,10 @@ std::vector<Case> cases() {
       {"neg", [=] { neg(g2); }, Stop::no_gpu},
       {"nll_loss", [=] { nll_loss(g2, labels); }},
       {"nll_loss", [=] { nll_loss(g2, labels_gpu); }, Stop::no_gpu},
+      {"pad",
+       [=] {
+         pad(g4, {1, 1});
+       }},
       {"pow", [=] { pow(g2, 2.0); }, Stop::no_gpu},
       {"relu", [=] { relu(g2); }, Stop::no_gpu},
       {"sigmoid", [=] { sigmoid(g2); }, Stop::no_gpu},
