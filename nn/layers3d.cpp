@@ -31,7 +31,8 @@ Pool3dSize pool_size(const Size3& s) {
 }
 }  // namespace
 
-Conv3d::Conv3d(int64_t in, int64_t out, Size3 kernel, Conv3dOptions options) : options_(options) {
+Conv3d::Conv3d(int64_t in, int64_t out, Size3 kernel, const Conv3dOptions& options)
+    : options_(options) {
   check_channels("Conv3d", in, out, options.groups);
   weight_ = empty({out, in / options.groups, kernel[0], kernel[1], kernel[2]});
   init::kaiming_normal_(weight_, init::FanMode::fan_out);
@@ -58,7 +59,7 @@ std::string Conv3d::extra_repr() const {
 }
 
 ConvTranspose3d::ConvTranspose3d(int64_t in, int64_t out, Size3 kernel,
-                                 ConvTranspose3dOptions options)
+                                 const ConvTranspose3dOptions& options)
     : options_(options) {
   check_channels("ConvTranspose3d", in, out, options.groups);
   weight_ = empty({in, out / options.groups, kernel[0], kernel[1], kernel[2]});

@@ -118,6 +118,18 @@ TEST(Conv3d, HalfAndBFloat16AreF32MathRoundedOnce) {
   }
 }
 
+TEST(Conv3d, NonContiguousInputsGiveTheSameResult) {
+  Fixture f("conv3d");
+  const Tensor x = f["groups.x"], w = f["groups.w"], b = f["groups.b"];
+  const Conv3dTriple stride{1, 1, 2}, padding{1, 0, 1};
+  const Tensor ref = conv3d(x, w, b, stride, padding, {1, 1, 1}, 2);
+  // Same values, permuted strides.
+  const Tensor xs = x.transpose(2, 4).contiguous().transpose(2, 4);
+  const Tensor ws = w.transpose(0, 1).contiguous().transpose(0, 1);
+  ASSERT_FALSE(xs.is_contiguous());
+  EXPECT_TRUE(all_close(conv3d(xs, ws, b, stride, padding, {1, 1, 1}, 2), ref, 0, 0));
+}
+
 TEST(Conv3d, BadInputShapes) {
   EXPECT_TRUE(throws_error(
       [] {
