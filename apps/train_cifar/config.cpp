@@ -329,7 +329,9 @@ CommandLine parse_command_line(int argc, char** argv) {
   const std::vector<std::pair<std::string, std::string>> keyed = {
       {"data", "CIFAR-10 folder (binary batches, image folder or CSV lists)"},
       {"data-format", "auto, binary, folder or csv"},
-      {"model", "resnet18, resnet20, optionally @width (resnet18@0.5)"},
+      {"model",
+       "resnet18, resnet20, resnet34, resnet50, resnet101, airbench (these optionally @width: "
+       "resnet18@0.5), preactresnet18, vgg16, mobilenetv2"},
       {"epochs", "epochs to train"},
       {"batch-size", "images per step and process (under mpirun: x N in all)"},
       {"lr", "peak learning rate"},

@@ -20,7 +20,7 @@ namespace rg::apps {
 struct TrainConfig {
   std::string data;         // CIFAR-10 root; empty: search the usual places
   std::string data_format;  // auto | binary | folder | csv
-  std::string model;        // resnet18, resnet20, with optional @width
+  std::string model;        // a name of nn::model_names(), ResNets with optional @width
   int64_t epochs;
   int64_t batch_size;
   double lr;

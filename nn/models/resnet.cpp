@@ -3,6 +3,9 @@
 #include <cmath>
 
 #include "nn/models/airbench.h"
+#include "nn/models/mobilenetv2.h"
+#include "nn/models/preact_resnet.h"
+#include "nn/models/vgg.h"
 
 namespace rg::nn {
 
@@ -12,6 +15,21 @@ std::shared_ptr<Conv2d> conv3x3(int64_t in, int64_t out, int64_t stride) {
       in, out, Size2{3, 3},
       Conv2dOptions{.stride = {stride, stride}, .padding = {1, 1}, .bias = Bias::without});
 }
+
+std::shared_ptr<Conv2d> conv1x1(int64_t in, int64_t out, int64_t stride) {
+  return std::make_shared<Conv2d>(in, out, Size2{1, 1},
+                                  Conv2dOptions{.stride = {stride, stride}, .bias = Bias::without});
+}
+
+// Projection (1x1 conv + BN) where the shape changes, else empty (identity).
+std::shared_ptr<Sequential> projection_shortcut(int64_t in, int64_t out, int64_t stride) {
+  auto shortcut = std::make_shared<Sequential>();
+  if (stride != 1 || in != out) {
+    shortcut->push_back(conv1x1(in, out, stride));
+    shortcut->push_back(std::make_shared<BatchNorm2d>(out));
+  }
+  return shortcut;
+}
 }  // namespace
 
 BasicBlock::BasicBlock(int64_t in, int64_t out, int64_t stride) {
@@ -20,22 +38,42 @@ BasicBlock::BasicBlock(int64_t in, int64_t out, int64_t stride) {
   bn1_ = std::make_shared<BatchNorm2d>(out);
   conv2_ = conv3x3(out, out, 1);
   bn2_ = std::make_shared<BatchNorm2d>(out);
-  shortcut_ = std::make_shared<Sequential>();
+  shortcut_ = projection_shortcut(in, out, stride);
   register_module("conv1", &conv1_);
   register_module("bn1", &bn1_);
   register_module("conv2", &conv2_);
   register_module("bn2", &bn2_);
   register_module("shortcut", &shortcut_);
-  if (stride != 1 || in != out) {
-    shortcut_->push_back(std::make_shared<Conv2d>(
-        in, out, Size2{1, 1}, Conv2dOptions{.stride = {stride, stride}, .bias = Bias::without}));
-    shortcut_->push_back(std::make_shared<BatchNorm2d>(out));
-  }
 }
 
 Tensor BasicBlock::forward(const Tensor& x) {
   Tensor y = relu(bn1_->forward(conv1_->forward(x)));
   y = bn2_->forward(conv2_->forward(y));
+  return relu(y + (shortcut_->size() ? shortcut_->forward(x) : x));
+}
+
+Bottleneck::Bottleneck(int64_t in, int64_t width, int64_t stride) {
+  const int64_t out = expansion * width;
+  conv1_ = conv1x1(in, width, 1);
+  bn1_ = std::make_shared<BatchNorm2d>(width);
+  conv2_ = conv3x3(width, width, stride);
+  bn2_ = std::make_shared<BatchNorm2d>(width);
+  conv3_ = conv1x1(width, out, 1);
+  bn3_ = std::make_shared<BatchNorm2d>(out);
+  shortcut_ = projection_shortcut(in, out, stride);
+  register_module("conv1", &conv1_);
+  register_module("bn1", &bn1_);
+  register_module("conv2", &conv2_);
+  register_module("bn2", &bn2_);
+  register_module("conv3", &conv3_);
+  register_module("bn3", &bn3_);
+  register_module("shortcut", &shortcut_);
+}
+
+Tensor Bottleneck::forward(const Tensor& x) {
+  Tensor y = relu(bn1_->forward(conv1_->forward(x)));
+  y = relu(bn2_->forward(conv2_->forward(y)));
+  y = bn3_->forward(conv3_->forward(y));
   return relu(y + (shortcut_->size() ? shortcut_->forward(x) : x));
 }
 
@@ -55,10 +93,16 @@ ResNet::ResNet(const ResNetConfig& config) {
   register_module("bn1", &bn1_);
   for (std::size_t s = 0; s < config.blocks.size(); ++s) {
     auto stage = std::make_shared<Sequential>();
-    const int64_t out = scaled(config.widths[s]);
+    const int64_t width = scaled(config.widths[s]);
     for (int64_t b = 0; b < config.blocks[s]; ++b) {
-      stage->push_back(std::make_shared<BasicBlock>(in, out, b == 0 && s > 0 ? 2 : 1));
-      in = out;
+      const int64_t stride = b == 0 && s > 0 ? 2 : 1;
+      if (config.block == ResNetBlock::basic) {
+        stage->push_back(std::make_shared<BasicBlock>(in, width, stride));
+        in = width;
+      } else {
+        stage->push_back(std::make_shared<Bottleneck>(in, width, stride));
+        in = Bottleneck::expansion * width;
+      }
     }
     stages_.push_back(register_module("layer" + std::to_string(s + 1), stage));
   }
@@ -82,8 +126,23 @@ ResNetConfig resnet20_config(int64_t num_classes, double width_multiplier) {
   return {{3, 3, 3}, {16, 32, 64}, 16, num_classes, width_multiplier};
 }
 
+ResNetConfig resnet34_config(int64_t num_classes, double width_multiplier) {
+  return {{3, 4, 6, 3}, {64, 128, 256, 512}, 64, num_classes, width_multiplier};
+}
+
+ResNetConfig resnet50_config(int64_t num_classes, double width_multiplier) {
+  return {{3, 4, 6, 3}, {64, 128, 256, 512}, 64,
+          num_classes,  width_multiplier,    ResNetBlock::bottleneck};
+}
+
+ResNetConfig resnet101_config(int64_t num_classes, double width_multiplier) {
+  return {{3, 4, 23, 3}, {64, 128, 256, 512}, 64,
+          num_classes,   width_multiplier,    ResNetBlock::bottleneck};
+}
+
 std::vector<std::string> model_names() {
-  return {"resnet18", "resnet20"};
+  return {"airbench",  "resnet18",       "resnet20", "resnet34",   "resnet50",
+          "resnet101", "preactresnet18", "vgg16",    "mobilenetv2"};
 }
 
 std::shared_ptr<Module> make_model(const std::string& name, int64_t num_classes) {
@@ -103,10 +162,21 @@ std::shared_ptr<Module> make_model(const std::string& name, int64_t num_classes)
   }
   if (base == "resnet18") return std::make_shared<ResNet>(resnet18_config(num_classes, width));
   if (base == "resnet20") return std::make_shared<ResNet>(resnet20_config(num_classes, width));
+  if (base == "resnet34") return std::make_shared<ResNet>(resnet34_config(num_classes, width));
+  if (base == "resnet50") return std::make_shared<ResNet>(resnet50_config(num_classes, width));
+  if (base == "resnet101") return std::make_shared<ResNet>(resnet101_config(num_classes, width));
   if (base == "airbench") return std::make_shared<Airbench>(num_classes, width);
-  fail("unknown model '", name,
-       "' (known: airbench, resnet18, resnet20; append @<width> for a width "
-       "multiplier, e.g. resnet18@0.5)");
+  if (base == "vgg16" || base == "preactresnet18" || base == "mobilenetv2") {
+    // pytorch-cifar's widths only, so that its checkpoints fit.
+    RG_CHECK(name == base, "model '", name, "': ", base, " takes no width multiplier");
+    if (base == "vgg16") return std::make_shared<VGG>(num_classes);
+    if (base == "mobilenetv2") return std::make_shared<MobileNetV2>(num_classes);
+    return std::make_shared<PreActResNet>(std::vector<int64_t>{2, 2, 2, 2}, num_classes);
+  }
+  std::string known;
+  for (const auto& n : model_names()) known += (known.empty() ? "" : ", ") + n;
+  fail("unknown model '", name, "' (known: ", known,
+       "; append @<width> to airbench or a resnet for a width multiplier, e.g. resnet18@0.5)");
 }
 
 }  // namespace rg::nn

@@ -5,6 +5,9 @@
 //   11,173,962 parameters — the count PyTorch gives for the same definition.
 // - ResNet-20 as in He et al. 2016 §4.2: three stages of three BasicBlocks at widths 16, 32,
 //   64; projection (1x1 conv + BN) shortcuts where the shape changes ("option B").
+// - ResNet34 (BasicBlocks [3, 4, 6, 3]), ResNet50 and ResNet101 (Bottlenecks [3, 4, 6, 3] and
+//   [3, 4, 23, 3]) as in pytorch-cifar: the same stem and stages; a Bottleneck's output has 4x
+//   its stage's width.
 // A width multiplier scales every stage's channels (ResNet18 at 0.5 has widths 32..256).
 // Parameter names follow pytorch-cifar, so its checkpoints' keys match ours.
 
@@ -29,12 +32,30 @@ class BasicBlock : public Module {
   std::shared_ptr<Sequential> shortcut_;  // empty: identity
 };
 
+// x -> relu(bn1(conv1 1x1)) -> relu(bn2(conv2 3x3, stride)) -> bn3(conv3 1x1 to 4·width)
+//   -> + shortcut(x) -> relu. The stride sits on the 3x3 conv, as in pytorch-cifar.
+class Bottleneck : public Module {
+ public:
+  static constexpr int64_t expansion = 4;
+  Bottleneck(int64_t in, int64_t width, int64_t stride);
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "Bottleneck"; }
+
+ private:
+  std::shared_ptr<Conv2d> conv1_, conv2_, conv3_;
+  std::shared_ptr<BatchNorm2d> bn1_, bn2_, bn3_;
+  std::shared_ptr<Sequential> shortcut_;  // empty: identity
+};
+
+enum class ResNetBlock { basic, bottleneck };
+
 struct ResNetConfig {
   std::vector<int64_t> blocks;  // per stage
   std::vector<int64_t> widths;  // per stage, before the multiplier
   int64_t stem_width = 64;
   int64_t num_classes = 10;
   double width_multiplier = 1.0;
+  ResNetBlock block = ResNetBlock::basic;
 };
 
 class ResNet : public Module {
@@ -52,8 +73,12 @@ class ResNet : public Module {
 
 ResNetConfig resnet18_config(int64_t num_classes = 10, double width_multiplier = 1.0);
 ResNetConfig resnet20_config(int64_t num_classes = 10, double width_multiplier = 1.0);
+ResNetConfig resnet34_config(int64_t num_classes = 10, double width_multiplier = 1.0);
+ResNetConfig resnet50_config(int64_t num_classes = 10, double width_multiplier = 1.0);
+ResNetConfig resnet101_config(int64_t num_classes = 10, double width_multiplier = 1.0);
 
-// Builds a model by name: "resnet18", "resnet20", optionally with a width suffix such as
+// Builds a model by name (model_names(): airbench, the ResNets, and pytorch-cifar's vgg16,
+// preactresnet18, mobilenetv2); airbench and the ResNets take a width suffix such as
 // "resnet18@0.5". Unknown names are an error that lists the known ones.
 std::shared_ptr<Module> make_model(const std::string& name, int64_t num_classes = 10);
 std::vector<std::string> model_names();
