@@ -46,11 +46,12 @@ std::vector<Case> cases() {
       {"adaptive_avg_pool2d",
        [=] {
          adaptive_avg_pool2d(g4, {1, 1});
-       }},
+       },
+       Stop::no_gpu},
       {"add", [=] { add(g2, g2); }, Stop::no_gpu},
       {"add", [=] { add(c2, g2); }},
       {"add", [=] { add(g2, 1.0); }, Stop::no_gpu},
-      {"avg_pool2d", [=] { avg_pool2d(g4, 2); }},
+      {"avg_pool2d", [=] { avg_pool2d(g4, 2); }, Stop::no_gpu},
       {"batch_norm",
        [=] { batch_norm(g4, Tensor(), Tensor(), Tensor(), Tensor(), BatchNormMode::train); }},
       {"batch_norm",
@@ -82,7 +83,7 @@ std::vector<Case> cases() {
       {"cross_entropy", [=] { cross_entropy(g2, labels_gpu); }},
       {"cross_entropy", [=] { cross_entropy(c2, labels_gpu); }},
       {"div", [=] { div(g2, c2); }},
-      {"dropout", [=] { dropout(g2, 0.5, DropoutMode::train); }},
+      {"dropout", [=] { dropout(g2, 0.5, DropoutMode::train); }, Stop::no_gpu},
       {"exp", [=] { exp(g2); }, Stop::no_gpu},
       {"leaky_relu", [=] { leaky_relu(g2); }, Stop::no_gpu},
       {"linear",
@@ -107,7 +108,7 @@ std::vector<Case> cases() {
        }},
       {"max", [=] { max(g2); }},
       {"max", [=] { max(g2, 1); }},
-      {"max_pool2d", [=] { max_pool2d(g4, 2); }},
+      {"max_pool2d", [=] { max_pool2d(g4, 2); }, Stop::no_gpu},
       {"mean", [=] { mean(g2); }, Stop::no_gpu},
       {"mse_loss", [=] { mse_loss(g2, c2); }},
       {"mul", [=] { mul(g2, g2); }, Stop::no_gpu},
@@ -121,7 +122,7 @@ std::vector<Case> cases() {
       {"sub", [=] { sub(g2, c2); }},
       {"sum", [=] { sum(g2); }, Stop::no_gpu},
       {"tanh", [=] { tanh(g2); }, Stop::no_gpu},
-      {"upsample", [=] { upsample(g4, 2); }},
+      {"upsample", [=] { upsample(g4, 2); }, Stop::no_gpu},
   };
 }
 
