@@ -5,27 +5,6 @@
 
 namespace rg {
 
-Philox4 philox4x32_10(uint64_t counter_lo, uint64_t counter_hi, uint64_t key) {
-  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
-  constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
-  uint32_t c[4] = {static_cast<uint32_t>(counter_lo), static_cast<uint32_t>(counter_lo >> 32),
-                   static_cast<uint32_t>(counter_hi), static_cast<uint32_t>(counter_hi >> 32)};
-  uint32_t k[2] = {static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)};
-  for (int round = 0; round < 10; ++round) {
-    const uint64_t p0 = static_cast<uint64_t>(kM0) * c[0];
-    const uint64_t p1 = static_cast<uint64_t>(kM1) * c[2];
-    const uint32_t hi0 = static_cast<uint32_t>(p0 >> 32), lo0 = static_cast<uint32_t>(p0);
-    const uint32_t hi1 = static_cast<uint32_t>(p1 >> 32), lo1 = static_cast<uint32_t>(p1);
-    c[0] = hi1 ^ c[1] ^ k[0];
-    c[1] = lo1;
-    c[2] = hi0 ^ c[3] ^ k[1];
-    c[3] = lo0;
-    k[0] += kW0;
-    k[1] += kW1;
-  }
-  return {{c[0], c[1], c[2], c[3]}};
-}
-
 Generator& default_generator() {
   static Generator generator(0);
   return generator;
@@ -33,11 +12,6 @@ Generator& default_generator() {
 
 void manual_seed(uint64_t seed) {
   default_generator().manual_seed(seed);
-}
-
-float philox_uniform_f32(uint64_t seed, uint64_t offset, uint64_t i) {
-  const Philox4 r = philox4x32_10(i, offset, seed);
-  return static_cast<float>(r.v[0] >> 8) * 0x1.0p-24f;  // 24 bits: exactly representable, < 1
 }
 
 double philox_uniform_f64(uint64_t seed, uint64_t offset, uint64_t i) {

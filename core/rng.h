@@ -4,18 +4,14 @@
 
 #include <cstdint>
 
+#include "core/philox.h"  // philox4x32_10, philox_uniform_f32 (host/device)
+
 namespace rg {
 
 struct PhiloxState {
   uint64_t seed = 0;
   uint64_t offset = 0;  // advanced by one per draw (each draw gets its own counter space)
 };
-
-// Philox4x32-10 block: four 32-bit outputs for a 128-bit counter and 64-bit key.
-struct Philox4 {
-  uint32_t v[4];
-};
-Philox4 philox4x32_10(uint64_t counter_lo, uint64_t counter_hi, uint64_t key);
 
 class Generator {
  public:
@@ -34,9 +30,8 @@ class Generator {
 Generator& default_generator();
 void manual_seed(uint64_t seed);
 
-// Element i of a draw at `offset`: uniform in [0, 1) with 24 (float) / 53 (double) random bits,
-// and a standard normal (Box-Muller on two uniforms).
-float philox_uniform_f32(uint64_t seed, uint64_t offset, uint64_t i);
+// Element i of a draw at `offset`: uniform in [0, 1) with 53 random bits (philox_uniform_f32,
+// 24 bits, is in core/philox.h), and a standard normal (Box-Muller on two uniforms).
 double philox_uniform_f64(uint64_t seed, uint64_t offset, uint64_t i);
 double philox_normal(uint64_t seed, uint64_t offset, uint64_t i);
 

@@ -1,6 +1,8 @@
 #include "ops/adaptive_avg_pool2d/adaptive_avg_pool2d.h"
 
 #include "core/autograd.h"
+#include "core/dispatch.h"
+#include "ops/adaptive_avg_pool2d/adaptive_avg_pool2d_kernel.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace rg {
@@ -12,9 +14,9 @@ class AdaptiveAvgPool2dBackward : public Node {
   std::string name() const override { return "AdaptiveAvgPool2dBackward"; }
   std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
     const Tensor gy = g[0].contiguous();
-    Tensor gx = zeros(input_shape_, {gy.dtype(), gy.device()});
-    adaptive_avg_pool2d_backward_cpu(gy, gx);
-    return {gx};
+    return {dispatch_device<Kernels::cpu_and_cuda>(
+        "adaptive_avg_pool2d_backward", gy.device(),
+        [&](auto on) { return detail::adaptive_avg_pool2d_backward(on, gy, input_shape_); })};
   }
 
  private:
@@ -32,9 +34,11 @@ Tensor adaptive_avg_pool2d(const Tensor& x, Pool2dSize output_size) {
   RG_CHECK(output_size.h > 0 && output_size.w > 0,
            "adaptive_avg_pool2d: output_size must be positive, got ", output_size, " for input ",
            x.describe());
-  check_cpu("adaptive_avg_pool2d", {x});
   Tensor y = empty({x.size(0), x.size(1), output_size.h, output_size.w}, {x.dtype(), x.device()});
-  adaptive_avg_pool2d_forward_cpu(x.detach().contiguous(), y);
+  const Tensor xc = x.detach().contiguous();
+  dispatch_device<Kernels::cpu_and_cuda>("adaptive_avg_pool2d", x.device(), [&](auto on) {
+    detail::adaptive_avg_pool2d_forward(on, xc, y);
+  });
   if (needs_grad({x})) record(std::make_shared<AdaptiveAvgPool2dBackward>(x.shape()), {x}, {&y});
   return y;
 }

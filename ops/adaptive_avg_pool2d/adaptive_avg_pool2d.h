@@ -6,6 +6,8 @@
 //   y[n, c, i, j] = mean of x over bin i × bin j.
 // Backward: every x in a bin receives gy / (bin area); overlapping bins add up. The node keeps
 // only the input shape. (1, 1) is global average pooling (ResNet's head).
+// Kernels: adaptive_avg_pool2d_kernel.h (CPU: adaptive_avg_pool2d_cpu.cpp; GPU:
+// adaptive_avg_pool2d_kernels.cuh).
 
 #include "core/tensor.h"
 #include "ops/pool2d/pool2d_window.h"
@@ -14,9 +16,5 @@ namespace rg {
 
 // Checks: 4-D floating input with H, W >= 1; output_size >= 1 in both dims.
 Tensor adaptive_avg_pool2d(const Tensor& x, Pool2dSize output_size);
-
-// The CPU kernels (adaptive_avg_pool2d_cpu.cpp): x, gy contiguous; gx zero-filled.
-void adaptive_avg_pool2d_forward_cpu(const Tensor& x, const Tensor& y);
-void adaptive_avg_pool2d_backward_cpu(const Tensor& gy, const Tensor& gx);
 
 }  // namespace rg

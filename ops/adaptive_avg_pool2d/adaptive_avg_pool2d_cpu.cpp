@@ -2,23 +2,14 @@
 // overlapping bins never races.
 #include "core/dispatch.h"
 #include "core/thread_pool.h"
-#include "ops/adaptive_avg_pool2d/adaptive_avg_pool2d.h"
+#include "ops/adaptive_avg_pool2d/adaptive_avg_pool2d_kernel.h"
+#include "ops/adaptive_avg_pool2d/adaptive_bins.h"
+#include "ops/pool2d/pool2d_window.h"
 
 namespace rg {
-namespace {
+namespace detail {
 
-// Bin i of `out` bins over `in`: [floor(i·in/out), ceil((i+1)·in/out)), in integers so that
-// no rounding of a float ratio can shift a bin edge.
-int64_t bin_start(int64_t i, int64_t in, int64_t out) {
-  return (i * in) / out;
-}
-int64_t bin_end(int64_t i, int64_t in, int64_t out) {
-  return ((i + 1) * in + out - 1) / out;
-}
-
-}  // namespace
-
-void adaptive_avg_pool2d_forward_cpu(const Tensor& x, const Tensor& y) {
+void adaptive_avg_pool2d_forward(OnCpu, const Tensor& x, const Tensor& y) {
   const int64_t H = x.size(2), W = x.size(3), OH = y.size(2), OW = y.size(3);
   dispatch_floating(x.dtype(), "adaptive_avg_pool2d", [&](auto tag) {
     using T = decltype(tag);
@@ -48,7 +39,8 @@ void adaptive_avg_pool2d_forward_cpu(const Tensor& x, const Tensor& y) {
   });
 }
 
-void adaptive_avg_pool2d_backward_cpu(const Tensor& gy, const Tensor& gx) {
+Tensor adaptive_avg_pool2d_backward(OnCpu, const Tensor& gy, const Shape& input_shape) {
+  Tensor gx = zeros(input_shape, {gy.dtype(), gy.device()});
   const int64_t H = gx.size(2), W = gx.size(3), OH = gy.size(2), OW = gy.size(3);
   dispatch_floating(gy.dtype(), "adaptive_avg_pool2d_backward", [&](auto tag) {
     using T = decltype(tag);
@@ -73,6 +65,8 @@ void adaptive_avg_pool2d_backward_cpu(const Tensor& gy, const Tensor& gx) {
       }
     });
   });
+  return gx;
 }
 
+}  // namespace detail
 }  // namespace rg

@@ -9,6 +9,7 @@
 // elements in the window.
 // Backward: every x in a window receives gy / divisor (overlapping windows add up). The node
 // keeps only the geometry.
+// Kernels: avg_pool2d_kernel.h (CPU: avg_pool2d_cpu.cpp; GPU: avg_pool2d_kernels.cuh).
 
 #include "core/tensor.h"
 #include "ops/pool2d/pool2d_window.h"
@@ -23,11 +24,5 @@ enum class CountIncludePad { off, on };
 Tensor avg_pool2d(const Tensor& x, Pool2dSize kernel_size, Pool2dSize stride = {},
                   Pool2dSize padding = 0, CeilMode ceil_mode = CeilMode::off,
                   CountIncludePad count_include_pad = CountIncludePad::on);
-
-// The CPU kernels (avg_pool2d_cpu.cpp): x, gy contiguous; y, gx fresh (gx zero-filled).
-void avg_pool2d_forward_cpu(const Tensor& x, const Pool2dGeometry& g, CountIncludePad count,
-                            const Tensor& y);
-void avg_pool2d_backward_cpu(const Tensor& gy, const Pool2dGeometry& g, CountIncludePad count,
-                             const Tensor& gx);
 
 }  // namespace rg

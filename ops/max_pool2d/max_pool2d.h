@@ -7,7 +7,8 @@
 // maximum inside its (H, W) plane, as PyTorch's return_indices=True: the first maximum in
 // row-major window order wins ties; a NaN wins over any number (PyTorch propagates NaN).
 // Backward: gx[n, c, indices[n, c, i, j]] += gy[n, c, i, j] (overlapping windows add up).
-// The node keeps only the indices and the input shape.
+// The node keeps only the indices and the window geometry.
+// Kernels: max_pool2d_kernel.h (CPU: max_pool2d_cpu.cpp; GPU: max_pool2d_kernels.cuh).
 
 #include "core/tensor.h"
 #include "ops/pool2d/pool2d_window.h"
@@ -25,11 +26,5 @@ struct MaxPool2dResult {
 MaxPool2dResult max_pool2d(const Tensor& x, Pool2dSize kernel_size, Pool2dSize stride = {},
                            Pool2dSize padding = 0, Pool2dSize dilation = 1,
                            CeilMode ceil_mode = CeilMode::off);
-
-// The CPU kernels (max_pool2d_cpu.cpp). x, gy contiguous; outputs freshly allocated.
-void max_pool2d_forward_cpu(const Tensor& x, const Pool2dGeometry& g, const Tensor& output,
-                            const Tensor& indices);
-// gx must be zero-filled, (N, C, H, W).
-void max_pool2d_backward_cpu(const Tensor& gy, const Tensor& indices, const Tensor& gx);
 
 }  // namespace rg

@@ -12,7 +12,7 @@
 
 #include "core/dispatch.h"
 #include "core/thread_pool.h"
-#include "ops/max_pool2d/max_pool2d.h"
+#include "ops/max_pool2d/max_pool2d_kernel.h"
 
 namespace rg {
 
@@ -81,8 +81,10 @@ void max_pool_2x2_row(const T* r0, const T* r1, int64_t w, int64_t base, int64_t
 
 }  // namespace
 
-void max_pool2d_forward_cpu(const Tensor& x, const Pool2dGeometry& g, const Tensor& output,
-                            const Tensor& indices) {
+namespace detail {
+
+void max_pool2d_forward(OnCpu, const Tensor& x, const Pool2dGeometry& g, const Tensor& output,
+                        const Tensor& indices) {
   const int64_t H = g.h, W = g.w, OH = g.oh, OW = g.ow;
   const int64_t KH = g.kernel.h, KW = g.kernel.w, SH = g.stride.h, SW = g.stride.w;
   const int64_t PH = g.padding.h, PW = g.padding.w, DH = g.dilation.h, DW = g.dilation.w;
@@ -139,7 +141,9 @@ void max_pool2d_forward_cpu(const Tensor& x, const Pool2dGeometry& g, const Tens
   });
 }
 
-void max_pool2d_backward_cpu(const Tensor& gy, const Tensor& indices, const Tensor& gx) {
+Tensor max_pool2d_backward(OnCpu, const Tensor& gy, const Tensor& indices,
+                           const Pool2dGeometry& g) {
+  Tensor gx = zeros({g.n, g.c, g.h, g.w}, {gy.dtype(), gy.device()});
   const int64_t planes = gx.size(0) * gx.size(1);
   const int64_t plane_in = gx.size(2) * gx.size(3);
   const int64_t plane_out = gy.size(2) * gy.size(3);
@@ -161,6 +165,8 @@ void max_pool2d_backward_cpu(const Tensor& gy, const Tensor& indices, const Tens
       }
     });
   });
+  return gx;
 }
 
+}  // namespace detail
 }  // namespace rg

@@ -1,7 +1,9 @@
 #include "ops/upsample/upsample.h"
 
 #include "core/autograd.h"
+#include "core/dispatch.h"
 #include "ops/elementwise/elementwise.h"
+#include "ops/upsample/upsample_kernel.h"
 
 namespace rg {
 namespace {
@@ -19,9 +21,9 @@ class UpsampleBackward : public Node {
   }
   std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
     const Tensor gy = g[0].contiguous();
-    Tensor gx = zeros(input_shape_, {gy.dtype(), gy.device()});
-    upsample_backward_cpu(gy, scale_, mode_, align_, gx);
-    return {gx};
+    return {dispatch_device<Kernels::cpu_and_cuda>("upsample_backward", gy.device(), [&](auto on) {
+      return detail::upsample_backward(on, gy, input_shape_, scale_, mode_, align_);
+    })};
   }
 
  private:
@@ -44,10 +46,12 @@ Tensor upsample(const Tensor& x, int64_t scale_factor, UpsampleMode mode,
            " for input ", x.describe());
   RG_CHECK(x.size(2) > 0 && x.size(3) > 0, "upsample: expected non-empty spatial dims (H, W), got ",
            x.describe());
-  check_cpu("upsample", {x});
   Tensor y = empty({x.size(0), x.size(1), x.size(2) * scale_factor, x.size(3) * scale_factor},
                    {x.dtype(), x.device()});
-  upsample_forward_cpu(x.detach().contiguous(), scale_factor, mode, align_corners, y);
+  const Tensor xc = x.detach().contiguous();
+  dispatch_device<Kernels::cpu_and_cuda>("upsample", x.device(), [&](auto on) {
+    detail::upsample_forward(on, xc, scale_factor, mode, align_corners, y);
+  });
   if (needs_grad({x}))
     record(std::make_shared<UpsampleBackward>(x.shape(), scale_factor, mode, align_corners), {x},
            {&y});

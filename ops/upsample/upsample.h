@@ -13,6 +13,7 @@
 // Backward: the transposed map — nearest: gx[a, b] = sum of gy over its S × S block;
 // bilinear: each gy is scattered to its 4 neighbours with the same weights. The node keeps
 // only the input shape and the options.
+// Kernels: upsample_kernel.h (CPU: upsample_cpu.cpp; GPU: upsample_kernels.cuh).
 
 #include "core/tensor.h"
 
@@ -25,11 +26,5 @@ enum class AlignCorners { off, on };
 // Checks: 4-D floating input; scale_factor >= 1; AlignCorners::on only with bilinear.
 Tensor upsample(const Tensor& x, int64_t scale_factor, UpsampleMode mode = UpsampleMode::nearest,
                 AlignCorners align_corners = AlignCorners::off);
-
-// The CPU kernels (upsample_cpu.cpp): x, gy contiguous; y, gx fresh (gx zero-filled).
-void upsample_forward_cpu(const Tensor& x, int64_t scale, UpsampleMode mode, AlignCorners align,
-                          const Tensor& y);
-void upsample_backward_cpu(const Tensor& gy, int64_t scale, UpsampleMode mode, AlignCorners align,
-                           const Tensor& gx);
 
 }  // namespace rg

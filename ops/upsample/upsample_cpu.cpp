@@ -6,7 +6,8 @@
 
 #include "core/dispatch.h"
 #include "core/thread_pool.h"
-#include "ops/upsample/upsample.h"
+#include "ops/upsample/upsample_kernel.h"
+#include "ops/upsample/upsample_taps.h"
 
 namespace rg {
 namespace {
@@ -17,36 +18,19 @@ int64_t plane_grain(int64_t work_per_plane) {
 }
 
 template <class C>
-struct Taps {  // the two source rows (or columns) of one output row and their weights
-  int64_t i0, i1;
-  C l0, l1;
-};
-
-// PyTorch's area_pixel_compute_source_index with scale_factor given, then its neighbour and
-// weight rule (UpSampleKernel.cpp), in the compute type C.
-template <class C>
-std::vector<Taps<C>> linear_taps(int64_t in, int64_t out, int64_t scale, AlignCorners align) {
-  const C ratio = align == AlignCorners::on
-                      ? (out > 1 ? static_cast<C>(in - 1) / static_cast<C>(out - 1) : C(0))
-                      : static_cast<C>(1.0 / static_cast<double>(scale));
-  std::vector<Taps<C>> taps(static_cast<std::size_t>(out));
-  for (int64_t o = 0; o < out; ++o) {
-    C src = align == AlignCorners::on ? ratio * static_cast<C>(o)
-                                      : ratio * (static_cast<C>(o) + C(0.5)) - C(0.5);
-    // Pixel-centre coordinates fall below 0 for the first output rows: clamp, so they copy
-    // the edge instead of extrapolating.
-    src = std::max(src, C(0));
-    const int64_t i0 = std::min(static_cast<int64_t>(src), in - 1);
-    const C l1 = std::min(std::max(src - static_cast<C>(i0), C(0)), C(1));
-    taps[static_cast<std::size_t>(o)] = {i0, i0 < in - 1 ? i0 + 1 : i0, C(1) - l1, l1};
-  }
+std::vector<detail::Taps<C>> linear_taps(int64_t in, int64_t out, int64_t scale,
+                                         AlignCorners align) {
+  const C ratio = detail::linear_ratio<C>(in, out, scale, align);
+  std::vector<detail::Taps<C>> taps(static_cast<std::size_t>(out));
+  for (int64_t o = 0; o < out; ++o)
+    taps[static_cast<std::size_t>(o)] = detail::linear_tap<C>(o, in, ratio, align);
   return taps;
 }
 
 }  // namespace
 
-void upsample_forward_cpu(const Tensor& x, int64_t scale, UpsampleMode mode, AlignCorners align,
-                          const Tensor& y) {
+void detail::upsample_forward(OnCpu, const Tensor& x, int64_t scale, UpsampleMode mode,
+                              AlignCorners align, const Tensor& y) {
   const int64_t H = x.size(2), W = x.size(3), OH = y.size(2), OW = y.size(3);
   dispatch_floating(x.dtype(), "upsample", [&](auto tag) {
     using T = decltype(tag);
@@ -73,11 +57,11 @@ void upsample_forward_cpu(const Tensor& x, int64_t scale, UpsampleMode mode, Ali
         const T* xp = xd + p * H * W;
         T* yp = yd + p * OH * OW;
         for (int64_t oh = 0; oh < OH; ++oh) {
-          const Taps<C>& h = th[static_cast<std::size_t>(oh)];
+          const detail::Taps<C>& h = th[static_cast<std::size_t>(oh)];
           const T* r0 = xp + h.i0 * W;
           const T* r1 = xp + h.i1 * W;
           for (int64_t ow = 0; ow < OW; ++ow) {
-            const Taps<C>& w = tw[static_cast<std::size_t>(ow)];
+            const detail::Taps<C>& w = tw[static_cast<std::size_t>(ow)];
             const C v0 = w.l0 * static_cast<C>(r0[w.i0]) + w.l1 * static_cast<C>(r0[w.i1]);
             const C v1 = w.l0 * static_cast<C>(r1[w.i0]) + w.l1 * static_cast<C>(r1[w.i1]);
             yp[oh * OW + ow] = T(h.l0 * v0 + h.l1 * v1);
@@ -88,8 +72,9 @@ void upsample_forward_cpu(const Tensor& x, int64_t scale, UpsampleMode mode, Ali
   });
 }
 
-void upsample_backward_cpu(const Tensor& gy, int64_t scale, UpsampleMode mode, AlignCorners align,
-                           const Tensor& gx) {
+Tensor detail::upsample_backward(OnCpu, const Tensor& gy, const Shape& input_shape, int64_t scale,
+                                 UpsampleMode mode, AlignCorners align) {
+  Tensor gx = zeros(input_shape, {gy.dtype(), gy.device()});
   const int64_t H = gx.size(2), W = gx.size(3), OH = gy.size(2), OW = gy.size(3);
   dispatch_floating(gy.dtype(), "upsample_backward", [&](auto tag) {
     using T = decltype(tag);
@@ -124,11 +109,11 @@ void upsample_backward_cpu(const Tensor& gy, int64_t scale, UpsampleMode mode, A
         // accumulate the plane in the compute type, then store once.
         std::vector<C> acc(static_cast<std::size_t>(H * W), C(0));
         for (int64_t oh = 0; oh < OH; ++oh) {
-          const Taps<C>& h = th[static_cast<std::size_t>(oh)];
+          const detail::Taps<C>& h = th[static_cast<std::size_t>(oh)];
           C* a0 = acc.data() + h.i0 * W;
           C* a1 = acc.data() + h.i1 * W;
           for (int64_t ow = 0; ow < OW; ++ow) {
-            const Taps<C>& w = tw[static_cast<std::size_t>(ow)];
+            const detail::Taps<C>& w = tw[static_cast<std::size_t>(ow)];
             const C g = static_cast<C>(gyp[oh * OW + ow]);
             a0[w.i0] += h.l0 * w.l0 * g;
             a0[w.i1] += h.l0 * w.l1 * g;
@@ -140,6 +125,7 @@ void upsample_backward_cpu(const Tensor& gy, int64_t scale, UpsampleMode mode, A
       }
     });
   });
+  return gx;
 }
 
 }  // namespace rg

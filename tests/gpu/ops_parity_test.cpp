@@ -201,5 +201,52 @@ TEST(GpuOpsParity, LossesMatchTheCpu) {
     }
 }
 
+// Pooling, upsample and dropout on 4-D inputs, some non-contiguous (a transposed view).
+// dropout draws from a fresh generator with the same seed on both devices: equal outputs mean
+// the GPU kept exactly the CPU's elements.
+TEST(GpuOpsParity, PoolingUpsampleAndDropoutMatchTheCpu) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable GPU on this machine";
+  using V = const std::vector<Tensor>&;
+  const std::vector<ShapedCase> cases = {
+      {"max_pool2d", {{2, 3, 9, 7}}, [](V x) { return max_pool2d(x[0], 3, 2, 1).output; }},
+      {"max_pool2d transposed dilated",
+       {{2, 3, 9, 7}},
+       [](V x) {
+         return max_pool2d(x[0].transpose(2, 3), {2, 3}, 1, 1, 2, CeilMode::on).output;
+       }},
+      {"avg_pool2d", {{2, 3, 9, 7}}, [](V x) { return avg_pool2d(x[0], 3, 2, 1); }},
+      {"avg_pool2d ceil exclude pad",
+       {{2, 3, 9, 7}},
+       [](V x) {
+         return avg_pool2d(x[0].transpose(2, 3), 3, 2, 1, CeilMode::on, CountIncludePad::off);
+       }},
+      {"adaptive_avg_pool2d",
+       {{2, 3, 9, 7}},
+       [](V x) {
+         return adaptive_avg_pool2d(x[0], {4, 3});
+       }},
+      {"upsample nearest", {{2, 3, 5, 7}}, [](V x) { return upsample(x[0], 2); }},
+      {"upsample bilinear",
+       {{2, 3, 5, 7}},
+       [](V x) { return upsample(x[0].transpose(2, 3), 3, UpsampleMode::bilinear); }},
+      {"upsample bilinear align",
+       {{2, 3, 5, 7}},
+       [](V x) { return upsample(x[0], 2, UpsampleMode::bilinear, AlignCorners::on); }},
+      {"dropout",
+       {{2, 3, 9, 7}},
+       [](V x) {
+         Generator generator(99);
+         return dropout(x[0], 0.4, DropoutMode::train, generator);
+       }},
+  };
+  for (const ShapedCase& c : cases)
+    for (DType dtype : kDtypes) {
+      std::vector<Tensor> values;
+      for (const Shape& shape : c.shapes)
+        values.push_back(add(mul(rand(shape, {DType::f64}), 4.0), -2.0));
+      expect_parity(c.name, values, c.op, dtype);
+    }
+}
+
 }  // namespace
 }  // namespace rg

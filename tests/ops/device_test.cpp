@@ -46,11 +46,12 @@ std::vector<Case> cases() {
       {"adaptive_avg_pool2d",
        [=] {
          adaptive_avg_pool2d(g4, {1, 1});
-       }},
+       },
+       Stop::no_gpu},
       {"add", [=] { add(g2, g2); }, Stop::no_gpu},
       {"add", [=] { add(c2, g2); }},
       {"add", [=] { add(g2, 1.0); }, Stop::no_gpu},
-      {"avg_pool2d", [=] { avg_pool2d(g4, 2); }},
+      {"avg_pool2d", [=] { avg_pool2d(g4, 2); }, Stop::no_gpu},
       {"batch_norm",
        [=] { batch_norm(g4, Tensor(), Tensor(), Tensor(), Tensor(), BatchNormMode::train); },
        Stop::no_gpu},
@@ -95,7 +96,7 @@ std::vector<Case> cases() {
       {"cross_entropy", [=] { cross_entropy(g2, labels); }},
       {"cross_entropy", [=] { cross_entropy(c2, labels_gpu); }},
       {"div", [=] { div(g2, c2); }},
-      {"dropout", [=] { dropout(g2, 0.5, DropoutMode::train); }},
+      {"dropout", [=] { dropout(g2, 0.5, DropoutMode::train); }, Stop::no_gpu},
       {"exp", [=] { exp(g2); }, Stop::no_gpu},
       {"leaky_relu", [=] { leaky_relu(g2); }, Stop::no_gpu},
       {"linear",
@@ -120,7 +121,7 @@ std::vector<Case> cases() {
        }},
       {"max", [=] { max(g2); }, Stop::no_gpu},
       {"max", [=] { max(g2, 1); }, Stop::no_gpu},
-      {"max_pool2d", [=] { max_pool2d(g4, 2); }},
+      {"max_pool2d", [=] { max_pool2d(g4, 2); }, Stop::no_gpu},
       {"max_pool3d",
        [=] {
          max_pool3d(on_gpu({1, 2, 4, 4, 4}), 2);
@@ -144,7 +145,7 @@ std::vector<Case> cases() {
       {"sub", [=] { sub(g2, c2); }},
       {"sum", [=] { sum(g2); }, Stop::no_gpu},
       {"tanh", [=] { tanh(g2); }, Stop::no_gpu},
-      {"upsample", [=] { upsample(g4, 2); }},
+      {"upsample", [=] { upsample(g4, 2); }, Stop::no_gpu},
   };
 }
 

@@ -1,0 +1,151 @@
+#pragma once
+// upsample on the GPU. Forward: a thread per output element; bilinear taps come from
+// upsample_taps.h, the CPU's own code. Backward gathers instead of scattering: a thread per
+// input element visits the outputs that read it — its S × S block for nearest; for bilinear,
+// the outputs whose taps name it, found by recomputing the taps over a small range of outputs
+// that surely holds them — and sums their contributions in the compute type, in the order of
+// the CPU's scatter (rows, then columns, then the four neighbours). No atomics: deterministic,
+// and 16-bit gradients are summed in float and rounded once.
+
+#include "core/cuda/kernel.h"
+#include "ops/upsample/upsample_kernel.h"
+#include "ops/upsample/upsample_taps.h"
+
+namespace rg {
+namespace upsample_cuda {
+
+// Planes N·C of x (h, w) and y (oh, ow) = (h·scale, w·scale), the mode and its options.
+struct Geometry {
+  int64_t planes, h, w, oh, ow, scale;
+  UpsampleMode mode;
+  AlignCorners align;
+};
+
+template <class T, class C>
+__global__ void forward_kernel(const T* x, T* y, Geometry g, C ratio_h, C ratio_w) {
+  const int64_t n = g.planes * g.oh * g.ow;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t ow = i % g.ow, oh = i / g.ow % g.oh, plane = i / (g.ow * g.oh);
+    const T* xp = x + plane * g.h * g.w;
+    if (g.mode == UpsampleMode::nearest) {
+      y[i] = xp[(oh / g.scale) * g.w + ow / g.scale];
+      continue;
+    }
+    const detail::Taps<C> h = detail::linear_tap<C>(oh, g.h, ratio_h, g.align);
+    const detail::Taps<C> w = detail::linear_tap<C>(ow, g.w, ratio_w, g.align);
+    const T* r0 = xp + h.i0 * g.w;
+    const T* r1 = xp + h.i1 * g.w;
+    const C v0 = w.l0 * static_cast<C>(r0[w.i0]) + w.l1 * static_cast<C>(r0[w.i1]);
+    const C v1 = w.l0 * static_cast<C>(r1[w.i0]) + w.l1 * static_cast<C>(r1[w.i1]);
+    y[i] = T(h.l0 * v0 + h.l1 * v1);
+  }
+}
+
+// Outputs [first, last] of one dim that may have `in_pos` among their taps. A tap pair reads
+// source positions floor(src) and floor(src) + 1, so the outputs wanted have src in
+// [in_pos − 1, in_pos + 1); the bounds below hold that interval with a margin of a whole output
+// (or more), so rounding of src in C cannot push a wanted output outside. The kernel then keeps
+// only the outputs whose taps name in_pos.
+struct Range {
+  int64_t first, last;
+};
+RG_HOST_DEVICE inline Range outputs_reading(int64_t in_pos, int64_t in, int64_t out, int64_t scale,
+                                            AlignCorners align) {
+  int64_t first = 0, last = out - 1;
+  if (align == AlignCorners::off) {
+    // src = (o + 0.5) / S − 0.5: o in [(in_pos − 0.5)·S − 0.5, (in_pos + 1.5)·S − 0.5).
+    first = (in_pos - 1) * scale - 1;
+    last = (in_pos + 2) * scale;
+  } else if (in > 1) {
+    // src = o · (in − 1) / (out − 1). (in == 1: every output reads position 0.)
+    first = in_pos >= 1 ? (in_pos - 1) * (out - 1) / (in - 1) - 1 : 0;
+    last = ((in_pos + 1) * (out - 1) + in - 2) / (in - 1) + 1;
+  }
+  return {first > 0 ? first : 0, last < out - 1 ? last : out - 1};
+}
+
+template <class T, class C>
+__global__ void backward_kernel(const T* gy, T* gx, Geometry g, C ratio_h, C ratio_w) {
+  const int64_t n = g.planes * g.h * g.w;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t iw = i % g.w, ih = i / g.w % g.h, plane = i / (g.w * g.h);
+    const T* gyp = gy + plane * g.oh * g.ow;
+    C sum = 0;
+    if (g.mode == UpsampleMode::nearest) {
+      for (int64_t a = ih * g.scale; a < (ih + 1) * g.scale; ++a)
+        for (int64_t c = iw * g.scale; c < (iw + 1) * g.scale; ++c)
+          sum += static_cast<C>(gyp[a * g.ow + c]);
+      gx[i] = T(sum);
+      continue;
+    }
+    const Range rh = outputs_reading(ih, g.h, g.oh, g.scale, g.align);
+    const Range rw = outputs_reading(iw, g.w, g.ow, g.scale, g.align);
+    for (int64_t oh = rh.first; oh <= rh.last; ++oh) {
+      const detail::Taps<C> h = detail::linear_tap<C>(oh, g.h, ratio_h, g.align);
+      if (h.i0 != ih && h.i1 != ih) continue;
+      for (int64_t ow = rw.first; ow <= rw.last; ++ow) {
+        const detail::Taps<C> w = detail::linear_tap<C>(ow, g.w, ratio_w, g.align);
+        if (w.i0 != iw && w.i1 != iw) continue;
+        const C v = static_cast<C>(gyp[oh * g.ow + ow]);
+        // The CPU's order: (i0, i0), (i0, i1), (i1, i0), (i1, i1); at an edge i0 == i1 and
+        // both weights land here.
+        if (h.i0 == ih && w.i0 == iw) sum += h.l0 * w.l0 * v;
+        if (h.i0 == ih && w.i1 == iw) sum += h.l0 * w.l1 * v;
+        if (h.i1 == ih && w.i0 == iw) sum += h.l1 * w.l0 * v;
+        if (h.i1 == ih && w.i1 == iw) sum += h.l1 * w.l1 * v;
+      }
+    }
+    gx[i] = T(sum);
+  }
+}
+
+inline Geometry geometry(const Tensor& x_like, const Tensor& y_like, int64_t scale,
+                         UpsampleMode mode, AlignCorners align) {
+  return {x_like.size(0) * x_like.size(1),
+          x_like.size(2),
+          x_like.size(3),
+          y_like.size(2),
+          y_like.size(3),
+          scale,
+          mode,
+          align};
+}
+
+}  // namespace upsample_cuda
+
+// y (N, C, H·S, W·S) from x contiguous (N, C, H, W).
+inline void launch_upsample(const Tensor& x, int64_t scale, UpsampleMode mode, AlignCorners align,
+                            const Tensor& y, cudaStream_t stream) {
+  const int64_t n = y.numel();
+  if (n == 0) return;
+  const upsample_cuda::Geometry g = upsample_cuda::geometry(x, y, scale, mode, align);
+  dispatch_floating(x.dtype(), "upsample", [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    cuda::launch(upsample_cuda::forward_kernel<T, C>, dim3(cuda::grid_for(n)),
+                 dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(x.data_ptr()),
+                 static_cast<T*>(y.data_ptr()), g, detail::linear_ratio<C>(g.h, g.oh, scale, align),
+                 detail::linear_ratio<C>(g.w, g.ow, scale, align));
+  });
+}
+
+// gx (N, C, H, W), every element written, from gy contiguous (N, C, H·S, W·S).
+inline void launch_upsample_backward(const Tensor& gy, int64_t scale, UpsampleMode mode,
+                                     AlignCorners align, const Tensor& gx, cudaStream_t stream) {
+  const int64_t n = gx.numel();
+  if (n == 0) return;
+  const upsample_cuda::Geometry g = upsample_cuda::geometry(gx, gy, scale, mode, align);
+  dispatch_floating(gy.dtype(), "upsample_backward", [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    cuda::launch(upsample_cuda::backward_kernel<T, C>, dim3(cuda::grid_for(n)),
+                 dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(gy.data_ptr()),
+                 static_cast<T*>(gx.data_ptr()), g,
+                 detail::linear_ratio<C>(g.h, g.oh, scale, align),
+                 detail::linear_ratio<C>(g.w, g.ow, scale, align));
+  });
+}
+
+}  // namespace rg
