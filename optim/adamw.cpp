@@ -4,9 +4,10 @@
 
 #include <cmath>
 
+#include "core/autograd.h"
 #include "core/dispatch.h"
-#include "core/thread_pool.h"
 #include "optim/param_update.h"
+#include "optim/update_items.h"
 
 namespace rg {
 
@@ -26,6 +27,9 @@ void AdamW::validate(const AdamWOptions& o) const {
 }
 
 void AdamW::step() {
+  NoGradGuard no_grad;  // an update is not part of any graph
+  std::vector<detail::AdamWItem> items;
+  std::vector<detail::WorkingView> views;
   std::size_t index = 0;
   for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
     const auto& group = groups_[gi];
@@ -39,55 +43,20 @@ void AdamW::step() {
       ParamState& s = state(i);
       for (const std::string& name : state_names(gi))
         if (!s.buffers.count(name)) s.buffers[name] = zeros_like(param);
-      const Tensor m = s.buffers["exp_avg"], v = s.buffers["exp_avg_sq"];
-      const Tensor vmax = amsgrad ? s.buffers["max_exp_avg_sq"] : Tensor();
       const int64_t t = ++s.step;
       // Scalars in double, as PyTorch computes them in Python floats.
       const double bias1 = 1 - std::pow(o.beta1, static_cast<double>(t));
       const double bias2 = 1 - std::pow(o.beta2, static_cast<double>(t));
-      const double step_size = o.lr / bias1;
-      const double bias2_sqrt = std::sqrt(bias2);
-      detail::update_param(param, grad, [&](const Tensor& p, const Tensor& g) {
-        dispatch_floating(p.dtype(), "AdamW.step", [&](auto tag) {
-          using T = decltype(tag);
-          using C = compute_t<T>;
-          T* pd = p.data<T>();
-          const T* gd = g.data<T>();
-          T* md = m.data<T>();
-          T* vd = v.data<T>();
-          T* xd = amsgrad ? vmax.data<T>() : nullptr;
-          const C decay = static_cast<C>(1 - o.lr * o.weight_decay);
-          const C w1 = static_cast<C>(1 - o.beta1), b2 = static_cast<C>(o.beta2);
-          const C w2 = static_cast<C>(1 - o.beta2), eps = static_cast<C>(o.eps);
-          const C c2 = static_cast<C>(bias2_sqrt), neg_step = static_cast<C>(-step_size);
-          parallel_for(p.numel(), detail::kUpdateGrain, [&](int64_t b, int64_t e) {
-            for (int64_t k = b; k < e; ++k) {
-              C pk = static_cast<C>(pd[k]);
-              const C gk = static_cast<C>(gd[k]);
-              if (o.weight_decay != 0) pk = pk * decay;
-              // torch.lerp's formula for weights below 0.5 (always, for β1 > 0.5); for larger
-              // weights it interpolates from the other end.
-              C mk = static_cast<C>(md[k]);
-              mk = w1 < C(0.5) ? mk + w1 * (gk - mk) : gk - (gk - mk) * (C(1) - w1);
-              C vk = static_cast<C>(vd[k]) * b2;
-              vk = vk + w2 * gk * gk;
-              md[k] = static_cast<T>(mk);
-              vd[k] = static_cast<T>(vk);
-              C denom_v = vk;
-              if (xd) {
-                // torch.maximum: NaN wins.
-                const C xk = static_cast<C>(xd[k]);
-                denom_v = (std::isnan(vk) || vk > xk) ? vk : xk;
-                xd[k] = static_cast<T>(denom_v);
-              }
-              const C denom = std::sqrt(denom_v) / c2 + eps;
-              pd[k] = static_cast<T>(pk + neg_step * mk / denom);
-            }
-          });
-        });
-      });
+      const detail::AdamWScalars scalars{o.lr,  o.weight_decay, o.beta1,          o.beta2,
+                                         o.eps, o.lr / bias1,   std::sqrt(bias2), amsgrad};
+      views.push_back(detail::working_view(param));
+      items.push_back({views.back().work, grad.contiguous(), s.buffers["exp_avg"],
+                       s.buffers["exp_avg_sq"], amsgrad ? s.buffers["max_exp_avg_sq"] : Tensor(),
+                       static_cast<int64_t>(i), scalars});
     }
   }
+  detail::adamw_step(items);  // one fused step per device
+  for (const auto& v : views) detail::write_back(v);
 }
 
 nlohmann::json AdamW::options_json(std::size_t group) const {

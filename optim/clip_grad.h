@@ -17,6 +17,12 @@
 // the gradients; ringgrad deliberately does not.
 //
 // Clip *unscaled* gradients: with a loss scaler, call scaler.unscale(optimizer) first.
+//
+// On a GPU the norm is computed and the gradients scaled there (partial sums per chunk of each
+// gradient, one reduction, one scaling launch). As PyTorch's clip_grad_norm_ returns a tensor,
+// clip_grad_norm_tensor returns the norm as a one-element f64 tensor on the gradients' device
+// and reads nothing back; clip_grad_norm and grad_norm return a double, so they read that one
+// number (a host synchronisation) — the price of their signature.
 
 #include <limits>
 #include <vector>
@@ -36,5 +42,11 @@ double grad_norm(const std::vector<Tensor>& params, double norm_type = 2.0);
 // Clips in place as described above and returns the total norm before clipping.
 double clip_grad_norm(const std::vector<Tensor>& params, double max_norm, double norm_type = 2.0,
                       NonFiniteNorm on_nonfinite = NonFiniteNorm::keep);
+
+// clip_grad_norm without the host read: the norm before clipping as a 0-dim f64 tensor on the
+// gradients' device (NonFiniteNorm::keep: a non-finite norm leaves the gradients unscaled).
+// All defined gradients must be on one device; with none, a cpu tensor holding 0.
+Tensor clip_grad_norm_tensor(const std::vector<Tensor>& params, double max_norm,
+                             double norm_type = 2.0);
 
 }  // namespace rg

@@ -1,14 +1,13 @@
 #include "optim/loss_scaler.h"
 
-#include <atomic>
 #include <charconv>
 #include <cmath>
 
 #include "core/autograd.h"
 #include "core/dispatch.h"
-#include "core/thread_pool.h"
 #include "ops/ops.h"
 #include "optim/param_update.h"
+#include "optim/update_items.h"
 
 namespace rg {
 namespace {
@@ -34,30 +33,6 @@ void validate(const LossScalerOptions& o) {
                (o.init_scale >= o.min_scale && o.init_scale <= o.max_scale),
            "LossScaler: init_scale ", o.init_scale, " is outside [min_scale, max_scale] = [",
            o.min_scale, ", ", o.max_scale, "]");
-}
-
-// Divides g by the scale in place (in the compute type: f32 for 16-bit gradients) and returns
-// whether any element was inf or NaN before the division.
-bool unscale_grad(const Tensor& grad, double inv_scale) {
-  std::atomic<bool> bad{false};
-  detail::update_param(grad, grad, [&](const Tensor& g, const Tensor&) {
-    dispatch_floating(g.dtype(), "LossScaler.unscale", [&](auto tag) {
-      using T = decltype(tag);
-      using C = compute_t<T>;
-      T* p = g.data<T>();
-      const C inv = static_cast<C>(inv_scale);
-      parallel_for(g.numel(), detail::kUpdateGrain, [&](int64_t b, int64_t e) {
-        bool local = false;
-        for (int64_t k = b; k < e; ++k) {
-          const C v = static_cast<C>(p[k]);
-          local = local || !std::isfinite(v);
-          p[k] = static_cast<T>(v * inv);
-        }
-        if (local) bad.store(true, std::memory_order_relaxed);
-      });
-    });
-  });
-  return bad.load();
 }
 
 // Metadata values: integers exactly, doubles round-trip exactly (shortest form).
@@ -121,13 +96,26 @@ void LossScaler::unscale(Optimizer& optimizer) {
   const std::vector<Tensor> params = optimizer.all_params();
   RG_CHECK(names_.empty() || names_.size() == params.size(), "LossScaler.unscale: ", names_.size(),
            " parameter names were given for an optimizer of ", params.size(), " parameters");
-  const double inv = 1.0 / scale_;
-  std::optional<std::size_t> first_bad;
+  // One fused unscale-and-check over every gradient (one launch per device on cuda), then one
+  // integer read back: the first parameter whose gradient held inf/NaN, or none.
+  std::vector<detail::WorkingView> views;
+  std::vector<Tensor> grads;
+  std::vector<int64_t> indices;
   for (std::size_t i = 0; i < params.size(); ++i) {
     const Tensor grad = params[i].grad();
     if (!grad.defined()) continue;
-    if (unscale_grad(grad, inv) && !first_bad) first_bad = i;
+    views.push_back(detail::working_view(grad));
+    grads.push_back(views.back().work);
+    indices.push_back(static_cast<int64_t>(i));
   }
+  int64_t bad = -1;
+  {
+    NoGradGuard no_grad;
+    bad = detail::unscale_grads(grads, indices, 1.0 / scale_);
+    for (const auto& v : views) detail::write_back(v);
+  }
+  const std::optional<std::size_t> first_bad =
+      bad < 0 ? std::nullopt : std::optional<std::size_t>(static_cast<std::size_t>(bad));
   if (first_bad) {
     last_overflow_ =
         OverflowInfo{steps_, *first_bad,

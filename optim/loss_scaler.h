@@ -3,8 +3,9 @@
 // DynamicLossScaler). f16 gradients below 2⁻²⁴ flush to zero; multiplying the loss by S
 // multiplies every gradient by S and lifts them into range. Before the update the gradients
 // are divided by S again (unscale), checked for inf/NaN, and the step is skipped when any
-// overflowed. Device-independent: it reads gradients through Tensor, so the CUDA backend uses
-// the very same class.
+// overflowed. Device-independent: unscale() is one fused unscale-and-check over all gradients
+// (optim/update_items.h: CPU loops, or one launch per GPU that sets a found-inf flag on the
+// device), and the host reads exactly one number per step — the first overflowing parameter.
 //
 // One training step, and the state it moves through:
 //

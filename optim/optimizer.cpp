@@ -70,9 +70,9 @@ void Optimizer::init_state() {
 }
 
 void Optimizer::check_grad(std::size_t index, const Tensor& param, const Tensor& grad) const {
-  RG_CHECK(param.device().is_cpu() && grad.device().is_cpu(), name_,
-           ": no CUDA kernel yet; parameter ", index, " is ", param.describe(), " with gradient ",
-           grad.describe(), " (the CUDA backend arrives in a later release; use cpu)");
+  RG_CHECK(grad.device() == param.device(), name_, ": gradient of parameter ", index, " is ",
+           grad.describe(), " but the parameter is ", param.describe(),
+           " (a gradient lives on its parameter's device)");
   RG_CHECK(grad.shape() == param.shape() && grad.dtype() == param.dtype(), name_,
            ": gradient of parameter ", index, " is ", grad.describe(), " but the parameter is ",
            param.describe());

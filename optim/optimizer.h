@@ -83,7 +83,7 @@ class Optimizer {
   std::size_t first_index(std::size_t group) const;
   ParamState& state(std::size_t index) { return state_[index]; }
 
-  // Checks a parameter and its gradient before an update (cpu, matching shape and dtype).
+  // Checks a parameter and its gradient before an update (same device, shape and dtype).
   void check_grad(std::size_t index, const Tensor& param, const Tensor& grad) const;
 
   // ---- what a concrete optimizer tells the checkpoint code ---------------------------------

@@ -1,28 +1,24 @@
 #pragma once
-// The plumbing SGD and AdamW share around their elementwise update loops: autograd off,
-// contiguous working views, and the grain of rg::parallel_for.
+// What the steps of optim/ (SGD, AdamW, the loss scaler, clipping) do around their fused
+// kernels: they run on contiguous working views, and a tensor that was not contiguous gets
+// its view's result copied back.
 
-#include <cstdint>
-
-#include "core/autograd.h"
 #include "core/tensor.h"
 
 namespace rg::detail {
 
-// Below this many elements an update runs on one thread: the loop is memory-bound and a
-// thread hand-off costs more than it saves.
-inline constexpr int64_t kUpdateGrain = 1 << 14;
+struct WorkingView {
+  Tensor original, work;  // work: original itself when contiguous, else a contiguous copy
+};
 
-// Calls update(p, g) with contiguous versions of param and grad (the same storage when already
-// contiguous; parameters are normally contiguous leaves) and copies p back into a
-// non-contiguous param. Autograd is off: an update is not part of any graph.
-template <class F>
-void update_param(const Tensor& param, const Tensor& grad, F&& update) {
-  NoGradGuard no_grad;
-  Tensor p = param.contiguous();
-  Tensor g = grad.contiguous();
-  update(p, g);
-  if (!p.same_as(param)) copy_strided(param, p);
+// Parameters and gradients are normally contiguous: no copy then.
+inline WorkingView working_view(const Tensor& t) {
+  return {t, t.contiguous()};
+}
+
+// Copies the result into a non-contiguous original (on its device).
+inline void write_back(const WorkingView& v) {
+  if (!v.work.same_as(v.original)) copy_strided(v.original, v.work);
 }
 
 }  // namespace rg::detail

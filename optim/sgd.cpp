@@ -4,9 +4,10 @@
 
 #include <cmath>
 
+#include "core/autograd.h"
 #include "core/dispatch.h"
-#include "core/thread_pool.h"
 #include "optim/param_update.h"
+#include "optim/update_items.h"
 
 namespace rg {
 
@@ -27,6 +28,9 @@ void SGD::validate(const SGDOptions& o) const {
 }
 
 void SGD::step() {
+  NoGradGuard no_grad;  // an update is not part of any graph
+  std::vector<detail::SgdItem> items;
+  std::vector<detail::WorkingView> views;
   std::size_t index = 0;
   for (const auto& group : groups_) {
     const SGDOptions& o = group.options;
@@ -40,40 +44,21 @@ void SGD::step() {
       // momentum·0 + (1 − dampening)·g: no dampening on the first step.
       const bool first = o.momentum != 0 && !s.buffers.count("momentum_buffer");
       if (first) s.buffers["momentum_buffer"] = empty_like(param);
-      const Tensor buf = o.momentum != 0 ? s.buffers["momentum_buffer"] : Tensor();
-      detail::update_param(param, grad, [&](const Tensor& p, const Tensor& g) {
-        dispatch_floating(p.dtype(), "SGD.step", [&](auto tag) {
-          using T = decltype(tag);
-          using C = compute_t<T>;
-          T* pd = p.data<T>();
-          const T* gd = g.data<T>();
-          T* bd = buf.defined() ? buf.data<T>() : nullptr;
-          // Scalars rounded to the compute type, as PyTorch does for a float tensor's alpha.
-          const C lr = static_cast<C>(o.lr), wd = static_cast<C>(o.weight_decay);
-          const C mom = static_cast<C>(o.momentum);
-          const C keep = static_cast<C>(1 - o.dampening);
-          const bool nesterov = o.nesterov == Nesterov::on;
-          parallel_for(p.numel(), detail::kUpdateGrain, [&](int64_t b, int64_t e) {
-            for (int64_t k = b; k < e; ++k) {
-              const C pk = static_cast<C>(pd[k]);
-              C d = static_cast<C>(gd[k]);
-              if (o.weight_decay != 0) d = d + wd * pk;
-              if (bd) {
-                C m = d;
-                if (!first) {
-                  m = static_cast<C>(bd[k]) * mom;
-                  m = m + keep * d;
-                }
-                bd[k] = static_cast<T>(m);
-                d = nesterov ? d + mom * m : m;
-              }
-              pd[k] = static_cast<T>(pk - lr * d);
-            }
-          });
-        });
-      });
+      const detail::SgdScalars scalars{o.lr,
+                                       o.weight_decay,
+                                       o.momentum,
+                                       o.dampening,
+                                       o.nesterov == Nesterov::on,
+                                       o.momentum != 0,
+                                       first};
+      views.push_back(detail::working_view(param));
+      items.push_back({views.back().work, grad.contiguous(),
+                       o.momentum != 0 ? s.buffers["momentum_buffer"] : Tensor(),
+                       static_cast<int64_t>(i), scalars});
     }
   }
+  detail::sgd_step(items);  // one fused step per device
+  for (const auto& v : views) detail::write_back(v);
 }
 
 nlohmann::json SGD::options_json(std::size_t group) const {
