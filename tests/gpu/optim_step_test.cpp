@@ -95,7 +95,9 @@ TEST(GpuOptimStep, LossScalerFindsTheFirstOverflowOnTheDevice) {
     EXPECT_EQ(gpu_scaler.step(gpu_opt), !overflow);
     EXPECT_TRUE(same_values(gpu, cpu));
     ASSERT_EQ(gpu_scaler.last_overflow().has_value(), overflow);
-    if (overflow) EXPECT_EQ(gpu_scaler.last_overflow()->param_index, 3u);
+    if (overflow) {
+      EXPECT_EQ(gpu_scaler.last_overflow()->param_index, 3u);
+    }
   }
 }
 
