@@ -67,6 +67,12 @@ std::shared_ptr<parallel::DataParallel> wrap_data_parallel(std::shared_ptr<nn::M
 
 }  // namespace
 
+Device training_device(const std::string& device_flag, int local_rank, int local_size) {
+  const Device device = Device::parse(device_flag);
+  if (device_flag != "cuda" || local_size <= 1) return device;
+  return Device::cuda(local_rank);
+}
+
 int run(const TrainConfig& options) {
   // ---- machine ----------------------------------------------------------------------------
   auto group = join_world(options);
@@ -74,7 +80,7 @@ int run(const TrainConfig& options) {
   const bool lead = rank == 0;  // prints, logs and checkpoints
   TrainConfig cfg = options;
   if (!lead) cfg.progress = false;
-  const Device device = Device::parse(cfg.device);
+  const Device device = training_device(cfg.device, group->local_rank(), group->local_size());
   check_device_available(device);
   set_deterministic_convolutions(cfg.deterministic);
   manual_seed(static_cast<uint64_t>(cfg.seed));

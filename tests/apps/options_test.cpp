@@ -69,6 +69,14 @@ TEST(TrainCifarOptions, DeterministicFlagAndSetting) {
   EXPECT_TRUE(throws_error([] { parse({"--set", "deterministic=3"}); }, {"deterministic"}));
 }
 
+TEST(TrainCifarOptions, BareCudaUnderMpirunTakesTheLocalRanksGpu) {
+  EXPECT_EQ(training_device("cuda", 0, 1), Device::cuda(0));
+  EXPECT_EQ(training_device("cuda", 2, 4), Device::cuda(2));    // one GPU per process
+  EXPECT_EQ(training_device("cuda:1", 2, 4), Device::cuda(1));  // an index is taken as given
+  EXPECT_EQ(training_device("cpu", 3, 4), Device::cpu());
+  EXPECT_TRUE(throws_error([] { training_device("tpu", 0, 1); }, {"tpu"}));
+}
+
 TEST(TrainCifarOptions, NonUtf8TextIsANamedError) {
   EXPECT_TRUE(throws_error(
       [] {
