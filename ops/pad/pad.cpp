@@ -25,7 +25,7 @@ Tensor pad_values(const Tensor& x, const std::vector<int64_t>& amounts, double v
   RG_CHECK(static_cast<int64_t>(amounts.size()) <= 2 * x.dim(), op, ": pad ", list_str(amounts),
            " has ", amounts.size() / 2, " pairs but the input ", x.describe(), " has only ",
            x.dim(), " dimensions");
-  check_cpu(op, {x});
+  // Any device: a fill and one strided copy, both of which have GPU kernels.
   Shape out_shape = x.shape();
   Tensor src = x.detach();
   for (std::size_t k = 0; k < amounts.size() / 2; ++k) {

@@ -10,8 +10,7 @@
 //
 // Backward: gx = pad(gy, −pad) — the crop of gy to x's region (negating the amounts swaps
 // padding and cropping), so the node keeps only the amounts.
-// Any dtype (the gradient needs a floating one). CPU only for now: a CUDA tensor gets the
-// standard "no kernel for cuda" error.
+// Any dtype (the gradient needs a floating one), on any device: a fill and one strided copy.
 
 #include <vector>
 

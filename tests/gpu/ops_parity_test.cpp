@@ -225,6 +225,11 @@ TEST(GpuOpsParity, PoolingUpsampleAndDropoutMatchTheCpu) {
        [](V x) {
          return adaptive_avg_pool2d(x[0], {4, 3});
        }},
+      {"pad",
+       {{2, 3, 5, 7}},
+       [](V x) {
+         return pad(x[0].transpose(2, 3), {1, 2, -1, 1}, 0.5);
+       }},
       {"upsample nearest", {{2, 3, 5, 7}}, [](V x) { return upsample(x[0], 2); }},
       {"upsample bilinear",
        {{2, 3, 5, 7}},

@@ -136,7 +136,8 @@ std::vector<Case> cases() {
       {"pad",
        [=] {
          pad(g4, {1, 1});
-       }},
+       },
+       Stop::no_gpu},
       {"pow", [=] { pow(g2, 2.0); }, Stop::no_gpu},
       {"relu", [=] { relu(g2); }, Stop::no_gpu},
       {"sigmoid", [=] { sigmoid(g2); }, Stop::no_gpu},
