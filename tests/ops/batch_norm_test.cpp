@@ -27,6 +27,22 @@ TEST(BatchNorm, GradcheckTrainAffine4dAnd2d) {
       gradcheck(fn, {grad_input({4, 3}), grad_input({3}, 0.5, 1.5, 2), grad_input({3}, -1, 1, 3)}));
 }
 
+// Volumes (N, C, D, H, W), as the 3-D UNet normalises them: the spatial dims are one run of
+// values per channel, so the result equals BatchNorm of the same data seen as (N, C, D·H, W).
+TEST(BatchNorm, VolumesGradcheckAndMatchTheFlattenedInput) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    return batch_norm(in[0], in[1], in[2], Tensor(), Tensor(), BatchNormMode::train);
+  };
+  EXPECT_TRUE(gradcheck(
+      fn, {grad_input({2, 2, 2, 3, 2}), grad_input({2}, 0.5, 1.5, 2), grad_input({2}, -1, 1, 3)}));
+  const Tensor x = randn({3, 4, 2, 3, 5}), w = rand({4}), b = rand({4});
+  const Tensor rm = zeros({4}), rv = ones({4}), rm4 = zeros({4}), rv4 = ones({4});
+  const Tensor y = batch_norm(x, w, b, rm, rv, BatchNormMode::train);
+  const Tensor y4 = batch_norm(x.reshape({3, 4, 6, 5}), w, b, rm4, rv4, BatchNormMode::train);
+  EXPECT_TRUE(all_close(y.reshape({3, 4, 6, 5}), y4, 0, 0));
+  EXPECT_TRUE(all_close(rv, rv4, 0, 0));
+}
+
 TEST(BatchNorm, GradcheckTrainNonAffineAndNoRunningStats) {
   auto fn = [](const std::vector<Tensor>& in) {
     return batch_norm(in[0], Tensor(), Tensor(), Tensor(), Tensor(), BatchNormMode::train);
