@@ -145,11 +145,6 @@ __global__ void backward_kernel(const T* gy, const T* x, const T* weight, T* gx,
   }
 }
 
-template <class T>
-const T* data_or_null(const Tensor& t) {
-  return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
-}
-
 // Σ_c w[c] as a 0-d f64 on the logits' device when label smoothing needs it, else undefined.
 inline Tensor weight_sum(const Tensor& weight, const detail::CrossEntropyArgs& args,
                          const Device& device) {
@@ -191,12 +186,12 @@ inline detail::CrossEntropyForward launch_cross_entropy(const Tensor& x, const T
       const C minus_inf = -std::numeric_limits<C>::infinity();
       if (l.inner == 1 && l.size >= ce::kBlockLaneClasses) {
         cuda::launch(ce::forward_block_per_lane<T, C>, dim3(cuda::lane_blocks(l.outer)),
-                     dim3(cuda::kBlockThreads), 0, stream, px, ce::data_or_null<T>(weight), a,
-                     minus_inf);
+                     dim3(cuda::kBlockThreads), 0, stream, px,
+                     class_target_cuda::data_or_null<T>(weight), a, minus_inf);
       } else {
         cuda::launch(ce::forward_thread_per_lane<T, C>, dim3(cuda::grid_for(l.count())),
-                     dim3(cuda::kBlockThreads), 0, stream, px, ce::data_or_null<T>(weight), a,
-                     minus_inf);
+                     dim3(cuda::kBlockThreads), 0, stream, px,
+                     class_target_cuda::data_or_null<T>(weight), a, minus_inf);
       }
     });
   detail::check_bad_lane("cross_entropy", bad_lane, target, l.size, args.ignore_index);
@@ -225,7 +220,7 @@ inline void launch_cross_entropy_backward(const Tensor& gy, const Tensor& x, con
     using T = decltype(tag);
     cuda::launch(ce::backward_kernel<T, compute_t<T>>, dim3(cuda::grid_for(gx.numel())),
                  dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(gy.data_ptr()),
-                 static_cast<const T*>(x.data_ptr()), ce::data_or_null<T>(weight),
+                 static_cast<const T*>(x.data_ptr()), class_target_cuda::data_or_null<T>(weight),
                  static_cast<T*>(gx.data_ptr()), a);
   });
 }

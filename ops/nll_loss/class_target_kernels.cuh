@@ -2,6 +2,7 @@
 // GPU pieces shared by the class-target losses' kernels (nll_loss, cross_entropy).
 
 #include "core/cuda/kernel.h"
+#include "core/tensor.h"
 #include "ops/reduction/reduction.h"
 
 namespace rg::class_target_cuda {
@@ -22,6 +23,12 @@ __device__ inline int64_t lane_class(const int64_t* target, int64_t n, int64_t c
 // The offset of class c of lane n in the (outer, C, inner) input.
 RG_HOST_DEVICE inline int64_t class_offset(int64_t n, int64_t c, const Lanes& l) {
   return (n / l.inner * l.size + c) * l.inner + n % l.inner;
+}
+
+// A tensor's data for a kernel, or null for an undefined (optional) one such as the weight.
+template <class T>
+const T* data_or_null(const Tensor& t) {
+  return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
 }
 
 }  // namespace rg::class_target_cuda

@@ -55,11 +55,6 @@ __global__ void backward_kernel(const T* gy, const int64_t* target, const T* wei
   }
 }
 
-template <class T>
-const T* data_or_null(const Tensor& t) {
-  return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
-}
-
 }  // namespace nll_cuda
 
 // The loss and total weight of x (contiguous) for target (contiguous i64) and weight
@@ -77,7 +72,7 @@ inline detail::ReducedLoss launch_nll_loss(const Tensor& x, const Tensor& target
       using T = decltype(tag);
       cuda::launch(nll_cuda::forward_kernel<T>, dim3(cuda::grid_for(l.count())),
                    dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(x.data_ptr()),
-                   target.data<int64_t>(), nll_cuda::data_or_null<T>(weight),
+                   target.data<int64_t>(), class_target_cuda::data_or_null<T>(weight),
                    lane_loss.data<double>(), lane_weight.data<double>(), l, args.ignore_index,
                    reinterpret_cast<long long*>(bad_lane.data<int64_t>()));
     });
@@ -94,7 +89,7 @@ inline void launch_nll_loss_backward(const Tensor& gy, const Tensor& target, con
     using T = decltype(tag);
     cuda::launch(nll_cuda::backward_kernel<T>, dim3(cuda::grid_for(gx.numel())),
                  dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(gy.data_ptr()),
-                 target.data<int64_t>(), nll_cuda::data_or_null<T>(weight),
+                 target.data<int64_t>(), class_target_cuda::data_or_null<T>(weight),
                  total_weight.data<double>(), static_cast<T*>(gx.data_ptr()), args.lanes,
                  args.ignore_index, args.reduction == Reduction::none,
                  args.reduction == Reduction::mean);
