@@ -9,7 +9,7 @@
 // of the maximum inside its (D, H, W) volume, as PyTorch's: the first maximum in window order
 // wins ties; a NaN wins over any number (PyTorch propagates NaN).
 // Backward: gx[n, c, indices[n, c, i, j, k]] += gy[n, c, i, j, k]; the node keeps only the
-// indices and the input shape. CPU only for now (a CUDA tensor gets the standard error).
+// indices and the window. On the GPU too (max_pool3d_kernels.cuh).
 
 #include <cstdint>
 #include <ostream>
