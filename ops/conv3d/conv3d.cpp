@@ -77,18 +77,18 @@ Shape conv3d_output_shape(std::string_view op, const Shape& x, const Shape& w,
   return y;
 }
 
-// The kernels, by device (conv3d_kernel.h): CPU only until cuDNN's N-d convolution joins.
+// The kernels, by device (conv3d_kernel.h).
 Tensor conv3d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
                       const Conv3dParams& p) {
   check_same_float("conv3d", {x, weight, bias});
-  return dispatch_device<Kernels::cpu_only>(
+  return dispatch_device<Kernels::cpu_and_cuda>(
       "conv3d", x.device(), [&](auto on) { return conv3d_forward(on, x, weight, bias, p); });
 }
 
 Tensor conv3d_backward_data(const Tensor& gy, const Tensor& weight, const Shape& x_shape,
                             const Conv3dParams& p) {
   check_same_float("conv3d_backward_data", {gy, weight});
-  return dispatch_device<Kernels::cpu_only>("conv3d_backward_data", gy.device(), [&](auto on) {
+  return dispatch_device<Kernels::cpu_and_cuda>("conv3d_backward_data", gy.device(), [&](auto on) {
     return conv3d_backward_data(on, gy, weight, x_shape, p);
   });
 }
@@ -96,15 +96,15 @@ Tensor conv3d_backward_data(const Tensor& gy, const Tensor& weight, const Shape&
 Tensor conv3d_backward_weight(const Tensor& gy, const Tensor& x, const Shape& weight_shape,
                               const Conv3dParams& p) {
   check_same_float("conv3d_backward_weight", {gy, x});
-  return dispatch_device<Kernels::cpu_only>("conv3d_backward_weight", gy.device(), [&](auto on) {
-    return conv3d_backward_weight(on, gy, x, weight_shape, p);
-  });
+  return dispatch_device<Kernels::cpu_and_cuda>(
+      "conv3d_backward_weight", gy.device(),
+      [&](auto on) { return conv3d_backward_weight(on, gy, x, weight_shape, p); });
 }
 
 Tensor conv3d_backward_bias(const Tensor& gy) {
   check_same_float("conv3d_backward_bias", {gy});
-  return dispatch_device<Kernels::cpu_only>("conv3d_backward_bias", gy.device(),
-                                            [&](auto on) { return conv3d_backward_bias(on, gy); });
+  return dispatch_device<Kernels::cpu_and_cuda>(
+      "conv3d_backward_bias", gy.device(), [&](auto on) { return conv3d_backward_bias(on, gy); });
 }
 
 Tensor conv3d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in,

@@ -16,8 +16,7 @@
 //   backward-weight  gW  = Σ_n gy · colᵀ
 //   backward-bias    gb  = Σ_{n, od, oh, ow} gy
 // ops/conv_transpose3d is the adjoint and reuses these kernels with the roles swapped.
-// CPU only for now: a CUDA tensor gets the standard "no kernel for cuda" error (cuDNN's N-d
-// convolution, ops/conv_cudnn, is where the GPU side joins).
+// On a GPU, cuDNN's N-d convolution graphs (ops/conv_cudnn, conv3d_cuda.cu) compute all four.
 
 #include <array>
 #include <string_view>
@@ -43,8 +42,8 @@ struct Conv3dParams {
 Shape conv3d_output_shape(std::string_view op, const Shape& x_shape, const Shape& weight_shape,
                           const Conv3dParams& p);
 
-// y = conv3d(x, weight) + bias (bias may be undefined). cpu, any strides; f32 and f64, and f16 /
-// bf16 computed in f32 and rounded once to 16 bits (all operands of one dtype).
+// y = conv3d(x, weight) + bias (bias may be undefined). any strides; f32, f64, f16 and bf16
+// (all operands of one dtype; 16-bit on the CPU computed in f32 and rounded once).
 Tensor conv3d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
                       const Conv3dParams& p);
 // gx: (N, C, D, H, W) = x_shape, from gy: (N, O, Do', Ho', Wo'). Each of Do', Ho', Wo' may be

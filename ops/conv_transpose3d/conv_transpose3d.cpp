@@ -1,10 +1,12 @@
 #include "ops/conv_transpose3d/conv_transpose3d.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "core/autograd.h"
 #include "core/dispatch.h"
 #include "core/thread_pool.h"
+#include "ops/add/add.h"
 #include "ops/autocast/autocast_policy.h"
 #include "ops/elementwise/elementwise.h"
 
@@ -77,7 +79,6 @@ Tensor conv_transpose3d(const Tensor& x_in, const Tensor& weight_in, const Tenso
   RG_CHECK(weight.dim() == 5, op, ": weight must be 5-D (Ci, Co/groups, kD, kH, kW), got ",
            weight.describe());
   dispatch_floating(x.dtype(), op, [](auto) {});  // the dtype error names this op
-  check_cpu(op, {x, weight, bias});               // conv3d's kernels are CPU only for now
   RG_CHECK(groups >= 1, op, ": groups must be >= 1, got ", groups);
   RG_CHECK(x.size(1) % groups == 0, op, ": input channels (", x.size(1), " in ", x.describe(),
            ") must be a multiple of groups (", groups, ")");
@@ -103,13 +104,19 @@ Tensor conv_transpose3d(const Tensor& x_in, const Tensor& weight_in, const Tenso
   }
   // The conv3d this is the adjoint of: (N, Co, Do, Ho, Wo) -> (N, Ci, D, H, W), weight as given.
   const Conv3dParams p{stride, padding, dilation, groups};
-  // f16/bf16: computed in f32, bias included, and rounded once at the end (as conv3d does).
-  const bool half = x.dtype() == DType::f16 || x.dtype() == DType::bf16;
+  // f16/bf16 on the CPU: computed in f32, bias included, and rounded once at the end (as conv3d
+  // does). cuDNN reads 16-bit operands itself and accumulates in f32.
+  const bool half = x.device().is_cpu() && (x.dtype() == DType::f16 || x.dtype() == DType::bf16);
   auto wide = [&](const Tensor& t) { return half ? t.detach().to(DType::f32) : t.detach(); };
   Tensor y = conv3d_backward_data(wide(x), wide(weight), y_shape, p);
   if (bias.defined()) {
     const Tensor b = wide(bias).contiguous();
-    dispatch_f32_f64(y.dtype(), op, [&](auto tag) { add_bias<decltype(tag)>(y, b); });
+    dispatch_device<Kernels::cpu_and_cuda>(op, y.device(), [&](auto on) {
+      if constexpr (std::is_same_v<decltype(on), OnCpu>)
+        dispatch_f32_f64(y.dtype(), op, [&](auto tag) { add_bias<decltype(tag)>(y, b); });
+      else
+        y = add(y, b.view({1, b.size(0), 1, 1, 1}));
+    });
   }
   if (half) y = y.to(x.dtype());
   if (needs_grad({x, weight, bias})) {

@@ -17,7 +17,7 @@
 //   gx = conv3d_forward(gy, weight)             (cropped to D × H × W when output_padding ≥ stride)
 //   gW = conv3d_backward_weight(x, gy)          (conv3d's "gy" is x, its "x" is gy)
 //   gb = Σ_{n, do, ho, wo} gy
-// CPU only for now, like conv3d.
+// On the GPU through conv3d's cuDNN kernels, like conv_transpose2d.
 
 #include "ops/conv3d/conv3d.h"
 
