@@ -145,6 +145,21 @@ TEST(GpuOpsParity, CublasAndCudnnOpsMatchTheCpu) {
        [](V x) {
          return conv_transpose2d(x[0], x[1], x[2], {2, 2});
        }},
+      {"conv3d",
+       {{2, 3, 5, 6, 7}, {4, 3, 3, 3, 3}, {4}},
+       [](V x) {
+         return conv3d(x[0], x[1], x[2], {1, 1, 1}, {1, 1, 1});
+       }},
+      {"conv3d strided grouped",
+       {{1, 4, 6, 7, 5}, {6, 2, 3, 3, 3}},
+       [](V x) {
+         return conv3d(x[0], x[1], Tensor(), {2, 2, 1}, {1, 0, 1}, {1, 1, 1}, 2);
+       }},
+      {"conv_transpose3d",
+       {{2, 4, 3, 4, 5}, {4, 3, 2, 2, 2}, {3}},
+       [](V x) {
+         return conv_transpose3d(x[0], x[1], x[2], {2, 2, 2});
+       }},
   };
   for (const ShapedCase& c : gemm_cases)
     for (DType dtype : kDtypes) {
@@ -201,7 +216,8 @@ TEST(GpuOpsParity, LossesMatchTheCpu) {
     }
 }
 
-// Pooling, upsample and dropout on 4-D inputs, some non-contiguous (a transposed view).
+// Pooling, upsample and dropout on 4-D (and max_pool3d on 5-D) inputs, some non-contiguous (a
+// transposed view).
 // dropout draws from a fresh generator with the same seed on both devices: equal outputs mean
 // the GPU kept exactly the CPU's elements.
 TEST(GpuOpsParity, PoolingUpsampleAndDropoutMatchTheCpu) {
@@ -213,6 +229,12 @@ TEST(GpuOpsParity, PoolingUpsampleAndDropoutMatchTheCpu) {
        {{2, 3, 9, 7}},
        [](V x) {
          return max_pool2d(x[0].transpose(2, 3), {2, 3}, 1, 1, 2, CeilMode::on).output;
+       }},
+      {"max_pool3d", {{2, 2, 5, 7, 6}}, [](V x) { return max_pool3d(x[0], 3, 2, 1).output; }},
+      {"max_pool3d transposed anisotropic",
+       {{1, 2, 4, 8, 7}},
+       [](V x) {
+         return max_pool3d(x[0].transpose(3, 4), {1, 2, 2}).output;
        }},
       {"avg_pool2d", {{2, 3, 9, 7}}, [](V x) { return avg_pool2d(x[0], 3, 2, 1); }},
       {"avg_pool2d ceil exclude pad",

@@ -87,11 +87,13 @@ std::vector<Case> cases() {
       {"conv3d",
        [=] {
          conv3d(on_gpu({1, 2, 3, 3, 3}), on_gpu({2, 2, 1, 1, 1}));
-       }},
+       },
+       Stop::no_gpu},
       {"conv_transpose3d",
        [=] {
          conv_transpose3d(on_gpu({1, 2, 3, 3, 3}), on_gpu({2, 2, 2, 2, 2}));
-       }},
+       },
+       Stop::no_gpu},
       {"cross_entropy", [=] { cross_entropy(g2, labels_gpu); }, Stop::no_gpu},
       {"cross_entropy", [=] { cross_entropy(g2, labels); }},
       {"cross_entropy", [=] { cross_entropy(c2, labels_gpu); }},
@@ -125,7 +127,8 @@ std::vector<Case> cases() {
       {"max_pool3d",
        [=] {
          max_pool3d(on_gpu({1, 2, 4, 4, 4}), 2);
-       }},
+       },
+       Stop::no_gpu},
       {"mean", [=] { mean(g2); }, Stop::no_gpu},
       {"mse_loss", [=] { mse_loss(g2, c2); }},
       {"mse_loss", [=] { mse_loss(g2, g2); }, Stop::no_gpu},
