@@ -96,12 +96,14 @@ BatchNorm2d::BatchNorm2d(int64_t channels, double momentum, double eps)
   register_buffer("num_batches_tracked", &num_batches_tracked_);
 }
 
+void count_batch(const Tensor& num_batches_tracked) {
+  NoGradGuard no_grad;
+  copy_strided(num_batches_tracked, add(num_batches_tracked.to(DType::f64), 1.0).to(DType::i64));
+}
+
 Tensor BatchNorm2d::forward(const Tensor& x) {
   RG_CHECK(x.dim() == 4, "BatchNorm2d: expected input (N, C, H, W), got ", x.describe());
-  if (is_training()) {
-    NoGradGuard no_grad;
-    fill_(num_batches_tracked_, static_cast<double>(num_batches_tracked_.item()) + 1);
-  }
+  if (is_training()) count_batch(num_batches_tracked_);
   return batch_norm(x, weight_, bias_, running_mean_, running_var_,
                     is_training() ? BatchNormMode::train : BatchNormMode::eval, momentum_, eps_);
 }

@@ -1,6 +1,7 @@
 #include "parallel/sync_batch_norm.h"
 
 #include "core/autograd.h"
+#include "nn/layers.h"
 #include "ops/batch_norm/batch_norm.h"
 #include "parallel/world.h"
 
@@ -118,10 +119,7 @@ Tensor SyncBatchNorm::forward(const Tensor& x) {
   if (!is_training())
     return batch_norm(x, weight_, bias_, running_mean_, running_var_, BatchNormMode::eval,
                       momentum_, eps_);
-  {
-    NoGradGuard no_grad;
-    fill_(num_batches_tracked_, static_cast<double>(num_batches_tracked_.item()) + 1);
-  }
+  nn::count_batch(num_batches_tracked_);
   return sync_batch_norm(x, weight_, bias_, running_mean_, running_var_, momentum_, eps_, group_);
 }
 
