@@ -4,10 +4,13 @@
 //
 //   ./build/apps/bench_train [--model resnet18] [--batch 128] [--threads 2] [--steps 5]
 //   ./build/apps/bench_train --model resnet20 --amp all      # O0, then O1-O3 in fp16 and bf16
+//   ./build/apps/bench_train --device cuda --amp all         # on a GPU (cuDNN, cuBLAS)
 //
 // 16 bits on the CPU are a storage format: every conv/GEMM widens its operands to f32, so the
 // AMP rows measure the cost of the conversions and the memory that 16-bit activations save,
-// not a tensor-core speed-up.
+// not a tensor-core speed-up. On a GPU each step is timed to the device's completion, and the
+// peak memory is the caching allocator's peak on that GPU (what the step holds, not what the
+// pool has reserved).
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -26,16 +29,17 @@ struct Result {
   int64_t skipped;
 };
 
-Result run(const std::string& model_name, const rg::AmpOptions& options, int64_t batch,
-           int64_t steps, int64_t warmup) {
+Result run(const std::string& model_name, const rg::AmpOptions& options, const rg::Device& device,
+           int64_t batch, int64_t steps, int64_t warmup) {
   rg::manual_seed(0);
   auto model = rg::nn::make_model(model_name);
+  model->to(device);
   rg::MixedPrecision amp(*model, options);
   rg::SGD opt(amp.optimizer_params(), {.lr = 0.01, .momentum = 0.9, .weight_decay = 5e-4});
-  const rg::Tensor x = rg::randn({batch, 3, 32, 32});
+  const rg::Tensor x = rg::randn({batch, 3, 32, 32}).to(device);
   std::vector<int64_t> y(static_cast<std::size_t>(batch));
   for (int64_t i = 0; i < batch; ++i) y[static_cast<std::size_t>(i)] = i % 10;
-  const rg::Tensor labels = rg::from_vector(y, {batch}, {rg::DType::i64});
+  const rg::Tensor labels = rg::from_vector(y, {batch}, {rg::DType::i64}).to(device);
   auto step = [&] {
     rg::Tensor logits;
     {
@@ -48,17 +52,19 @@ Result run(const std::string& model_name, const rg::AmpOptions& options, int64_t
     amp.update();
   };
   for (int64_t i = 0; i < warmup; ++i) step();
-  rg::reset_peak_memory(rg::Device::cpu());
+  rg::synchronize(device);
+  rg::reset_peak_memory(device);
   double best = 1e30, total = 0;
   for (int64_t i = 0; i < steps; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     step();
+    rg::synchronize(device);  // a GPU step is done when the device is, not when the host is
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     best = std::min(best, s);
     total += s;
   }
   return {static_cast<double>(batch * steps) / total, static_cast<double>(batch) / best,
-          static_cast<double>(rg::memory_stats(rg::Device::cpu()).peak_bytes) / (1 << 20),
+          static_cast<double>(rg::memory_stats(device).peak_bytes) / (1 << 20),
           amp.scaler() ? amp.scaler()->skipped_steps() : 0};
 }
 
@@ -69,6 +75,7 @@ int main(int argc, char** argv) {
   std::string model_name = "resnet18";
   int64_t batch = 128, steps = 5, warmup = 1;
   int threads = 0;
+  std::string device_name = "cpu";
   std::vector<std::string> levels = {"O0"}, dtypes = {"fp16", "bf16"};
   app.add_option("--model", model_name, "model name (resnet18, resnet20, ...@width)");
   app.add_option("--batch", batch, "batch size");
@@ -77,9 +84,12 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", warmup, "untimed steps first");
   app.add_option("--amp", levels, "mixed-precision levels to time (O0..O3, or all)");
   app.add_option("--amp-dtype", dtypes, "16-bit types for O1-O3 (fp16, bf16)");
+  app.add_option("--device", device_name, "cpu or cuda[:N]");
   CLI11_PARSE(app, argc, argv);
   try {
     if (threads > 0) rg::set_num_threads(threads);
+    const rg::Device device = rg::Device::parse(device_name);
+    rg::check_device_available(device);  // no GPU: the clear error, before any model is built
     if (levels == std::vector<std::string>{"all"}) levels = {"O0", "O1", "O2", "O3"};
     std::vector<rg::AmpOptions> configs;
     for (const std::string& level : levels) {
@@ -92,15 +102,16 @@ int main(int argc, char** argv) {
         configs.push_back({l, rg::parse_amp_dtype(dtype), {}});
     }
     for (const rg::AmpOptions& c : configs) {
-      const Result r = run(model_name, c, batch, steps, warmup);
+      const Result r = run(model_name, c, device, batch, steps, warmup);
       const bool f32 = c.level == rg::OptLevel::O0;
       std::printf(
-          "{\"framework\": \"ringgrad\", \"model\": \"%s\", \"batch\": %lld, \"threads\": %d, "
+          "{\"framework\": \"ringgrad\", \"device\": \"%s\", \"model\": \"%s\", \"batch\": %lld, "
+          "\"threads\": %d, "
           "\"amp\": \"%s\", \"dtype\": \"%s\", \"steps\": %lld, \"images_per_second\": %.1f, "
           "\"best_images_per_second\": %.1f, \"peak_memory_mib\": %.1f, \"skipped_steps\": "
           "%lld}\n",
-          model_name.c_str(), static_cast<long long>(batch), rg::num_threads(),
-          std::string(rg::opt_level_name(c.level)).c_str(),
+          device.str().c_str(), model_name.c_str(), static_cast<long long>(batch),
+          rg::num_threads(), std::string(rg::opt_level_name(c.level)).c_str(),
           f32 ? "fp32" : (c.dtype == rg::DType::f16 ? "fp16" : "bf16"),
           static_cast<long long>(steps), r.images_per_second, r.best_images_per_second, r.peak_mib,
           static_cast<long long>(r.skipped));
