@@ -232,6 +232,21 @@ TEST(TrainCifar, BadOptionsAndMissingData) {
   }
 }
 
+// Every named recipe is a valid config, and the GPU recipe is pytorch-cifar's ResNet18.
+TEST(TrainCifar, EveryPresetParses) {
+  for (const std::string& name : preset_names()) {
+    nlohmann::json c = default_config();
+    merge_config(c, preset(name), "--preset " + name);
+    EXPECT_NO_THROW(parse_config(c)) << name;
+  }
+  nlohmann::json c = default_config();
+  merge_config(c, preset("resnet18"), "--preset resnet18");
+  const TrainConfig cfg = parse_config(c);
+  EXPECT_EQ(cfg.model, "resnet18");
+  EXPECT_EQ(cfg.schedule, "onecycle");
+  EXPECT_EQ(cfg.epochs, 30);
+}
+
 TEST(TrainCifar, CommandLineLayering) {
   const char* argv[] = {"train_cifar",  "--preset",    "quick",         "--epochs",    "3",
                         "--set",        "lr=0.3",      "--no-progress", "--data",      "x",
