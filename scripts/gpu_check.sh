@@ -2,8 +2,12 @@
 # On a machine with an NVIDIA GPU: builds ringgrad with the CUDA backend, runs every GPU test
 # (CTest label `gpu`) and the emulated kernel tests, and writes one report, gpu_report.txt
 # (device, driver, every result). On a machine without a GPU it says so and exits 0.
-# Benchmarks: bench_ops --device cuda (cuDNN convolutions, f32 and f16) and, with two or more
-# GPUs, bench_allreduce --device cuda (our ring over NCCL against ncclAllReduce).
+# Benchmarks: bench_ops --device cuda (cuDNN convolutions, f32 and f16), bench_train --device
+# cuda (ResNet18 train steps in f32 and at every AMP level), the same steps beside PyTorch
+# (tools/bench_train_vs_pytorch.py --device cuda, where torch with CUDA is installed) and, with
+# two or more GPUs, bench_allreduce --device cuda (our ring over NCCL against ncclAllReduce).
+# Training: train_cifar --device cuda with the quick preset and the resnet18 preset (accuracy
+# and time from each run's summary). The whole report takes about an hour on one H100-class GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 report=${1:-gpu_report.txt}
@@ -25,6 +29,22 @@ bash scripts/build.sh -DRG_CUDA=ON || exit 1
   echo "## Convolutions through cuDNN (bench_ops --device cuda)"
   ./build/apps/bench_ops --device cuda --dtype f32
   ./build/apps/bench_ops --device cuda --dtype f16
+  echo
+  echo "## ResNet18 train steps (bench_train --device cuda, batch 128)"
+  ./build/apps/bench_train --device cuda --model resnet18 --batch 128 --steps 20 --warmup 3 --amp all
+  echo
+  echo "## Beside PyTorch on the same GPU (tools/bench_train_vs_pytorch.py --device cuda)"
+  if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    python3 tools/bench_train_vs_pytorch.py --device cuda --model resnet18 --steps 20
+  else
+    echo "skipped: no PyTorch with CUDA in python3 (pip install torch, then run it again)"
+  fi
+  for preset in quick resnet18; do
+    echo
+    echo "## Training: train_cifar --preset $preset --device cuda"
+    ./build/apps/train_cifar --preset "$preset" --device cuda --no-progress \
+      --out "runs/gpu_check_$preset" --overwrite | tail -n 4
+  done
   gpus=$(nvidia-smi -L | wc -l)
   if [ "$gpus" -ge 2 ]; then
     echo
