@@ -23,6 +23,7 @@
 #include "core/tensor.h"
 
 namespace rg::multi_tensor {
+inline namespace RG_KERNEL_BUILD {
 
 inline constexpr int kMaxOperands = 5;  // AdamW with AMSGrad: p, g, m, v, max v
 
@@ -133,4 +134,5 @@ void apply(const Table<S>& table, const Device& device, const Op& op, cudaStream
                table.chunks_in(memory), table.chunks(), op);
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg::multi_tensor

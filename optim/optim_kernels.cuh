@@ -16,6 +16,7 @@
 #include "optim/update_math.h"
 
 namespace rg {
+inline namespace RG_KERNEL_BUILD {
 namespace optim_cuda {
 
 using multi_tensor::Slot;
@@ -201,4 +202,5 @@ inline void launch_scale(const std::vector<Tensor>& grads, const Tensor& coef,
                       optim_cuda::ScaleOp{static_cast<const double*>(coef.data_ptr())}, stream);
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg

@@ -8,6 +8,7 @@
 #include "parallel/reduce_functors.h"
 
 namespace rg::parallel {
+inline namespace RG_KERNEL_BUILD {
 namespace reduce_cuda {
 
 template <class T>
@@ -48,4 +49,5 @@ inline void launch_divide(void* data, int64_t n, DType dtype, int64_t divisor,
   });
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg::parallel

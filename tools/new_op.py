@@ -211,7 +211,10 @@ void {name}_backward_cpu(const Tensor& gx, const Tensor& gy, const Tensor& x) {{
 #include "core/half.h"
 #include "core/tensor.h"
 
-namespace rg::{name}_cuda {{
+// The inline namespace keeps these nvcc-built and emulated definitions apart (core/cuda/kernel.h).
+namespace rg {{
+inline namespace RG_KERNEL_BUILD {{
+namespace {name}_cuda {{
 
 // Grid-stride loops: any n runs on a grid capped at kMaxBlocks.
 constexpr int kThreads = 256;
@@ -241,9 +244,7 @@ inline unsigned blocks_for(int64_t n) {{
   return static_cast<unsigned>(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, kMaxBlocks));
 }}
 
-}}  // namespace rg::{name}_cuda
-
-namespace rg {{
+}}  // namespace {name}_cuda
 
 // ---- kernel launchers: contiguous tensors of one dtype, on the stream given ----
 
@@ -269,6 +270,7 @@ inline void launch_{name}_backward(const Tensor& gx, const Tensor& gy, const Ten
   }});
 }}
 
+}}  // inline namespace RG_KERNEL_BUILD
 }}  // namespace rg
 """
     cu = f"""// The CUDA side of {name}: the OnCuda overloads that dispatch_device calls in {name}.cpp.
@@ -510,7 +512,10 @@ void {name}_backward_cpu(const Tensor& gx, const Tensor& gy, const Tensor& x, in
 
 #include "core/cuda/reduce_kernels.cuh"
 
-namespace rg::{name}_cuda {{
+// The inline namespace keeps these nvcc-built and emulated definitions apart (core/cuda/kernel.h).
+namespace rg {{
+inline namespace RG_KERNEL_BUILD {{
+namespace {name}_cuda {{
 
 #if defined(__CUDACC__)
 inline constexpr int64_t kMaxBlocks = 65535;
@@ -548,9 +553,7 @@ inline unsigned blocks_for(int64_t n) {{
   return static_cast<unsigned>(std::clamp<int64_t>(n, 1, kMaxBlocks));
 }}
 
-}}  // namespace rg::{name}_cuda
-
-namespace rg {{
+}}  // namespace {name}_cuda
 
 // ---- kernel launchers: contiguous tensors of one dtype, on the stream given ----
 
@@ -576,6 +579,7 @@ inline void launch_{name}_backward(const Tensor& gx, const Tensor& gy, const Ten
   }});
 }}
 
+}}  // inline namespace RG_KERNEL_BUILD
 }}  // namespace rg
 """
     cuda_h = f"""#pragma once

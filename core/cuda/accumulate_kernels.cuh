@@ -8,6 +8,7 @@
 #include "core/tensor.h"
 
 namespace rg {
+inline namespace RG_KERNEL_BUILD {
 namespace accumulate_cuda {
 
 template <class T>
@@ -54,4 +55,5 @@ inline void launch_accumulate(const Tensor& acc, const Tensor& g, cudaStream_t s
   });
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg

@@ -9,6 +9,7 @@
 #include "core/tensor.h"
 
 namespace rg {
+inline namespace RG_KERNEL_BUILD {
 namespace copy_cuda {
 
 template <class D, class S>
@@ -75,4 +76,5 @@ inline void launch_copy(const Tensor& dst, const Tensor& src, cudaStream_t strea
   });
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg

@@ -29,6 +29,17 @@
 #include "core/cuda/emulator.h"
 #endif
 
+// Every kernel header wraps its kernels and launchers in `inline namespace RG_KERNEL_BUILD`,
+// which differs between nvcc and the emulator: a test binary links the library's nvcc-built
+// launchers beside its own emulated ones, and without distinct names the two inline definitions
+// of one function (or a kernel and its nvcc host stub) would be one symbol to the linker, which
+// keeps either — an ODR violation that could run a real launch in an emulator test.
+#if defined(__CUDACC__)
+#define RG_KERNEL_BUILD device_build
+#else
+#define RG_KERNEL_BUILD emulated_build
+#endif
+
 namespace rg::cuda {
 
 // Threads per block of the one-dimensional kernels: a multiple of the warp, enough to hide

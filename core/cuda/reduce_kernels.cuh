@@ -16,6 +16,7 @@
 #include "core/tensor.h"
 
 namespace rg {
+inline namespace RG_KERNEL_BUILD {
 namespace reduce_cuda {
 
 inline constexpr int kMaxDims = 8;
@@ -137,4 +138,5 @@ inline void launch_sum(std::string_view op, const Tensor& in, const std::vector<
   });
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg

@@ -12,6 +12,7 @@
 #include "ops/adaptive_avg_pool2d/adaptive_bins.h"
 
 namespace rg {
+inline namespace RG_KERNEL_BUILD {
 namespace adaptive_avg_pool2d_cuda {
 
 // Planes of the input (h, w) and the output (oh, ow); `planes` = N·C.
@@ -94,4 +95,5 @@ inline void launch_adaptive_avg_pool2d_backward(const Tensor& gy, const Tensor& 
   });
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg

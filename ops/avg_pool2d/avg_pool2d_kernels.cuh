@@ -10,6 +10,7 @@
 #include "ops/avg_pool2d/avg_pool2d_window.h"
 
 namespace rg {
+inline namespace RG_KERNEL_BUILD {
 namespace avg_pool2d_cuda {
 
 template <class T, class C>
@@ -93,4 +94,5 @@ inline void launch_avg_pool2d_backward(const Tensor& gy, const Pool2dGeometry& g
   });
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg

@@ -17,6 +17,7 @@
 #include "ops/batch_norm/batch_norm_math.h"
 
 namespace rg {
+inline namespace RG_KERNEL_BUILD {
 namespace bn_cuda {
 
 struct Dims {
@@ -331,4 +332,5 @@ inline detail::BnBackward launch_bn_backward(const Tensor& gy, const Tensor& x,
   return r;
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg

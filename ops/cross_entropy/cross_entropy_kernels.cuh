@@ -20,6 +20,7 @@
 #include "ops/sum/sum.h"
 
 namespace rg {
+inline namespace RG_KERNEL_BUILD {
 namespace cross_entropy_cuda {
 using class_target_cuda::class_offset;
 
@@ -225,4 +226,5 @@ inline void launch_cross_entropy_backward(const Tensor& gy, const Tensor& x, con
   });
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg

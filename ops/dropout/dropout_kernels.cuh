@@ -9,6 +9,7 @@
 #include "ops/dropout/dropout_kernel.h"
 
 namespace rg {
+inline namespace RG_KERNEL_BUILD {
 namespace dropout_cuda {
 
 template <class T, class C>
@@ -61,4 +62,5 @@ inline void launch_dropout_backward(const Tensor& gy, const Tensor& mask, double
   });
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg

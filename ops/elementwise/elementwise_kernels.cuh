@@ -13,6 +13,7 @@
 #include "ops/elementwise/elementwise.h"
 
 namespace rg {
+inline namespace RG_KERNEL_BUILD {
 namespace elementwise_cuda {
 
 template <class T, int N>
@@ -84,4 +85,5 @@ void launch_pointwise(std::string_view op, F f, const Tensor& out, cudaStream_t 
   });
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg

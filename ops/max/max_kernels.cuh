@@ -13,6 +13,7 @@
 #include "ops/reduction/reduction.h"
 
 namespace rg {
+inline namespace RG_KERNEL_BUILD {
 namespace max_cuda {
 
 inline constexpr int64_t kBlockLaneSize = 256;
@@ -164,4 +165,5 @@ inline void launch_max_along_backward(const Tensor& gy, const Tensor& indices, c
   });
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg

@@ -12,6 +12,7 @@
 #include "ops/max_pool2d/max_pool2d_kernel.h"
 
 namespace rg {
+inline namespace RG_KERNEL_BUILD {
 namespace max_pool2d_cuda {
 
 // minus_inf: −∞ in C, from the host (numeric_limits is host-only code for nvcc).
@@ -102,4 +103,5 @@ inline void launch_max_pool2d_backward(const Tensor& gy, const Tensor& indices,
   });
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg

@@ -13,6 +13,7 @@
 #include "ops/max_pool3d/max_pool3d_kernel.h"
 
 namespace rg {
+inline namespace RG_KERNEL_BUILD {
 namespace max_pool3d_cuda {
 
 // minus_inf: −∞ in C, from the host (numeric_limits is host-only code for nvcc).
@@ -124,4 +125,5 @@ inline void launch_max_pool3d_backward(const Tensor& gy, const Tensor& indices,
   });
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg

@@ -6,6 +6,7 @@
 #include "ops/reduction/reduction.h"
 
 namespace rg::class_target_cuda {
+inline namespace RG_KERNEL_BUILD {
 
 // The class of lane n, or −1 for an ignored lane and for a target outside [0, C): that lane's
 // loss is skipped and the smallest such lane kept in *bad_lane (read back by check_bad_lane).
@@ -31,4 +32,5 @@ const T* data_or_null(const Tensor& t) {
   return t.defined() ? static_cast<const T*>(t.data_ptr()) : nullptr;
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg::class_target_cuda

@@ -11,6 +11,7 @@
 #include "ops/nll_loss/nll_loss_kernel.h"
 
 namespace rg {
+inline namespace RG_KERNEL_BUILD {
 namespace nll_cuda {
 using class_target_cuda::class_offset;
 
@@ -96,4 +97,5 @@ inline void launch_nll_loss_backward(const Tensor& gy, const Tensor& target, con
   });
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg

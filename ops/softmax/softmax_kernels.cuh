@@ -13,6 +13,7 @@
 #include "ops/softmax/softmax_kernel.h"
 
 namespace rg {
+inline namespace RG_KERNEL_BUILD {
 namespace softmax_cuda {
 
 // Lane `lane` of (outer, size, inner) starts at base and steps by inner.
@@ -92,4 +93,5 @@ inline void launch_softmax_backward(const Tensor& gy, const Tensor& y, const Ten
   });
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg

@@ -12,6 +12,7 @@
 #include "ops/upsample/upsample_taps.h"
 
 namespace rg {
+inline namespace RG_KERNEL_BUILD {
 namespace upsample_cuda {
 
 // Planes N·C of x (h, w) and y (oh, ow) = (h·scale, w·scale), the mode and its options.
@@ -148,4 +149,5 @@ inline void launch_upsample_backward(const Tensor& gy, int64_t scale, UpsampleMo
   });
 }
 
+}  // namespace RG_KERNEL_BUILD
 }  // namespace rg
