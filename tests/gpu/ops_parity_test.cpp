@@ -53,6 +53,19 @@ std::vector<OpCase> cases() {
       {"max dim", 1, false, [](V x) { return max(x[0], 1).values; }},
       {"max last dim", 1, false, [](V x) { return max(x[0], -1, KeepDim::yes).values; }},
       {"silu", 1, false, [](V x) { return silu(x[0]); }},
+      // Casts there and back (each with its gradient cast back), a clone of a transposed view,
+      // and the pieces of a split put back together with different weights.
+      {"cast", 1, false,
+       [](V x) {
+         return cast(cast(x[0], x[0].dtype() == DType::f64 ? DType::f32 : DType::f64),
+                     x[0].dtype());
+       }},
+      {"clone transposed", 1, false, [](V x) { return clone(x[0].transpose(0, 2)); }},
+      {"split", 1, false,
+       [](V x) {
+         const std::vector<Tensor> parts = split(x[0], {10, 20, 7}, 1);
+         return cat({mul(parts[2], 3.0), parts[0], mul(parts[1], -1.0)}, 1);
+       }},
       // new_op.sh adds ops above this line
   };
 }
