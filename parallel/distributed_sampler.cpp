@@ -94,10 +94,14 @@ void DistributedEvaluator::add(const Tensor& logits, const Tensor& labels) {
            "DistributedEvaluator::add: expected logits (B, K) and labels (B) i64, got ",
            logits.describe(), " and ", labels.describe());
   NoGradGuard no_grad;
+  // Scored on the host, where the per-sample flags are needed anyway: GPU logits come back
+  // once per batch (in f64, so the loss is the CPU's) and meet their labels there.
+  const Tensor z64 = logits.to(DType::f64).to(Device::cpu());
+  const Tensor y_host = labels.to(Device::cpu());
   const std::vector<double> loss =
-      cross_entropy(logits.to(DType::f64), labels, Tensor(), Reduction::none).to_vector<double>();
-  const std::vector<double> z = logits.to_vector<double>();
-  const std::vector<int64_t> y = labels.to_vector<int64_t>();
+      cross_entropy(z64, y_host, Tensor(), Reduction::none).to_vector<double>();
+  const std::vector<double> z = z64.to_vector<double>();
+  const std::vector<int64_t> y = y_host.to_vector<int64_t>();
   const int64_t b = logits.size(0), k = logits.size(1);
   std::vector<bool> correct(static_cast<std::size_t>(b));
   for (int64_t i = 0; i < b; ++i) {

@@ -170,6 +170,21 @@ void evaluation_counts_each_sample_once(std::shared_ptr<ProcessGroup> g, int64_t
                    {"DistributedEvaluator", "only"}));
 }
 
+// Logits on the model's device (here a second logical CPU device, as a GPU's would be) with
+// labels on the host, as the training loop hands them over: the same totals.
+TEST(DistributedSampler, EvaluatorTakesLogitsOnAnotherDevice) {
+  const int64_t n = 7, classes = 3;
+  const Tensor logits = det_normal({n, classes}, 5, DType::f32);
+  const Tensor labels = det_labels(n, classes, 6);
+  DistributedSampler sampler(n, 1, 0, {.shuffle = Shuffle::off});
+  DistributedEvaluator host(sampler), device(sampler);
+  host.add(logits, labels);
+  device.add(logits.to(Device::cpu(1)), labels);
+  EXPECT_EQ(device.local().count, n);
+  EXPECT_EQ(device.local().correct, host.local().correct);
+  EXPECT_EQ(device.local().loss_sum, host.local().loss_sum);
+}
+
 TEST(DistributedSampler, EvaluationNeverCountsPadding) {
   for (int ranks : {2, 3, 4})
     on_threads(ranks, [](auto g) { evaluation_counts_each_sample_once(g, 13); });
