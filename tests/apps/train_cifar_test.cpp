@@ -58,6 +58,31 @@ TEST(TrainCifar, ResumedRunEndsWithTheSameWeights) {
   EXPECT_GE(events, 1);
 }
 
+// A run on a device other than the host's — cpu:1 here, standing in for a GPU: batches, labels,
+// metrics, evaluation (with test-time augmentation), checkpoints and the loss scaler all cross
+// between the loader's host tensors and the model's device, so a path that mixes devices fails
+// here without a GPU. The same kernels run on both logical devices: the weights are identical.
+TEST(TrainCifar, TrainsOnANonHostDeviceLikeOnTheHost) {
+  const std::string data = tiny_cifar("data", 8);
+  for (const std::string amp : {"O0", "O2"}) {
+    std::map<std::string, Tensor> last[2];
+    for (int d = 0; d < 2; ++d) {
+      const std::string out = rg::testing::temp_path("device" + std::to_string(d) + amp);
+      fs::remove_all(out);
+      TrainConfig cfg = tiny_config(data, out);
+      cfg.epochs = 1;
+      cfg.tta = true;
+      cfg.amp = amp;
+      cfg.amp_dtype = "bf16";
+      cfg.device = d == 0 ? "cpu" : "cpu:1";
+      ASSERT_EQ(run(cfg), 0) << cfg.device << " " << amp;
+      last[d] = weights(out + "/last.safetensors");
+    }
+    ASSERT_EQ(last[0].size(), last[1].size());
+    for (auto& [name, t] : last[0]) EXPECT_TRUE(all_close(last[1].at(name), t, 0, 0)) << name;
+  }
+}
+
 // --dp 2 --sync-bn: DataParallel over cpu:0 and cpu:1 with SyncBatchNorm computes what one
 // device computes, to f32 rounding, after one epoch (5 steps); --dp 2 alone (per-device
 // BatchNorm, 4 images each) does not. (Over more steps of this tiny-batch training the f32
