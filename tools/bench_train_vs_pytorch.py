@@ -2,7 +2,12 @@
 """Train-step throughput of ringgrad next to PyTorch, same model, batch and threads, in one run.
 
     python3 tools/bench_train_vs_pytorch.py [--model resnet18] [--batch 128] [--threads 2]
-                                            [--steps 5]
+                                            [--steps 5] [--device cpu|cuda[:N]]
+                                            [--amp O0|O1] [--amp-dtype fp16|bf16]
+
+On a GPU (--device cuda) PyTorch runs with cuDNN's autotuner on (torch.backends.cudnn.benchmark,
+its fastest eager setting) and both sides time each step to the device's completion; --amp O1 is
+PyTorch's torch.autocast with a GradScaler beside ringgrad's O1 (the same policy).
 
 Runs build/apps/bench_train (forward, cross-entropy, backward, SGD step on random data) and
 the same step in PyTorch on the model of tools/resnet_reference.py, alternating the two so
@@ -20,41 +25,63 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 
-def pytorch_step_rate(model_name, batch, threads, steps, warmup=1):
+def pytorch_step_rate(model_name, batch, threads, steps, device="cpu", amp="O0",
+                      amp_dtype="fp16", warmup=1):
     import torch
     import resnet_reference
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        torch.backends.cudnn.benchmark = True
+        warmup = max(warmup, 3)  # the autotuner tries its algorithms in the first steps
     base, _, width = model_name.partition("@")
-    model = getattr(resnet_reference, base)(float(width) if width else 1.0)
+    model = getattr(resnet_reference, base)(float(width) if width else 1.0).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
-    x = torch.randn(batch, 3, 32, 32)
-    y = torch.arange(batch) % 10
+    x = torch.randn(batch, 3, 32, 32, device=dev)
+    y = torch.arange(batch, device=dev) % 10
+    half = {"fp16": torch.float16, "bf16": torch.bfloat16}[amp_dtype]
+    scaler = torch.amp.GradScaler(dev.type, enabled=amp == "O1" and half == torch.float16)
 
     def step():
         opt.zero_grad(set_to_none=True)
-        torch.nn.functional.cross_entropy(model(x), y).backward()
-        opt.step()
+        with torch.autocast(dev.type, dtype=half, enabled=amp == "O1"):
+            logits = model(x)
+        scaler.scale(torch.nn.functional.cross_entropy(logits.float(), y)).backward()
+        scaler.step(opt)
+        scaler.update()
+
+    def sync():
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
 
     for _ in range(warmup):
         step()
+    sync()
     times = []
     for _ in range(steps):
         t0 = time.perf_counter()
         step()
+        sync()
         times.append(time.perf_counter() - t0)
-    return {"framework": "pytorch", "version": torch.__version__, "model": model_name,
+    return {"framework": "pytorch", "version": torch.__version__, "device": device,
+            "model": model_name, "amp": amp, "dtype": amp_dtype if amp != "O0" else "fp32",
             "batch": batch, "threads": threads, "steps": steps,
             "images_per_second": round(batch * steps / sum(times), 1),
             "best_images_per_second": round(batch / min(times), 1)}
 
 
-def ringgrad_step_rate(model_name, batch, threads, steps):
+def ringgrad_step_rate(model_name, batch, threads, steps, device="cpu", amp="O0",
+                       amp_dtype="fp16"):
     exe = os.path.join(ROOT, "build", "apps", "bench_train")
-    out = subprocess.run([exe, "--model", model_name, "--batch", str(batch), "--threads",
-                          str(threads), "--steps", str(steps)],
-                         check=True, capture_output=True, text=True).stdout
+    args = [exe, "--model", model_name, "--batch", str(batch), "--threads", str(threads),
+            "--steps", str(steps), "--device", device, "--amp", amp]
+    if device != "cpu":
+        args += ["--warmup", "3"]
+    if amp != "O0":
+        args += ["--amp-dtype", amp_dtype]
+    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
 
@@ -65,11 +92,16 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--rounds", type=int, default=2, help="alternations of the two frameworks")
+    p.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
+    p.add_argument("--amp", default="O0", choices=["O0", "O1"])
+    p.add_argument("--amp-dtype", default="fp16", choices=["fp16", "bf16"])
     a = p.parse_args()
     runs = {"ringgrad": [], "pytorch": []}
     for _ in range(a.rounds):
-        runs["ringgrad"].append(ringgrad_step_rate(a.model, a.batch, a.threads, a.steps))
-        runs["pytorch"].append(pytorch_step_rate(a.model, a.batch, a.threads, a.steps))
+        runs["ringgrad"].append(ringgrad_step_rate(a.model, a.batch, a.threads, a.steps,
+                                                   a.device, a.amp, a.amp_dtype))
+        runs["pytorch"].append(pytorch_step_rate(a.model, a.batch, a.threads, a.steps,
+                                                 a.device, a.amp, a.amp_dtype))
     best = {k: max(v, key=lambda r: r["images_per_second"]) for k, v in runs.items()}
     best["speedup"] = round(best["ringgrad"]["images_per_second"] /
                             best["pytorch"]["images_per_second"], 2)
