@@ -5,6 +5,7 @@
 
 #include "core/autograd.h"
 #include "core/config.h"
+#include "core/deferred_checks.h"
 #include "core/dispatch.h"
 #include "core/half_runs.h"
 #include "core/strided_loop.h"
@@ -93,11 +94,10 @@ class ToDeviceBackward : public Node {
 
 }  // namespace
 
-void copy_strided(const Tensor& dst, const Tensor& src) {
-  RG_CHECK(dst.shape() == src.shape(), "copy: shape mismatch, destination ", dst.describe(),
-           " and source ", src.describe());
-  if (dst.numel() == 0) return;
-  if (dst.device().is_cpu() && src.device().is_cpu()) return copy_cpu(dst, src);
+namespace {
+
+// copy_strided where a GPU is involved (CUDA builds).
+void copy_with_gpu(const Tensor& dst, const Tensor& src) {
   if constexpr (kWithCuda) {
     if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous()) {
       cuda_copy_bytes(dst.data_ptr(), dst.device(), src.data_ptr(), src.device(), dst.nbytes());
@@ -126,6 +126,18 @@ void copy_strided(const Tensor& dst, const Tensor& src) {
   } else {
     fail("copy: ", dst.describe(), " <- ", src.describe(), ": this build has no CUDA backend");
   }
+}
+
+}  // namespace
+
+void copy_strided(const Tensor& dst, const Tensor& src) {
+  RG_CHECK(dst.shape() == src.shape(), "copy: shape mismatch, destination ", dst.describe(),
+           " and source ", src.describe());
+  if (dst.numel() == 0) return;
+  if (dst.device().is_cpu() && src.device().is_cpu()) return copy_cpu(dst, src);
+  copy_with_gpu(dst, src);
+  // The host has just waited for the GPU: the checks its kernels answered can run for free.
+  if (dst.device().is_cpu()) run_deferred_checks(src.device());
 }
 
 void fill_(const Tensor& dst, double value) {

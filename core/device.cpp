@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "core/config.h"
+#include "core/deferred_checks.h"
 #include "core/dispatch.h"
 #include "core/error.h"
 
@@ -99,6 +100,7 @@ void synchronize(const Device& device) {
   if (device.is_cpu()) return;
   check_device_available(device);
   if constexpr (kWithCuda) cuda_runtime_synchronize(device.index);
+  run_deferred_checks(device);
 }
 
 void fail_no_kernel(std::string_view op, const Device& device) {

@@ -28,8 +28,11 @@ void check_target_range(std::string_view op, const Tensor& target, int64_t class
                         int64_t ignore_index);
 
 // The GPU kernels skip a target outside [0, C) and write the smallest such lane into a 0-d i64
-// `bad_lane` that starts as the number of lanes. Reads it back (one small copy, a
-// synchronisation of the stream) and throws as check_target_range does when it was written.
+// `bad_lane` that starts as the number of lanes. The check throws as check_target_range does
+// when it was written. On a GPU it is deferred (core/deferred_checks.h) to the next time the
+// host waits for that device — reading it at once would stall every training step — so the
+// error surfaces there, naming the op, like an asynchronous CUDA error; the loss returned in
+// the meantime leaves the bad lanes out. Host memory (the emulator's tests) is checked at once.
 void check_bad_lane(std::string_view op, const Tensor& bad_lane, const Tensor& target,
                     int64_t classes, int64_t ignore_index);
 

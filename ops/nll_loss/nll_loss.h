@@ -13,8 +13,10 @@
 // Backward: gx[n, t] = −weight[t] · g_n, with g_n = gy[n] (none), gy (sum) or gy / Σ weight
 // (mean); 0 elsewhere and on ignored elements. The node keeps target and weight, not x.
 // A target outside [0, C) that is not ignore_index is an rg::Error naming it. On a GPU the
-// kernel flags it and the op reads the flag back: one small copy, a synchronisation per call —
-// the price of a recoverable error where a device-side assert would end the process.
+// kernel flags it and the flag is read the next time the host waits for that GPU anyway (the
+// loss scaler's or the progress bar's read; core/deferred_checks.h): the error surfaces there,
+// as an asynchronous CUDA error would, but it is recoverable — a device-side assert would end
+// the process — and it costs no synchronisation of its own.
 
 #include <cstdint>
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/deferred_checks.h"
 #include "ops/ops.h"
 #include "tests/support/fixtures.h"
 
@@ -286,6 +287,22 @@ TEST(GpuOpsParity, PoolingUpsampleAndDropoutMatchTheCpu) {
         values.push_back(add(mul(rand(shape, {DType::f64}), 4.0), -2.0));
       expect_parity(c.name, values, c.op, dtype);
     }
+}
+
+// A target out of range is the CPU's error, raised at the host's next wait for the GPU (here the
+// read of the loss), not at the call: the kernels only flag it (core/deferred_checks.h).
+TEST(GpuOpsParity, OutOfRangeTargetsFailAtTheNextRead) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable GPU on this machine";
+  const Device gpu = Device::cuda(0);
+  const Tensor logits = rand({4, 3}).to(gpu);
+  const Tensor target = from_vector<int64_t>({0, 5, 1, 2}, {4}, {DType::i64}).to(gpu);
+  for (const bool nll : {false, true}) {
+    Tensor loss;
+    EXPECT_NO_THROW(loss = nll ? nll_loss(logits, target) : cross_entropy(logits, target));
+    EXPECT_TRUE(throws_error([&] { loss.item(); },
+                             {nll ? "nll_loss" : "cross_entropy", "target 5", "C = 3"}));
+    EXPECT_EQ(deferred_check_count(gpu), 0u);
+  }
 }
 
 }  // namespace
