@@ -110,6 +110,7 @@ inline std::vector<BenchOp> registry() {
       bandwidth_op("silu", 1, [](V x) { return silu(x[0]); }),
       // silu's composition, for the fused kernel's speed-up (ops/README.md)
       bandwidth_op("silu_unfused", 1, [](V x) { return mul(x[0], sigmoid(x[0])); }),
+      bandwidth_op("gelu", 1, [](V x) { return gelu(x[0]); }),
       // new_op.sh adds ops above this line
   };
 }

@@ -18,6 +18,7 @@
 #include "ops/div/div.h"
 #include "ops/dropout/dropout.h"
 #include "ops/exp/exp.h"
+#include "ops/gelu/gelu.h"
 #include "ops/leaky_relu/leaky_relu.h"
 #include "ops/linear/linear.h"
 #include "ops/log/log.h"

@@ -67,6 +67,7 @@ std::vector<OpCase> cases() {
          const std::vector<Tensor> parts = split(x[0], {10, 20, 7}, 1);
          return cat({mul(parts[2], 3.0), parts[0], mul(parts[1], -1.0)}, 1);
        }},
+      {"gelu", 1, false, [](V x) { return gelu(x[0]); }},
       // new_op.sh adds ops above this line
   };
 }

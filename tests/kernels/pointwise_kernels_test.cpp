@@ -12,6 +12,7 @@
 #include "ops/div/div_functors.h"
 #include "ops/elementwise/elementwise_kernels.cuh"
 #include "ops/exp/exp_functors.h"
+#include "ops/gelu/gelu_functors.h"
 #include "ops/leaky_relu/leaky_relu_functors.h"
 #include "ops/log/log_functors.h"
 #include "ops/max/max_functors.h"
@@ -130,6 +131,8 @@ TEST(PointwiseKernel, EveryFunctorMatchesTheCpuLoop) {
                 _, _);
   expect_parity("silu", SiluFn{}, any, _);
   expect_parity("silu_grad", SiluGradFn{}, any, _, _);
+  expect_parity("gelu", GeluFn{}, any, _);
+  expect_parity("gelu_grad", GeluGradFn{}, any, _, _);
   // new_op.sh adds its parity lines above this line
 }
 
