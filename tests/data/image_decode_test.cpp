@@ -124,6 +124,23 @@ TEST(DecodeImage, JpegThatBrokeStbIsRefusedByLibjpeg) {
                            {"oob.jpg", "cannot be decoded as JPEG", "Huffman"}));
 }
 
+// A zero-length IDAT chunk before the image data is valid PNG; stb_image 2.27 offset and then
+// copied from its still-NULL data buffer on it (UBSan: "applying zero offset to null pointer",
+// then a memcpy from NULL: issue 14's 72-byte PNG). libpng decodes it like the plain file.
+TEST(DecodeImage, PngWithAnEmptyIdatChunkDecodes) {
+  const std::string png = testing::png_bytes(4, 4, 3);
+  const std::size_t idat = png.find("IDAT");
+  ASSERT_NE(idat, std::string::npos);
+  std::string empty_chunk(12, '\0');  // length 0, type, CRC of the type alone
+  empty_chunk.replace(4, 4, "IDAT");
+  put_be(empty_chunk, 8, crc32("IDAT"), 4);
+  const std::string with_empty = png.substr(0, idat - 4) + empty_chunk + png.substr(idat - 4);
+  const Tensor a = decode_image_bytes(png, "plain.png");
+  const Tensor b = decode_image_bytes(with_empty, "empty_idat.png");
+  EXPECT_EQ(a.shape(), b.shape());
+  EXPECT_EQ(a.to_vector<int64_t>(), b.to_vector<int64_t>());
+}
+
 // libjpeg only warns about a file that ends early and fills the rest with grey; a training
 // image silently damaged is refused instead.
 TEST(DecodeImage, TruncatedJpegIsAnError) {
