@@ -1,4 +1,5 @@
 // Tensor factories and reading values back.
+#include <algorithm>
 #include <cmath>
 
 #include "core/dispatch.h"
@@ -15,14 +16,15 @@ void check_shape(const Shape& shape, const char* op) {
 
 // The bytes a contiguous tensor of `shape` needs, refusing a count that would wrap: a wrapped
 // product allocates a small buffer that every kernel then overruns. int64 bounds numel (what
-// numel() returns) and the byte count (what pointer arithmetic can reach).
+// numel() returns) and the byte count (what pointer arithmetic can reach). The product skips
+// zero sizes (as contiguous_strides does), so that no stride of an empty tensor wraps either.
 std::size_t checked_nbytes(const Shape& shape, DType dtype, const char* op) {
   check_shape(shape, op);
   int64_t bytes = element_size(dtype);
   for (int64_t s : shape)
-    RG_CHECK(!__builtin_mul_overflow(bytes, s, &bytes), op, ": shape ", shape_str(shape), " of ",
-             dtype, " needs more than 2^63 bytes");
-  return static_cast<std::size_t>(bytes);
+    RG_CHECK(!__builtin_mul_overflow(bytes, std::max<int64_t>(s, 1), &bytes), op, ": shape ",
+             shape_str(shape), " of ", dtype, " needs more than 2^63 bytes");
+  return numel_of(shape) == 0 ? 0 : static_cast<std::size_t>(bytes);
 }
 
 Tensor finish(Tensor t, const TensorOptions& options) {
@@ -109,7 +111,11 @@ Tensor arange(double start, double end, double step, TensorOptions options) {
   RG_CHECK(step != 0, "arange: step must be non-zero");
   RG_CHECK((end - start) / step >= 0, "arange: range [", start, ", ", end, ") with step ", step,
            " is empty in the wrong direction");
-  const auto n = static_cast<int64_t>(std::ceil((end - start) / step));
+  const double count = std::ceil((end - start) / step);
+  // A cast of an infinite or out-of-range count to int64 is undefined; empty() bounds the rest.
+  RG_CHECK(std::isfinite(count) && count < 0x1p62, "arange: range [", start, ", ", end,
+           ") with step ", step, " has too many elements");
+  const auto n = static_cast<int64_t>(count);
   Tensor host = empty({n}, {options.dtype, Device::cpu()});
   fill_indexed(host, [&](int64_t i) { return start + static_cast<double>(i) * step; });
   return finish(host.to(options.device), options);

@@ -8,9 +8,15 @@
 
 namespace rg {
 
+// Checked because shapes come from outside (a checkpoint, a reshape argument): a product that
+// wrapped would make a huge view look small, or equal to the numel it is compared with.
 int64_t numel_of(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  for (int64_t s : shape) {
+    if (s == 0) return 0;
+    RG_CHECK(!__builtin_mul_overflow(n, s, &n), "shape ", shape_str(shape),
+             " has more than 2^63 elements");
+  }
   return n;
 }
 
@@ -270,7 +276,8 @@ Shape infer_shape(const Shape& requested, int64_t numel, const char* op, const T
       infer = static_cast<int64_t>(i);
     } else {
       RG_CHECK(shape[i] >= 0, op, ": invalid size in ", shape_str(requested));
-      known *= shape[i];
+      RG_CHECK(!__builtin_mul_overflow(known, shape[i], &known), op, ": shape ",
+               shape_str(requested), " has more than 2^63 elements");
     }
   }
   if (infer >= 0) {
@@ -377,6 +384,9 @@ Tensor Tensor::expand(Shape new_shape) const {
                shape_str(new_shape), " (dim ", d, " has size ", shape()[d], ", not 1)");
     }
   }
+  for (int64_t s : new_shape)
+    RG_CHECK(s >= 0, "expand: invalid size in ", shape_str(new_shape), " for tensor ", describe());
+  numel_of(new_shape);  // refuses a view of more than 2^63 elements
   return with_view_history(*this, make_view(*this, new_shape, st, offset()),
                            std::make_shared<ExpandBackward>(shape()));
 }

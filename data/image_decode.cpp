@@ -148,6 +148,45 @@ std::string decode_png(const std::string& bytes, const std::string& name, Rgb& o
 }
 
 // ---- BMP: stb_image, after its header has been read and the size checked.
+
+uint32_t le(const std::string& bytes, std::size_t at, int n) {
+  uint32_t v = 0;
+  for (int i = n - 1; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(bytes[at + i]);
+  return v;
+}
+
+// Why a BMP cannot hold the pixels its header declares, or "" when it can (or when stb will
+// refuse the header anyway). stb reads past the end of the data as zeros: a 68-byte file
+// declaring 11779x512 pixels (which the fuzzer found) cost 18 MB of decoding, and a damaged
+// file would train as a black image. As with a JPEG that ends early, that is an error.
+std::string bmp_pixels_missing(const std::string& bytes) {
+  if (bytes.size() < 30) return "";
+  const uint32_t header_size = le(bytes, 14, 4);
+  int64_t width = 0, height = 0, bits = 0;
+  if (header_size == 12) {  // OS/2 1.x: 16-bit sizes, never compressed
+    width = le(bytes, 18, 2);
+    height = le(bytes, 20, 2);
+    bits = le(bytes, 24, 2);
+  } else if (header_size >= 40 && bytes.size() >= 34) {
+    width = static_cast<int32_t>(le(bytes, 18, 4));
+    height = static_cast<int32_t>(le(bytes, 22, 4));
+    bits = le(bytes, 28, 2);
+    const uint32_t compression = le(bytes, 30, 4);
+    if (compression == 1 || compression == 2) return "";  // RLE: stb refuses it
+  } else {
+    return "";
+  }
+  if (width <= 0 || height == 0 || bits <= 0) return "";
+  // Rows are padded to 4 bytes; sizes are already capped, so none of this can overflow.
+  const int64_t row_bytes = (width * bits + 31) / 32 * 4;
+  const int64_t need = int64_t{le(bytes, 10, 4)} + row_bytes * (height < 0 ? -height : height);
+  if (static_cast<int64_t>(bytes.size()) >= need) return "";
+  return "truncated: " + std::to_string(width) + "x" +
+         std::to_string(height < 0 ? -height : height) + " at " + std::to_string(bits) +
+         " bits needs " + std::to_string(need) + " bytes, the file has " +
+         std::to_string(bytes.size());
+}
+
 std::string decode_bmp(const std::string& bytes, const std::string& name, Rgb& out) {
   const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
   const int n = static_cast<int>(bytes.size());  // <= kMaxImageFileBytes
@@ -156,6 +195,7 @@ std::string decode_bmp(const std::string& bytes, const std::string& name, Rgb& o
   // stbi_info gives a top-down BMP's height as stored, negative; the loader decodes its
   // magnitude. A check of w * h alone let 10026 x -65533 through to a 2 GB allocation.
   check_size(w, h < 0 ? -int64_t{h} : h, "BMP", name);
+  if (std::string why = bmp_pixels_missing(bytes); !why.empty()) return why;
   stbi_uc* pixels = stbi_load_from_memory(data, n, &w, &h, &c, 3);
   if (!pixels) return stbi_failure_reason();
   out.width = w;
@@ -195,7 +235,7 @@ Tensor decode_image_bytes(const std::string& bytes, const std::string& name) {
          "theirs)");
   }
   RG_CHECK(why.empty(), "image '", name, "' cannot be decoded as ", format, ": ",
-           clip_for_message(why));
+           clip_for_message(why, 120));
   // Decoders give (H, W, 3) interleaved; the model wants planar (3, H, W).
   Tensor out = empty({3, rgb.height, rgb.width}, {DType::u8});
   uint8_t* dst = out.data<uint8_t>();

@@ -14,13 +14,7 @@ shift || true
 targets=("$@")
 ((${#targets[@]})) || targets=(safetensors image cifar_binary csv_list image_folder config)
 
-bash scripts/setup.sh fuzz
-export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
-flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
-# clang knows neither GCC's -Wno-restrict nor, without -march, the AVX-512 kernels' ABI.
-flags+=" -fno-omit-frame-pointer -Wno-unknown-warning-option -Wno-psabi"
-cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DRG_CUDA=OFF -DRG_NATIVE=OFF -DRG_FUZZ=ON -DCMAKE_CXX_FLAGS="$flags" >/dev/null
+source scripts/sanitizer_build.sh
 cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]/#/fuzz_}"
 
 failed=()

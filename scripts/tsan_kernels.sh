@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The emulated CUDA kernels under ThreadSanitizer: every CUDA thread is an OS thread in the
-# emulator, so a missing __syncthreads (or any unordered shared-memory access) is a data race
-# that TSan reports. Builds a CPU-only TSan tree in build-tsan (ccache keeps reruns quick) and
-# runs the kernel tests, plus a deliberately racy kernel that TSan must catch; also checks the
-# CPU-only build's device errors.
+# ThreadSanitizer over ringgrad's threads. First the emulated CUDA kernels: every CUDA thread is
+# an OS thread in the emulator, so a missing __syncthreads (or any unordered shared-memory
+# access) is a data race that TSan reports. Then the host threads: the thread pool (core), the
+# DataLoader's workers (data), ThreadGroup's collectives, DataParallel's device threads and
+# DDP and SyncBatchNorm over ThreadGroup (parallel). Builds a CPU-only TSan tree in build-tsan
+# (ccache keeps reruns quick), runs those tests, plus a deliberately racy kernel that TSan must
+# catch; also checks the CPU-only build's device errors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -11,7 +13,8 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 # Portable code (RG_NATIVE=OFF): GCC 12 misreads AVX-512 intrinsics as uninitialised under TSan.
 cmake -S . -B build-tsan -DRG_CUDA=OFF -DRG_NATIVE=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread" >/dev/null
-cmake --build build-tsan -j"$(nproc)" --target test_kernels tsan_missing_syncthreads test_ops
+cmake --build build-tsan -j"$(nproc)" --target test_kernels tsan_missing_syncthreads test_ops \
+  test_core test_data test_parallel
 cd build-tsan
 # halt_on_error: the first race fails the run. The all-functor pointwise test and the
 # collectives' elementwise kernels are left out: they have no barrier and no shared memory (each
@@ -20,6 +23,14 @@ cd build-tsan
 TSAN_OPTIONS="halt_on_error=1" ./tests/test_kernels \
   --gtest_filter=-PointwiseKernel.EveryFunctorMatchesTheCpuLoop:CollectiveKernels.*
 ctest --output-on-failure -R '^kernels\.tsan'
+# The host threads (Random.SeededAndIndependentOfThreadCount restarts the pool at another size).
+TSAN_OPTIONS="halt_on_error=1" ./tests/test_core \
+  --gtest_filter='ThreadPool.*:Random.SeededAndIndependentOfThreadCount'
+TSAN_OPTIONS="halt_on_error=1" ./tests/test_data --gtest_filter='DataLoader.*'
+# DDP and SyncBatchNorm run their ranks as threads over ThreadGroup, with DDP's allreduces
+# overlapping backward.
+TSAN_OPTIONS="halt_on_error=1" ./tests/test_parallel \
+  --gtest_filter='ThreadGroup.*:DataParallel.*:DDP.*:SyncBatchNorm.*'
 # This tree is also CI's CPU-only build (RG_CUDA=OFF): the ops link without any CUDA symbol, and
 # refuse cuda tensors with this build's errors.
 ./tests/test_ops --gtest_filter='OpsOnDevices.*'

@@ -54,6 +54,27 @@ TEST(Tensor, FactoriesRefuseSizesThatWrap) {
   EXPECT_EQ(empty({int64_t{1} << 40, 0}).nbytes(), 0u);  // empty tensors stay fine
 }
 
+// Views take their shape from the caller: a product that wrapped to 0 once let an empty tensor
+// be viewed as 2^64 elements, and an element count of 2^64 reads as 0.
+TEST(Tensor, ViewsRefuseShapesThatWrap) {
+  const int64_t big = int64_t{1} << 32;
+  Tensor none = empty({0});
+  EXPECT_TRUE(throws_error([&] { none.reshape({big, big}); }, {"2^63 elements"}));
+  EXPECT_TRUE(throws_error([&] { none.view({big, big, -1}); }, {"view", "2^63 elements"}));
+  EXPECT_EQ(none.reshape({big, 0}).numel(), 0);  // a zero size makes the product 0, not a wrap
+  Tensor one = ones({1});
+  EXPECT_TRUE(throws_error([&] { one.expand({big, big}); }, {"2^63 elements"}));
+  EXPECT_TRUE(throws_error([&] { one.expand({-5}); }, {"expand", "invalid size", "[-5]"}));
+  EXPECT_TRUE(throws_error([&] { one.expand({-3, 1}); }, {"expand", "invalid size"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        empty({int64_t{1} << 40, int64_t{1} << 40, 0});
+      },
+      {"2^63 bytes"}));  // its strides would wrap
+  EXPECT_TRUE(throws_error([] { arange(0, 1e300); }, {"arange", "too many"}));
+  EXPECT_TRUE(throws_error([] { arange(0, INFINITY); }, {"arange", "too many"}));
+}
+
 TEST(Tensor, ViewsShareStorage) {
   Tensor x = arange(0, 24).reshape({2, 3, 4});
   Tensor t = x.transpose(0, 2);
