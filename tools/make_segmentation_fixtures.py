@@ -67,10 +67,13 @@ def main():
     save(os.path.join(FUZZ, "npy", "i2_v1.npy"), pattern("i2")[:1, :2])
     save(os.path.join(FUZZ, "npy", "f4_v3.npy"), pattern("f4")[:1, :1], version=(3, 0))
     save(os.path.join(FUZZ, "npy", "b1_scalar.npy"), np.array(True))
-    with open(os.path.join(FUZZ, "mask", "grey8_3x2.png"), "wb") as f:
-        f.write(mask8)
-    with open(os.path.join(FUZZ, "mask", "grey2_4x1.png"), "wb") as f:
-        f.write(mask2)
+    # The mask fuzzer's first byte is a control byte: odd = recompute the chunks' CRCs.
+    with open(os.path.join(FUZZ, "mask", "grey8_3x2.bin"), "wb") as f:
+        f.write(b"\x01" + mask8)
+    with open(os.path.join(FUZZ, "mask", "grey2_4x1.bin"), "wb") as f:
+        f.write(b"\x01" + mask2)
+    with open(os.path.join(FUZZ, "mask", "grey8_3x2_as_is.bin"), "wb") as f:
+        f.write(b"\x00" + mask8)
 
 
 if __name__ == "__main__":
