@@ -43,6 +43,11 @@ class SegmentationDataset {
   void check_index(int64_t index) const;
 };
 
+// `limit` examples of a segmentation set, evenly spaced over it (limit <= 0: all). For quick
+// runs, as take() in dataset.h.
+std::shared_ptr<SegmentationDataset> take(std::shared_ptr<SegmentationDataset> dataset,
+                                          int64_t limit);
+
 // Checks that `ex` is one image and its mask as described above (shapes agree, dtypes, mask
 // values below `num_classes`); `who` names the sample in the message. Data sets call it on what
 // they read; the loader calls it on what the transforms return.

@@ -221,5 +221,17 @@ TEST(SegmentationLoader, BadSamplesAndAccessors) {
       {"dataset and sampler are required"}));
 }
 
+TEST(SegmentationTake, EvenlySpacedSubset) {
+  auto shapes = std::make_shared<Shapes>(ShapesOptions{.size = 100, .image_size = {8, 8}});
+  auto few = take(shapes, 4);
+  EXPECT_EQ(few->size(), 4);
+  EXPECT_EQ(few->num_classes(), 2);
+  EXPECT_EQ(few->get(1).mask.to_vector<int64_t>(), shapes->get(25).mask.to_vector<int64_t>());
+  EXPECT_NE(few->describe().find("4 evenly spaced"), std::string::npos);
+  EXPECT_EQ(take(shapes, 0), shapes);
+  EXPECT_EQ(take(shapes, 500), shapes);
+  EXPECT_TRUE(throws_error([&] { few->get(4); }, {"index 4", "out of range"}));
+}
+
 }  // namespace
 }  // namespace rg::data
