@@ -22,6 +22,13 @@ struct DataLoader::Epoch {
   std::vector<std::thread> workers;
 };
 
+// One sample after its transforms: the image as f32, and its label or its mask.
+struct DataLoader::Sample {
+  Tensor image;  // contiguous f32
+  int64_t label = 0;
+  Tensor mask;  // contiguous u8, segmentation only
+};
+
 DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, std::shared_ptr<Sampler> sampler,
                        std::shared_ptr<Transform> transform, DataLoaderOptions options)
     : dataset_(std::move(dataset)),
@@ -29,11 +36,44 @@ DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, std::shared_ptr<Sampler
       transform_(std::move(transform)),
       options_(options) {
   RG_CHECK(dataset_ && sampler_, "DataLoader: dataset and sampler are required");
+  check_options();
+}
+
+DataLoader::DataLoader(std::shared_ptr<SegmentationDataset> dataset,
+                       std::shared_ptr<Sampler> sampler,
+                       std::shared_ptr<SegmentationTransform> transform, DataLoaderOptions options)
+    : segmentation_(std::move(dataset)),
+      sampler_(std::move(sampler)),
+      segmentation_transform_(std::move(transform)),
+      options_(options) {
+  RG_CHECK(segmentation_ && sampler_, "DataLoader: dataset and sampler are required");
+  check_options();
+}
+
+void DataLoader::check_options() const {
   RG_CHECK(options_.batch_size > 0, "DataLoader: batch_size must be > 0, got ",
            options_.batch_size);
   RG_CHECK(options_.num_workers >= 0 && options_.num_workers <= kMaxWorkers,
            "DataLoader: num_workers must be in [0, ", kMaxWorkers, "], got ", options_.num_workers);
   RG_CHECK(options_.prefetch >= 1, "DataLoader: prefetch must be >= 1, got ", options_.prefetch);
+}
+
+const Dataset& DataLoader::dataset() const {
+  RG_CHECK(dataset_ != nullptr, "DataLoader: dataset() of a segmentation loader (",
+           segmentation_->describe(), "); use segmentation_dataset()");
+  return *dataset_;
+}
+
+const SegmentationDataset& DataLoader::segmentation_dataset() const {
+  RG_CHECK(segmentation_ != nullptr,
+           "DataLoader: segmentation_dataset() of a classification "
+           "loader (",
+           dataset_->describe(), "); use dataset()");
+  return *segmentation_;
+}
+
+std::string DataLoader::describe() const {
+  return segmentation_ ? segmentation_->describe() : dataset_->describe();
 }
 
 DataLoader::~DataLoader() {
@@ -49,36 +89,69 @@ int64_t DataLoader::num_batches() const {
   return (num_samples() + options_.batch_size - 1) / options_.batch_size;
 }
 
+DataLoader::Sample DataLoader::sample(int64_t index) const {
+  SampleRng rng(options_.seed, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(index));
+  Sample s;
+  if (segmentation_) {
+    SegmentationExample ex = segmentation_->get(index);
+    if (segmentation_transform_) ex = segmentation_transform_->apply(ex, rng);
+    // After the transforms: a user's transform may have broken the pairing.
+    check_segmentation_example(ex, segmentation_->num_classes(),
+                               "DataLoader: sample " + std::to_string(index) + " of " +
+                                   segmentation_->describe() + " after transforms");
+    s.image = ex.image;
+    s.mask = ex.mask.contiguous();
+  } else {
+    Example ex = dataset_->get(index);
+    s.image = transform_ ? transform_->apply(ex.image, rng) : ex.image;
+    s.label = ex.label;
+  }
+  s.image = s.image.to(DType::f32).contiguous();
+  return s;
+}
+
 Batch DataLoader::build(int64_t batch_index) const {
   const int64_t begin = batch_index * options_.batch_size;
   const int64_t end = std::min(begin + options_.batch_size, num_samples());
+  const int64_t n = end - begin;
   Batch batch;
-  batch.labels = empty({end - begin}, {DType::i64});
-  int64_t* labels = batch.labels.data<int64_t>();
+  if (!segmentation_) batch.labels = empty({n}, {DType::i64});
   for (int64_t i = begin; i < end; ++i) {
     const int64_t index = order_[static_cast<std::size_t>(i)];
-    Example ex = dataset_->get(index);
-    SampleRng rng(options_.seed, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(index));
-    Tensor image = transform_ ? transform_->apply(ex.image, rng) : ex.image;
-    image = image.to(DType::f32).contiguous();
+    const Sample s = sample(index);
     if (i == begin) {
-      Shape shape = image.shape();
-      shape.insert(shape.begin(), end - begin);
+      Shape shape = s.image.shape();
+      shape.insert(shape.begin(), n);
       batch.images = empty(shape, {DType::f32});
+      if (segmentation_) {
+        Shape mask_shape = s.mask.shape();
+        mask_shape.insert(mask_shape.begin(), n);
+        batch.masks = empty(mask_shape, {DType::i64});
+      }
     }
-    RG_CHECK(image.numel() * (end - begin) == batch.images.numel(), "DataLoader: sample ", index,
-             " of ", dataset_->describe(), " became ", image.describe(),
+    RG_CHECK(s.image.numel() * n == batch.images.numel() &&
+                 (!segmentation_ || s.mask.numel() * n == batch.masks.numel()),
+             "DataLoader: sample ", index, " of ", describe(), " became ", s.image.describe(),
+             segmentation_ ? " (mask " + s.mask.describe() + ")" : "",
              " after transforms, unlike the rest of its batch ", batch.images.describe());
-    std::memcpy(batch.images.data<float>() + (i - begin) * image.numel(), image.data<float>(),
-                image.nbytes());
-    labels[i - begin] = ex.label;
+    const int64_t k = i - begin;
+    std::memcpy(batch.images.data<float>() + k * s.image.numel(), s.image.data<float>(),
+                s.image.nbytes());
+    if (segmentation_) {
+      const uint8_t* m = s.mask.data<uint8_t>();
+      int64_t* out = batch.masks.data<int64_t>() + k * s.mask.numel();
+      for (int64_t j = 0; j < s.mask.numel(); ++j) out[j] = m[j];
+    } else {
+      batch.labels.data<int64_t>()[k] = s.label;
+    }
     batch.indices.push_back(index);
   }
   if (options_.pin_memory == PinMemory::yes) {
     // In the worker thread, as PyTorch's pin-memory thread: one copy per batch, off the
     // training loop.
     batch.images = batch.images.pin_memory();
-    batch.labels = batch.labels.pin_memory();
+    if (batch.labels.defined()) batch.labels = batch.labels.pin_memory();
+    if (batch.masks.defined()) batch.masks = batch.masks.pin_memory();
   }
   return batch;
 }

@@ -4,6 +4,10 @@
 // same augmentation, whatever the worker count: workers claim batch numbers, and the
 // consumer receives them strictly in order.
 //
+// Classification (Dataset + Transform) and segmentation (SegmentationDataset +
+// SegmentationTransform) share this loader: only the making of one sample differs; workers,
+// ordering, prefetch, pinning and samplers (the DistributedSampler included) are the same.
+//
 //   DataLoader loader(train_set, std::make_shared<RandomSampler>(n, seed), transform, opts);
 //   for (int epoch = 0; epoch < E; ++epoch) {
 //     loader.start_epoch(epoch);
@@ -16,13 +20,16 @@
 
 #include "data/dataset.h"
 #include "data/sampler.h"
+#include "data/segmentation.h"
+#include "data/segmentation_transforms.h"
 #include "data/transforms.h"
 
 namespace rg::data {
 
 struct Batch {
-  Tensor images;                 // (B, C, H, W) f32
-  Tensor labels;                 // (B) i64
+  Tensor images;  // (B, C, H, W) f32; (B, C, D, H, W) for volumes
+  Tensor labels;  // (B) i64 — classification only (undefined for segmentation)
+  Tensor masks;   // (B, H, W) or (B, D, H, W) i64 class indices — segmentation only
   std::vector<int64_t> indices;  // dataset indices of the samples
 };
 
@@ -49,6 +56,9 @@ class DataLoader {
  public:
   DataLoader(std::shared_ptr<Dataset> dataset, std::shared_ptr<Sampler> sampler,
              std::shared_ptr<Transform> transform, DataLoaderOptions options);
+  // Segmentation: batches carry masks instead of labels.
+  DataLoader(std::shared_ptr<SegmentationDataset> dataset, std::shared_ptr<Sampler> sampler,
+             std::shared_ptr<SegmentationTransform> transform, DataLoaderOptions options);
   ~DataLoader();
   DataLoader(const DataLoader&) = delete;
   DataLoader& operator=(const DataLoader&) = delete;
@@ -60,18 +70,27 @@ class DataLoader {
   std::optional<Batch> next();
   int64_t num_batches() const;
   int64_t num_samples() const;  // samples per epoch after drop_last
-  const Dataset& dataset() const { return *dataset_; }
+  // The data set (a classification loader's; segmentation_dataset() for a segmentation one).
+  const Dataset& dataset() const;
+  const SegmentationDataset& segmentation_dataset() const;
+  bool is_segmentation() const { return segmentation_ != nullptr; }
+  std::string describe() const;  // the data set's describe()
   Sampler& sampler() { return *sampler_; }
 
  private:
   struct Epoch;
+  struct Sample;
+  void check_options() const;
   void start_worker(Epoch* e, int64_t total);  // throws std::system_error
+  Sample sample(int64_t index) const;
   Batch build(int64_t batch_index) const;
   void stop();
 
-  std::shared_ptr<Dataset> dataset_;
+  std::shared_ptr<Dataset> dataset_;                   // classification, or
+  std::shared_ptr<SegmentationDataset> segmentation_;  // segmentation
   std::shared_ptr<Sampler> sampler_;
   std::shared_ptr<Transform> transform_;
+  std::shared_ptr<SegmentationTransform> segmentation_transform_;
   DataLoaderOptions options_;
   std::vector<int64_t> order_;  // this epoch's indices
   int64_t epoch_ = -1;

@@ -18,10 +18,16 @@ namespace {
 void check_image(const Tensor& image, const std::string& who) {
   RG_CHECK(image.dim() == 3, who, ": expected an image (C, H, W), got ", image.describe());
 }
+
+// Pointwise and per-channel transforms work on volumes as well (segmentation in 3-D).
+void check_image_or_volume(const Tensor& image, const std::string& who) {
+  RG_CHECK(image.dim() == 3 || image.dim() == 4, who,
+           ": expected an image (C, H, W) or a volume (C, D, H, W), got ", image.describe());
+}
 }  // namespace
 
 Tensor ToFloat::apply(const Tensor& image, SampleRng&) const {
-  check_image(image, "ToFloat");
+  check_image_or_volume(image, "ToFloat");
   image.check_dtype(DType::u8, "ToFloat");
   Tensor src = image.contiguous();
   Tensor out = empty(image.shape(), {DType::f32});
@@ -91,13 +97,13 @@ Normalize::Normalize(std::vector<float> mean, std::vector<float> std)
 }
 
 Tensor Normalize::apply(const Tensor& image, SampleRng&) const {
-  check_image(image, "Normalize");
+  check_image_or_volume(image, "Normalize");
   image.check_dtype(DType::f32, "Normalize (apply ToFloat first)");
   RG_CHECK(image.size(0) == static_cast<int64_t>(mean_.size()), "Normalize: image ",
            image.describe(), " has ", image.size(0), " channels but mean/std have ", mean_.size());
   Tensor src = image.contiguous();
   Tensor out = empty(image.shape(), {DType::f32});
-  const int64_t plane = image.size(1) * image.size(2);
+  const int64_t plane = image.numel() / image.size(0);
   const float* in = src.data<float>();
   float* o = out.data<float>();
   for (int64_t c = 0; c < image.size(0); ++c) {
@@ -121,6 +127,12 @@ std::string Compose::name() const {
   for (std::size_t i = 0; i < transforms_.size(); ++i)
     s += (i ? ", " : "") + transforms_[i]->name();
   return s + ")";
+}
+
+bool Compose::moves_pixels() const {
+  for (const auto& t : transforms_)
+    if (t->moves_pixels()) return true;
+  return false;
 }
 
 std::shared_ptr<Transform> cifar10_train_transform() {

@@ -1,7 +1,8 @@
 #pragma once
-// Transforms on one image (C, H, W). Randomness comes from a SampleRng keyed by the loader's
-// seed, the epoch and the sample's index, so a sample is augmented the same way whichever
-// worker thread handles it — batches are identical for any worker count.
+// Transforms on one image (C, H, W); ToFloat and Normalize also take volumes (C, D, H, W).
+// Randomness comes from a SampleRng keyed by the loader's seed, the epoch and the sample's index,
+// so a sample is augmented the same way whichever worker thread handles it — batches are identical
+// for any worker count.
 
 #include <memory>
 #include <string>
@@ -27,6 +28,9 @@ class Transform {
   virtual ~Transform() = default;
   virtual Tensor apply(const Tensor& image, SampleRng& rng) const = 0;
   virtual std::string name() const = 0;
+  // Whether it moves pixels (a crop, a flip): such a transform cannot run on a segmentation
+  // image alone, without its mask (ImageOnly in segmentation_transforms.h refuses it).
+  virtual bool moves_pixels() const { return false; }
 };
 
 // u8 [0, 255] -> f32 [0, 1].
@@ -42,6 +46,7 @@ class RandomCrop final : public Transform {
   RandomCrop(int64_t size, int64_t padding);
   Tensor apply(const Tensor& image, SampleRng& rng) const override;
   std::string name() const override { return "RandomCrop"; }
+  bool moves_pixels() const override { return true; }
 
  private:
   int64_t size_, padding_;
@@ -53,6 +58,7 @@ class RandomHorizontalFlip final : public Transform {
   explicit RandomHorizontalFlip(double p = 0.5);
   Tensor apply(const Tensor& image, SampleRng& rng) const override;
   std::string name() const override { return "RandomHorizontalFlip"; }
+  bool moves_pixels() const override { return true; }
 
  private:
   double p_;
@@ -74,6 +80,7 @@ class Compose final : public Transform {
   explicit Compose(std::vector<std::shared_ptr<Transform>> transforms);
   Tensor apply(const Tensor& image, SampleRng& rng) const override;
   std::string name() const override;
+  bool moves_pixels() const override;
 
  private:
   std::vector<std::shared_ptr<Transform>> transforms_;

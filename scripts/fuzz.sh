@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes every reader of outside data (tests/fuzz) for SECONDS each (default 60):
 #   bash scripts/fuzz.sh [SECONDS] [TARGET...]    # targets: safetensors image cifar_binary
-#                                                 #   csv_list image_folder config
+#                                                 #   csv_list image_folder npy mask config
 # Builds an instrumented clang build in build-fuzz/ (libFuzzer, AddressSanitizer,
 # UndefinedBehaviorSanitizer; the first build takes a while), starts each target from its
 # committed seeds (tests/fuzz/corpus/<target>) plus what earlier runs found
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(safetensors image cifar_binary csv_list image_folder config)
+((${#targets[@]})) || targets=(safetensors image cifar_binary csv_list image_folder npy mask config)
 
 source scripts/sanitizer_build.sh
 cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]/#/fuzz_}"
