@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "nn/models/resnet.h"
+#include "nn/models/zoo.h"
 #include "tests/parallel/parallel_test_util.h"
 
 namespace rg::parallel {
