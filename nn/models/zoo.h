@@ -1,6 +1,9 @@
 #pragma once
-// The model zoo: every model of nn/models/ by name, for train_cifar --model, the benchmarks
-// and the tests. Each model's own header holds its definition; this file only names them.
+// The model zoo: every model of nn/models/ by name, for the apps' --model, the benchmarks and
+// the tests. Each model's own header holds its definition; this file only names them. The
+// classifiers (airbench, the ResNets, vgg16, mobilenetv2) map images to (N, num_classes) and
+// are train_cifar's; unet2d / unet3d are segmentation models, (N, C, [D,] H, W) to
+// (N, num_classes, [D,] H, W).
 
 #include <memory>
 #include <string>
