@@ -20,6 +20,7 @@
 #include "core/rng.h"
 #include "core/thread_pool.h"
 #include "nn/models/zoo.h"
+#include "ops/ops.h"
 #include "optim/optim.h"
 
 namespace {
