@@ -24,7 +24,8 @@
 
 #include "core/rng.h"
 #include "core/thread_pool.h"
-#include "nn/models/resnet.h"
+#include "nn/models/zoo.h"
+#include "ops/ops.h"
 #include "optim/optim.h"
 #include "parallel/ddp.h"
 #include "parallel/horovod.h"

@@ -19,7 +19,8 @@
 #include "core/allocator.h"
 #include "core/rng.h"
 #include "core/thread_pool.h"
-#include "nn/models/resnet.h"
+#include "nn/models/zoo.h"
+#include "ops/ops.h"
 #include "optim/optim.h"
 
 namespace {

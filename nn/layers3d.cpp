@@ -97,4 +97,11 @@ std::string MaxPool3d::extra_repr() const {
          ", padding=" + triple_str(padding_);
 }
 
+Tensor BatchNorm3d::forward(const Tensor& x) {
+  RG_CHECK(x.dim() == 5, "BatchNorm3d: expected input (N, C, D, H, W), got ", x.describe());
+  if (is_training()) count_batch(num_batches_tracked_);
+  return batch_norm(x, weight_, bias_, running_mean_, running_var_,
+                    is_training() ? BatchNormMode::train : BatchNormMode::eval, momentum_, eps_);
+}
+
 }  // namespace rg::nn

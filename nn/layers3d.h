@@ -1,5 +1,6 @@
 #pragma once
-// The volumetric layers (N, C, D, H, W) of the 3-D UNet: Conv3d, ConvTranspose3d, MaxPool3d.
+// The volumetric layers (N, C, D, H, W) of the 3-D UNet: Conv3d, ConvTranspose3d, MaxPool3d,
+// BatchNorm3d.
 // They mirror their 2-D twins in layers.h (same options, same initialisation) and call the
 // op of the same name in ops/. Kept apart from layers.h so that file stays the 2-D CNN kit.
 
@@ -66,6 +67,18 @@ class MaxPool3d : public Module {
 
  private:
   Size3 kernel_, stride_, padding_;
+};
+
+// BatchNorm2d over volumes (N, C, D, H, W): the same op (batch_norm is N-d), members and
+// names (PyTorch's BatchNorm3d has the same keys). It derives from BatchNorm2d so that
+// convert_sync_batchnorm, AMP's keep-f32 rule and everything else that finds BatchNorm layers
+// finds it too.
+class BatchNorm3d : public BatchNorm2d {
+ public:
+  explicit BatchNorm3d(int64_t channels, double momentum = 0.1, double eps = 1e-5)
+      : BatchNorm2d(channels, momentum, eps) {}
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "BatchNorm3d"; }
 };
 
 }  // namespace rg::nn

@@ -1,5 +1,6 @@
 #include "parallel/distributed_sampler.h"
 
+#include <algorithm>
 #include <iostream>
 #include <numeric>
 
@@ -70,18 +71,28 @@ bool DistributedSampler::is_padding(int64_t position) const {
 
 // ---- evaluation ----------------------------------------------------------------------------
 
-DistributedEvaluator::DistributedEvaluator(const DistributedSampler& sampler)
+RealSampleCursor::RealSampleCursor(const DistributedSampler& sampler)
     : real_(sampler.num_real_samples()), size_(sampler.size()) {}
+
+int64_t RealSampleCursor::advance(int64_t b, const char* who) {
+  RG_CHECK(b >= 0 && position_ + b <= size_, who, ": ", position_ + b,
+           " samples added, but this rank's sampler has only ", size_,
+           " per epoch (start a new evaluator for each evaluation)");
+  // Positions [position_, position_ + b) of this rank's list; [0, real_) are real.
+  const int64_t real = std::max<int64_t>(0, std::min(real_, position_ + b) - position_);
+  position_ += b;
+  return real;
+}
+
+DistributedEvaluator::DistributedEvaluator(const DistributedSampler& sampler) : cursor_(sampler) {}
 
 void DistributedEvaluator::add(const std::vector<double>& loss, const std::vector<bool>& correct) {
   RG_CHECK(loss.size() == correct.size(), "DistributedEvaluator::add: ", loss.size(),
            " losses but ", correct.size(), " correctness flags");
-  const auto b = static_cast<int64_t>(loss.size());
-  RG_CHECK(position_ + b <= size_, "DistributedEvaluator::add: ", position_ + b,
-           " samples added, but this rank's sampler has only ", size_,
-           " per epoch (start a new evaluator for each evaluation)");
-  for (int64_t i = 0; i < b; ++i, ++position_) {
-    if (position_ >= real_) continue;  // a padded duplicate: counted on the rank that owns it
+  // The rest of the batch past `real` are padded duplicates: counted on the ranks that own them.
+  const int64_t real =
+      cursor_.advance(static_cast<int64_t>(loss.size()), "DistributedEvaluator::add");
+  for (int64_t i = 0; i < real; ++i) {
     local_.loss_sum += loss[static_cast<std::size_t>(i)];
     local_.correct += correct[static_cast<std::size_t>(i)] ? 1 : 0;
     ++local_.count;

@@ -64,6 +64,23 @@ class DistributedSampler final : public data::Sampler {
   mutable bool warned_ = false;
 };
 
+// Walks one rank's list of a DistributedSampler epoch in order, batch by batch, and says how
+// many of the next B samples are real: always a prefix of the batch, since the padded
+// duplicates sit at the end of a rank's list. Shared by the evaluators (this one, and the
+// segmentation one of parallel/segmentation_eval.h) so that none counts padding.
+class RealSampleCursor {
+ public:
+  explicit RealSampleCursor(const DistributedSampler& sampler);
+  // Moves past the next b samples; returns how many of them are real. `who` names the caller
+  // in the error raised when more samples arrive than the sampler gives this rank.
+  int64_t advance(int64_t b, const char* who);
+  int64_t position() const { return position_; }  // samples seen so far, padding included
+
+ private:
+  int64_t real_, size_;
+  int64_t position_ = 0;
+};
+
 // Totals of an evaluation; summed over ranks they count every test sample exactly once.
 struct EvalTotals {
   int64_t correct = 0;
@@ -90,13 +107,12 @@ class DistributedEvaluator {
   // The next loss.size() samples, for any other metric: per-sample loss and correctness.
   void add(const std::vector<double>& loss, const std::vector<bool>& correct);
   const EvalTotals& local() const { return local_; }
-  int64_t position() const { return position_; }  // samples seen so far, padding included
+  int64_t position() const { return cursor_.position(); }  // padding included
   // Sums over the group (one allreduce of three f64 values). Every rank must call it.
   EvalTotals all_ranks(ProcessGroup& group) const;
 
  private:
-  int64_t real_, size_;
-  int64_t position_ = 0;
+  RealSampleCursor cursor_;
   EvalTotals local_;
 };
 

@@ -18,7 +18,7 @@
 #include "core/thread_pool.h"
 #include "data/cifar10.h"
 #include "nn/models/airbench.h"
-#include "nn/models/resnet.h"
+#include "nn/models/zoo.h"
 #include "parallel/checkpoint.h"
 #include "parallel/data_parallel.h"
 #include "parallel/ddp.h"

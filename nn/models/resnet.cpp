@@ -2,11 +2,6 @@
 
 #include <cmath>
 
-#include "nn/models/airbench.h"
-#include "nn/models/mobilenetv2.h"
-#include "nn/models/preact_resnet.h"
-#include "nn/models/vgg.h"
-
 namespace rg::nn {
 
 namespace {
@@ -138,45 +133,6 @@ ResNetConfig resnet50_config(int64_t num_classes, double width_multiplier) {
 ResNetConfig resnet101_config(int64_t num_classes, double width_multiplier) {
   return {{3, 4, 23, 3}, {64, 128, 256, 512}, 64,
           num_classes,   width_multiplier,    ResNetBlock::bottleneck};
-}
-
-std::vector<std::string> model_names() {
-  return {"airbench",  "resnet18",       "resnet20", "resnet34",   "resnet50",
-          "resnet101", "preactresnet18", "vgg16",    "mobilenetv2"};
-}
-
-std::shared_ptr<Module> make_model(const std::string& name, int64_t num_classes) {
-  std::string base = name;
-  double width = 1.0;
-  if (auto at = name.find('@'); at != std::string::npos) {
-    base = name.substr(0, at);
-    try {
-      std::size_t used = 0;
-      width = std::stod(name.substr(at + 1), &used);
-      if (used != name.size() - at - 1) width = -1;
-    } catch (const std::exception&) {
-      width = -1;
-    }
-    RG_CHECK(width > 0, "model '", name,
-             "': the width multiplier after '@' must be a positive number");
-  }
-  if (base == "resnet18") return std::make_shared<ResNet>(resnet18_config(num_classes, width));
-  if (base == "resnet20") return std::make_shared<ResNet>(resnet20_config(num_classes, width));
-  if (base == "resnet34") return std::make_shared<ResNet>(resnet34_config(num_classes, width));
-  if (base == "resnet50") return std::make_shared<ResNet>(resnet50_config(num_classes, width));
-  if (base == "resnet101") return std::make_shared<ResNet>(resnet101_config(num_classes, width));
-  if (base == "airbench") return std::make_shared<Airbench>(num_classes, width);
-  if (base == "vgg16" || base == "preactresnet18" || base == "mobilenetv2") {
-    // pytorch-cifar's widths only, so that its checkpoints fit.
-    RG_CHECK(name == base, "model '", name, "': ", base, " takes no width multiplier");
-    if (base == "vgg16") return std::make_shared<VGG>(num_classes);
-    if (base == "mobilenetv2") return std::make_shared<MobileNetV2>(num_classes);
-    return std::make_shared<PreActResNet>(std::vector<int64_t>{2, 2, 2, 2}, num_classes);
-  }
-  std::string known;
-  for (const auto& n : model_names()) known += (known.empty() ? "" : ", ") + n;
-  fail("unknown model '", name, "' (known: ", known,
-       "; append @<width> to airbench or a resnet for a width multiplier, e.g. resnet18@0.5)");
 }
 
 }  // namespace rg::nn

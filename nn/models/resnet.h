@@ -77,10 +77,4 @@ ResNetConfig resnet34_config(int64_t num_classes = 10, double width_multiplier =
 ResNetConfig resnet50_config(int64_t num_classes = 10, double width_multiplier = 1.0);
 ResNetConfig resnet101_config(int64_t num_classes = 10, double width_multiplier = 1.0);
 
-// Builds a model by name (model_names(): airbench, the ResNets, and pytorch-cifar's vgg16,
-// preactresnet18, mobilenetv2); airbench and the ResNets take a width suffix such as
-// "resnet18@0.5". Unknown names are an error that lists the known ones.
-std::shared_ptr<Module> make_model(const std::string& name, int64_t num_classes = 10);
-std::vector<std::string> model_names();
-
 }  // namespace rg::nn

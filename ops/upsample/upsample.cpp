@@ -9,7 +9,15 @@ namespace rg {
 namespace {
 
 const char* mode_name(UpsampleMode mode) {
-  return mode == UpsampleMode::nearest ? "nearest" : "bilinear";
+  switch (mode) {
+    case UpsampleMode::nearest:
+      return "nearest";
+    case UpsampleMode::bilinear:
+      return "bilinear";
+    case UpsampleMode::trilinear:
+      return "trilinear";
+  }
+  return "?";
 }
 
 class UpsampleBackward : public Node {
@@ -17,12 +25,22 @@ class UpsampleBackward : public Node {
   UpsampleBackward(Shape input_shape, int64_t scale, UpsampleMode mode, AlignCorners align)
       : input_shape_(std::move(input_shape)), scale_(scale), mode_(mode), align_(align) {}
   std::string name() const override {
-    return mode_ == UpsampleMode::nearest ? "UpsampleNearestBackward" : "UpsampleBilinearBackward";
+    switch (mode_) {
+      case UpsampleMode::nearest:
+        return "UpsampleNearestBackward";
+      case UpsampleMode::bilinear:
+        return "UpsampleBilinearBackward";
+      case UpsampleMode::trilinear:
+        return "UpsampleTrilinearBackward";
+    }
+    return "UpsampleBackward";
   }
   std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
     const Tensor gy = g[0].contiguous();
+    const bool volume = input_shape_.size() == 5;
     return {dispatch_device<Kernels::cpu_and_cuda>("upsample_backward", gy.device(), [&](auto on) {
-      return detail::upsample_backward(on, gy, input_shape_, scale_, mode_, align_);
+      return volume ? detail::upsample3d_backward(on, gy, input_shape_, scale_, mode_, align_)
+                    : detail::upsample_backward(on, gy, input_shape_, scale_, mode_, align_);
     })};
   }
 
@@ -38,19 +56,35 @@ class UpsampleBackward : public Node {
 Tensor upsample(const Tensor& x, int64_t scale_factor, UpsampleMode mode,
                 AlignCorners align_corners) {
   check_same_float("upsample", {x});
-  RG_CHECK(x.dim() == 4, "upsample: expected a 4-D input (N, C, H, W), got ", x.describe());
+  RG_CHECK(x.dim() == 4 || x.dim() == 5,
+           "upsample: expected a 4-D input (N, C, H, W) or a 5-D input (N, C, D, H, W), got ",
+           x.describe());
+  const bool volume = x.dim() == 5;
+  RG_CHECK(
+      mode != UpsampleMode::bilinear || !volume,
+      "upsample: bilinear mode needs a 4-D input (N, C, H, W); use trilinear for volumes, got ",
+      x.describe());
+  RG_CHECK(mode != UpsampleMode::trilinear || volume,
+           "upsample: trilinear mode needs a 5-D input (N, C, D, H, W); use bilinear for images, "
+           "got ",
+           x.describe());
   RG_CHECK(scale_factor >= 1, "upsample: scale_factor must be an integer >= 1, got ", scale_factor,
            " for input ", x.describe());
-  RG_CHECK(mode == UpsampleMode::bilinear || align_corners == AlignCorners::off,
-           "upsample: align_corners can only be set with bilinear mode, got mode ", mode_name(mode),
-           " for input ", x.describe());
-  RG_CHECK(x.size(2) > 0 && x.size(3) > 0, "upsample: expected non-empty spatial dims (H, W), got ",
-           x.describe());
-  Tensor y = empty({x.size(0), x.size(1), x.size(2) * scale_factor, x.size(3) * scale_factor},
-                   {x.dtype(), x.device()});
+  RG_CHECK(mode != UpsampleMode::nearest || align_corners == AlignCorners::off,
+           "upsample: align_corners can only be set with bilinear or trilinear mode, got mode ",
+           mode_name(mode), " for input ", x.describe());
+  Shape out_shape = x.shape();
+  for (int64_t d = 2; d < x.dim(); ++d) {
+    RG_CHECK(x.size(d) > 0, "upsample: expected non-empty spatial dims, got ", x.describe());
+    out_shape[static_cast<std::size_t>(d)] *= scale_factor;
+  }
+  Tensor y = empty(out_shape, {x.dtype(), x.device()});
   const Tensor xc = x.detach().contiguous();
   dispatch_device<Kernels::cpu_and_cuda>("upsample", x.device(), [&](auto on) {
-    detail::upsample_forward(on, xc, scale_factor, mode, align_corners, y);
+    if (volume)
+      detail::upsample3d_forward(on, xc, scale_factor, mode, align_corners, y);
+    else
+      detail::upsample_forward(on, xc, scale_factor, mode, align_corners, y);
   });
   if (needs_grad({x}))
     record(std::make_shared<UpsampleBackward>(x.shape(), scale_factor, mode, align_corners), {x},

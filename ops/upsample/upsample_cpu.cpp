@@ -17,16 +17,6 @@ int64_t plane_grain(int64_t work_per_plane) {
   return std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, work_per_plane));
 }
 
-template <class C>
-std::vector<detail::Taps<C>> linear_taps(int64_t in, int64_t out, int64_t scale,
-                                         AlignCorners align) {
-  const C ratio = detail::linear_ratio<C>(in, out, scale, align);
-  std::vector<detail::Taps<C>> taps(static_cast<std::size_t>(out));
-  for (int64_t o = 0; o < out; ++o)
-    taps[static_cast<std::size_t>(o)] = detail::linear_tap<C>(o, in, ratio, align);
-  return taps;
-}
-
 }  // namespace
 
 void detail::upsample_forward(OnCpu, const Tensor& x, int64_t scale, UpsampleMode mode,
@@ -50,8 +40,8 @@ void detail::upsample_forward(OnCpu, const Tensor& x, int64_t scale, UpsampleMod
       });
       return;
     }
-    const auto th = linear_taps<C>(H, OH, scale, align);
-    const auto tw = linear_taps<C>(W, OW, scale, align);
+    const auto th = detail::linear_taps<C>(H, OH, scale, align);
+    const auto tw = detail::linear_taps<C>(W, OW, scale, align);
     parallel_for(planes, plane_grain(4 * OH * OW), [&](int64_t b, int64_t e) {
       for (int64_t p = b; p < e; ++p) {
         const T* xp = xd + p * H * W;
@@ -99,8 +89,8 @@ Tensor detail::upsample_backward(OnCpu, const Tensor& gy, const Shape& input_sha
       });
       return;
     }
-    const auto th = linear_taps<C>(H, OH, scale, align);
-    const auto tw = linear_taps<C>(W, OW, scale, align);
+    const auto th = detail::linear_taps<C>(H, OH, scale, align);
+    const auto tw = detail::linear_taps<C>(W, OW, scale, align);
     parallel_for(planes, plane_grain(4 * OH * OW), [&](int64_t b, int64_t e) {
       for (int64_t p = b; p < e; ++p) {
         const T* gyp = gyd + p * OH * OW;

@@ -5,7 +5,8 @@
 // the outputs whose taps name it, found by recomputing the taps over a small range of outputs
 // that surely holds them — and sums their contributions in the compute type, in the order of
 // the CPU's scatter (rows, then columns, then the four neighbours). No atomics: deterministic,
-// and 16-bit gradients are summed in float and rounded once.
+// and 16-bit gradients are summed in float and rounded once. Volumes (nearest, trilinear) have
+// kernels of their own below, on the same rules.
 
 #include "core/cuda/kernel.h"
 #include "ops/upsample/upsample_kernel.h"
@@ -114,6 +115,107 @@ inline Geometry geometry(const Tensor& x_like, const Tensor& y_like, int64_t sca
           align};
 }
 
+// Volumes (N·C of them): x (d, h, w), y (od, oh, ow) = (d·scale, h·scale, w·scale).
+struct Geometry3d {
+  int64_t volumes, d, h, w, od, oh, ow, scale;
+  UpsampleMode mode;  // nearest or trilinear
+  AlignCorners align;
+};
+
+// A thread per output element; trilinear is bilinear on two planes, then along D, as the CPU.
+template <class T, class C>
+__global__ void forward3d_kernel(const T* x, T* y, Geometry3d g, C ratio_d, C ratio_h, C ratio_w) {
+  const int64_t n = g.volumes * g.od * g.oh * g.ow;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t ow = i % g.ow, oh = i / g.ow % g.oh, od = i / (g.ow * g.oh) % g.od;
+    const int64_t v = i / (g.ow * g.oh * g.od);
+    const T* xv = x + v * g.d * g.h * g.w;
+    if (g.mode == UpsampleMode::nearest) {
+      y[i] = xv[((od / g.scale) * g.h + oh / g.scale) * g.w + ow / g.scale];
+      continue;
+    }
+    const detail::Taps<C> d = detail::linear_tap<C>(od, g.d, ratio_d, g.align);
+    const detail::Taps<C> h = detail::linear_tap<C>(oh, g.h, ratio_h, g.align);
+    const detail::Taps<C> w = detail::linear_tap<C>(ow, g.w, ratio_w, g.align);
+    C planes[2];
+    for (int k = 0; k < 2; ++k) {
+      const T* p = xv + (k == 0 ? d.i0 : d.i1) * g.h * g.w;
+      const T* r0 = p + h.i0 * g.w;
+      const T* r1 = p + h.i1 * g.w;
+      const C v0 = w.l0 * static_cast<C>(r0[w.i0]) + w.l1 * static_cast<C>(r0[w.i1]);
+      const C v1 = w.l0 * static_cast<C>(r1[w.i0]) + w.l1 * static_cast<C>(r1[w.i1]);
+      planes[k] = h.l0 * v0 + h.l1 * v1;
+    }
+    y[i] = T(d.l0 * planes[0] + d.l1 * planes[1]);
+  }
+}
+
+// A thread per input element gathers what the CPU scatters: its S × S × S block for nearest;
+// for trilinear the outputs whose taps name it (outputs_reading per dim), summed in the CPU's
+// order — outputs (d, h, w) ascending, then the eight neighbours in lexicographic order, each
+// weight formed as (λd·λh)·λw·g like the CPU's.
+template <class T, class C>
+__global__ void backward3d_kernel(const T* gy, T* gx, Geometry3d g, C ratio_d, C ratio_h,
+                                  C ratio_w) {
+  const int64_t n = g.volumes * g.d * g.h * g.w;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t iw = i % g.w, ih = i / g.w % g.h, id = i / (g.w * g.h) % g.d;
+    const int64_t v = i / (g.w * g.h * g.d);
+    const T* gyv = gy + v * g.od * g.oh * g.ow;
+    C sum = 0;
+    if (g.mode == UpsampleMode::nearest) {
+      for (int64_t k = id * g.scale; k < (id + 1) * g.scale; ++k)
+        for (int64_t a = ih * g.scale; a < (ih + 1) * g.scale; ++a)
+          for (int64_t c = iw * g.scale; c < (iw + 1) * g.scale; ++c)
+            sum += static_cast<C>(gyv[(k * g.oh + a) * g.ow + c]);
+      gx[i] = T(sum);
+      continue;
+    }
+    const Range rd = outputs_reading(id, g.d, g.od, g.scale, g.align);
+    const Range rh = outputs_reading(ih, g.h, g.oh, g.scale, g.align);
+    const Range rw = outputs_reading(iw, g.w, g.ow, g.scale, g.align);
+    for (int64_t od = rd.first; od <= rd.last; ++od) {
+      const detail::Taps<C> d = detail::linear_tap<C>(od, g.d, ratio_d, g.align);
+      if (d.i0 != id && d.i1 != id) continue;
+      for (int64_t oh = rh.first; oh <= rh.last; ++oh) {
+        const detail::Taps<C> h = detail::linear_tap<C>(oh, g.h, ratio_h, g.align);
+        if (h.i0 != ih && h.i1 != ih) continue;
+        // The CPU's plane weights, neighbours (d, h) in the order 00, 01, 10, 11.
+        const bool dh[4] = {d.i0 == id && h.i0 == ih, d.i0 == id && h.i1 == ih,
+                            d.i1 == id && h.i0 == ih, d.i1 == id && h.i1 == ih};
+        const C ldh[4] = {d.l0 * h.l0, d.l0 * h.l1, d.l1 * h.l0, d.l1 * h.l1};
+        for (int64_t ow = rw.first; ow <= rw.last; ++ow) {
+          const detail::Taps<C> w = detail::linear_tap<C>(ow, g.w, ratio_w, g.align);
+          if (w.i0 != iw && w.i1 != iw) continue;
+          const C gv = static_cast<C>(gyv[(od * g.oh + oh) * g.ow + ow]);
+          for (int k = 0; k < 4; ++k) {
+            if (!dh[k]) continue;
+            if (w.i0 == iw) sum += ldh[k] * w.l0 * gv;
+            if (w.i1 == iw) sum += ldh[k] * w.l1 * gv;
+          }
+        }
+      }
+    }
+    gx[i] = T(sum);
+  }
+}
+
+inline Geometry3d geometry3d(const Tensor& x_like, const Tensor& y_like, int64_t scale,
+                             UpsampleMode mode, AlignCorners align) {
+  return {x_like.size(0) * x_like.size(1),
+          x_like.size(2),
+          x_like.size(3),
+          x_like.size(4),
+          y_like.size(2),
+          y_like.size(3),
+          y_like.size(4),
+          scale,
+          mode,
+          align};
+}
+
 }  // namespace upsample_cuda
 
 // y (N, C, H·S, W·S) from x contiguous (N, C, H, W).
@@ -144,6 +246,41 @@ inline void launch_upsample_backward(const Tensor& gy, int64_t scale, UpsampleMo
     cuda::launch(upsample_cuda::backward_kernel<T, C>, dim3(cuda::grid_for(n)),
                  dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(gy.data_ptr()),
                  static_cast<T*>(gx.data_ptr()), g,
+                 detail::linear_ratio<C>(g.h, g.oh, scale, align),
+                 detail::linear_ratio<C>(g.w, g.ow, scale, align));
+  });
+}
+
+// y (N, C, D·S, H·S, W·S) from x contiguous (N, C, D, H, W); nearest or trilinear.
+inline void launch_upsample3d(const Tensor& x, int64_t scale, UpsampleMode mode, AlignCorners align,
+                              const Tensor& y, cudaStream_t stream) {
+  const int64_t n = y.numel();
+  if (n == 0) return;
+  const upsample_cuda::Geometry3d g = upsample_cuda::geometry3d(x, y, scale, mode, align);
+  dispatch_floating(x.dtype(), "upsample", [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    cuda::launch(upsample_cuda::forward3d_kernel<T, C>, dim3(cuda::grid_for(n)),
+                 dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(x.data_ptr()),
+                 static_cast<T*>(y.data_ptr()), g, detail::linear_ratio<C>(g.d, g.od, scale, align),
+                 detail::linear_ratio<C>(g.h, g.oh, scale, align),
+                 detail::linear_ratio<C>(g.w, g.ow, scale, align));
+  });
+}
+
+// gx (N, C, D, H, W), every element written, from gy contiguous (N, C, D·S, H·S, W·S).
+inline void launch_upsample3d_backward(const Tensor& gy, int64_t scale, UpsampleMode mode,
+                                       AlignCorners align, const Tensor& gx, cudaStream_t stream) {
+  const int64_t n = gx.numel();
+  if (n == 0) return;
+  const upsample_cuda::Geometry3d g = upsample_cuda::geometry3d(gx, gy, scale, mode, align);
+  dispatch_floating(gy.dtype(), "upsample_backward", [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    cuda::launch(upsample_cuda::backward3d_kernel<T, C>, dim3(cuda::grid_for(n)),
+                 dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(gy.data_ptr()),
+                 static_cast<T*>(gx.data_ptr()), g,
+                 detail::linear_ratio<C>(g.d, g.od, scale, align),
                  detail::linear_ratio<C>(g.h, g.oh, scale, align),
                  detail::linear_ratio<C>(g.w, g.ow, scale, align));
   });

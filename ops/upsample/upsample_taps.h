@@ -3,6 +3,7 @@
 // code in the compute type C, so both see the same neighbours and weights.
 
 #include <cstdint>
+#include <vector>
 
 #include "core/macros.h"
 #include "ops/upsample/upsample.h"
@@ -37,6 +38,16 @@ RG_HOST_DEVICE inline Taps<C> linear_tap(int64_t o, int64_t in, C ratio, AlignCo
   C l1 = src - static_cast<C>(i0);
   l1 = l1 < C(0) ? C(0) : (l1 > C(1) ? C(1) : l1);
   return {i0, i0 < last ? i0 + 1 : i0, C(1) - l1, l1};
+}
+
+// The taps of every output position of one dim, for the CPU kernels (host only).
+template <class C>
+std::vector<Taps<C>> linear_taps(int64_t in, int64_t out, int64_t scale, AlignCorners align) {
+  const C ratio = linear_ratio<C>(in, out, scale, align);
+  std::vector<Taps<C>> taps(static_cast<std::size_t>(out));
+  for (int64_t o = 0; o < out; ++o)
+    taps[static_cast<std::size_t>(o)] = linear_tap<C>(o, in, ratio, align);
+  return taps;
 }
 
 }  // namespace rg::detail

@@ -11,7 +11,7 @@
 #include "apps/train_cifar/run.h"
 #include "core/rng.h"
 #include "core/safetensors.h"
-#include "nn/models/resnet.h"
+#include "nn/models/zoo.h"
 #include "tests/apps/tiny_cifar.h"
 #include "tests/support/fixtures.h"
 

@@ -274,6 +274,13 @@ TEST(GpuOpsParity, PoolingUpsampleAndDropoutMatchTheCpu) {
       {"upsample bilinear align",
        {{2, 3, 5, 7}},
        [](V x) { return upsample(x[0], 2, UpsampleMode::bilinear, AlignCorners::on); }},
+      {"upsample nearest 3d", {{2, 3, 3, 5, 4}}, [](V x) { return upsample(x[0], 2); }},
+      {"upsample trilinear",
+       {{1, 3, 3, 5, 4}},
+       [](V x) { return upsample(x[0].transpose(2, 4), 2, UpsampleMode::trilinear); }},
+      {"upsample trilinear align",
+       {{1, 2, 3, 4, 5}},
+       [](V x) { return upsample(x[0], 3, UpsampleMode::trilinear, AlignCorners::on); }},
       {"dropout",
        {{2, 3, 9, 7}},
        [](V x) {

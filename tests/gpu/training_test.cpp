@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/rng.h"
-#include "nn/models/resnet.h"
+#include "nn/models/zoo.h"
 #include "ops/ops.h"
 #include "optim/optim.h"
 #include "tests/support/fixtures.h"

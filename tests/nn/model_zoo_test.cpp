@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "nn/models/resnet.h"
+#include "nn/models/zoo.h"
 #include "tests/support/fixtures.h"
 
 namespace rg::nn {

@@ -3,7 +3,7 @@
 #include "core/autograd.h"
 #include "core/safetensors.h"
 #include "nn/layers.h"
-#include "nn/models/resnet.h"
+#include "nn/models/zoo.h"
 #include "tests/support/fixtures.h"
 
 namespace rg::nn {

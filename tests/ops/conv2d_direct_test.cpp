@@ -128,6 +128,9 @@ const std::vector<std::pair<const char*, DirectConv>> kShapes = {
     {"stride 2, odd size", make(2, 1, 3, 9, 7, 4, 3, 3, 1, 1, 1, 1, 2, 2)},
     {"1x1 stride 2", make(2, 1, 6, 8, 6, 7, 1, 1, 0, 0, 1, 1, 2, 2)},
     {"stride (3, 2), dilation, groups", make(2, 2, 2, 11, 9, 3, 3, 2, 1, 2, 2, 1, 3, 2)},
+    // MobileNetV2's depthwise convolutions: one channel per group, many groups.
+    {"depthwise 3x3", make(2, 12, 1, 10, 9, 1, 3, 3, 1, 1)},
+    {"depthwise 3x3 stride 2", make(2, 12, 1, 16, 16, 1, 3, 3, 1, 1, 1, 1, 2, 2)},
 };
 
 TEST(Conv2dDirect, MatchesPlainLoopF64) {

@@ -150,6 +150,11 @@ std::vector<Case> cases() {
       {"sum", [=] { sum(g2); }, Stop::no_gpu},
       {"tanh", [=] { tanh(g2); }, Stop::no_gpu},
       {"upsample", [=] { upsample(g4, 2); }, Stop::no_gpu},
+      {"upsample trilinear",
+       [=] {
+         upsample(on_gpu({1, 2, 2, 3, 4}), 2, UpsampleMode::trilinear);
+       },
+       Stop::no_gpu},
   };
 }
 

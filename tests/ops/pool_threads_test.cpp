@@ -41,6 +41,16 @@ TEST(PoolThreads, ResultsDoNotDependOnTheThreadCount) {
     EXPECT_TRUE(all_close(y4, y1, 0, 0));
     EXPECT_TRUE(all_close(g4, g1, 0, 0));
   }
+  // Volumes: the 3-D kernels split the work by depth slices (forward) and volumes (trilinear
+  // backward); one volume of 3 channels still spreads over the threads.
+  const Tensor v = randn({1, 3, 7, 6, 5});
+  for (UpsampleMode mode : {UpsampleMode::nearest, UpsampleMode::trilinear}) {
+    auto fn = [mode](const Tensor& t) { return upsample(t, 2, mode); };
+    auto [y1, g1] = run(fn, v, 1);
+    auto [y4, g4] = run(fn, v, 4);
+    EXPECT_TRUE(all_close(y4, y1, 0, 0));
+    EXPECT_TRUE(all_close(g4, g1, 0, 0));
+  }
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 #include "core/allocator.h"
 #include "core/autocast.h"
 #include "core/thread_pool.h"
-#include "nn/models/resnet.h"
+#include "nn/models/zoo.h"
 #include "tests/parallel/parallel_test_util.h"
 
 namespace rg::parallel {

@@ -2,7 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "nn/models/resnet.h"
+#include "nn/models/unet.h"
+#include "nn/models/zoo.h"
 #include "tests/parallel/parallel_test_util.h"
 
 namespace rg::parallel {
@@ -152,6 +153,46 @@ TEST(SyncBatchNorm, ConvertReplacesEveryBatchNormAndSharesItsTensors) {
   EXPECT_EQ(converted->type_name(), "SyncBatchNorm");
   EXPECT_TRUE(converted->named_parameters()[0].second.same_as(bn->weight_));
   EXPECT_EQ(convert_sync_batchnorm(converted, groups[0]), converted);  // already converted
+}
+
+// The 3-D UNet under SyncBN (the seeds' setting): 2 ranks with half a batch of volumes each
+// compute the outputs and input gradients of one process with the whole batch — its
+// BatchNorm3d layers are found by the conversion and normalise over the global batch.
+TEST(SyncBatchNorm, UNet3dOnTwoRanksEqualsOneProcess) {
+  const nn::UNetConfig config{
+      .dims = 3, .in_channels = 1, .num_classes = 2, .depth = 2, .base_width = 2};
+  manual_seed(11);
+  nn::UNet single(config);
+  single.to(DType::f64);
+  std::vector<std::shared_ptr<nn::Module>> replicas;
+  for (int r = 0; r < 2; ++r) {
+    auto m = std::make_shared<nn::UNet>(config);
+    m->to(DType::f64);
+    m->load_state_dict(single.state_dict());
+    replicas.push_back(m);
+  }
+  const Tensor x_all = det_normal({4, 1, 4, 5, 4}, 21, DType::f64);
+  const Tensor w_all = det_normal({4, 2, 4, 5, 4}, 22, DType::f64);  // loss = Σ y·w
+  Tensor x1 = x_all.clone().set_requires_grad(true);
+  const Tensor y1 = single.forward(x1);
+  sum(mul(y1, w_all)).backward();
+  auto groups = ThreadGroup::create(2, std::chrono::seconds(20));
+  std::vector<Tensor> ys(2), gxs(2);
+  run_ranks(2, [&](int r) {
+    auto net = convert_sync_batchnorm(replicas[static_cast<std::size_t>(r)],
+                                      groups[static_cast<std::size_t>(r)]);
+    Tensor x = x_all.narrow(0, 2 * r, 2).clone().set_requires_grad(true);
+    const Tensor y = net->forward(x);
+    sum(mul(y, w_all.narrow(0, 2 * r, 2))).backward();
+    ys[static_cast<std::size_t>(r)] = y.detach();
+    gxs[static_cast<std::size_t>(r)] = x.grad();
+  });
+  int syncs = 0;
+  for (const auto& [name, m] : replicas[0]->named_modules())
+    syncs += m->type_name() == "SyncBatchNorm";
+  EXPECT_EQ(syncs, 2 * (1 + 2 + 2));  // two per DoubleConv: inc, 2 downs, 2 ups
+  EXPECT_TRUE(all_close(cat(ys), y1, 1e-10, 1e-10));
+  EXPECT_TRUE(all_close(cat(gxs), x1.grad(), 1e-10, 1e-10));
 }
 
 TEST(SyncBatchNorm, ConvertRefusesModelsThatHoldBatchNormsByValue) {
