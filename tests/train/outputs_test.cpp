@@ -48,16 +48,21 @@ TEST(TrainOutputs, TruncatesAnEventFileAtTheStep) {
   std::string path;
   {
     TensorBoardWriter writer(dir);
-    for (int step = 1; step <= 3; ++step) writer.add_scalar("loss", 1.0 / step, step);
+    for (int step = 1; step <= 3; ++step) {
+      writer.add_scalar("loss", 1.0 / step, step);
+      writer.add_image("input", full({1, 2, 2}, 0.25), step);  // images are cut alike
+    }
     path = writer.path();
   }
-  ASSERT_EQ(read_event_records(path).size(), 1u + 3u);  // file_version, then the scalars
-  EXPECT_EQ(truncate_event_file(path, 2), 1);
+  ASSERT_EQ(read_event_records(path).size(), 1u + 6u);  // file_version, then the summaries
+  EXPECT_EQ(truncate_event_file(path, 2), 2);
   const std::vector<EventRecord> kept = read_event_records(path);
-  ASSERT_EQ(kept.size(), 3u);
-  EXPECT_EQ(kept[2].tag, "loss");
-  EXPECT_EQ(kept[2].step, 2);
-  EXPECT_FLOAT_EQ(kept[2].value, 0.5f);
+  ASSERT_EQ(kept.size(), 5u);
+  EXPECT_EQ(kept[3].tag, "loss");
+  EXPECT_EQ(kept[3].step, 2);
+  EXPECT_FLOAT_EQ(kept[3].value, 0.5f);
+  EXPECT_EQ(kept[4].tag, "input");
+  EXPECT_EQ(kept[4].step, 2);
 }
 
 TEST(TrainOutputs, ResumeAndOverwriteContradictEachOther) {

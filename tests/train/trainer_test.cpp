@@ -85,7 +85,12 @@ Task rows_task(const parallel::DistributedSampler& test_sampler, std::vector<int
   task.evaluation = [&test_sampler] { return std::make_unique<RowsEvaluation>(test_sampler); };
   task.eval_metrics = {{"loss", "loss"}, {"hits", "hit", Display::percent}};
   task.best_metric = "hits";
-  if (logged) task.log = [logged](const EpochLog& log) { logged->push_back(log.epoch); };
+  // The hook a segmenter uses for its images (input, ground truth, prediction).
+  if (logged)
+    task.log = [logged](const EpochLog& log) {
+      logged->push_back(log.epoch);
+      log.tensorboard.add_image("sample", full({1, 2, 2}, 0.5), log.epoch);
+    };
   return task;
 }
 
@@ -176,8 +181,9 @@ TEST(Trainer, TrainsLogsAndCheckpointsThroughTheTask) {
   for (const auto& e : fs::directory_iterator(run.out))
     if (e.path().filename().string().starts_with("events.out.tfevents."))
       for (const EventRecord& r : read_event_records(e.path().string()))
-        tags += r.tag == "train/hits" || r.tag == "test/hits" || r.tag == "peak_memory_mib";
-  EXPECT_EQ(tags, 3 * 3);
+        tags += r.tag == "train/hits" || r.tag == "test/hits" || r.tag == "peak_memory_mib" ||
+                r.tag == "sample";
+  EXPECT_EQ(tags, 3 * 4);
 }
 
 TEST(Trainer, AResumedRunEndsLikeAnUninterruptedOne) {
