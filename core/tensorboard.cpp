@@ -4,9 +4,12 @@
 
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "core/error.h"
+#include "core/png_encode.h"
 
 namespace rg {
 namespace {
@@ -91,6 +94,62 @@ void TensorBoardWriter::add_scalar(const std::string& tag, double value, int64_t
   put_bytes(v, 1, tag);
   put_key(v, 2, 5);
   put_fixed(v, static_cast<float>(value));
+  std::string summary;
+  put_bytes(summary, 1, v);
+  std::string e = event_header(step);
+  put_bytes(e, 5, summary);
+  write_event(e);
+}
+
+namespace {
+// The image's bytes in PNG order (rows of interleaved channels), from (C, H, W).
+std::vector<uint8_t> interleaved_pixels(const std::string& tag, const Tensor& image) {
+  RG_CHECK(image.dim() == 3 && (image.size(0) == 1 || image.size(0) == 3),
+           "TensorBoard add_image '", tag, "': expected an image (C, H, W) with C = 1 or 3, got ",
+           image.describe());
+  RG_CHECK(image.size(1) > 0 && image.size(2) > 0, "TensorBoard add_image '", tag,
+           "': an empty image ", image.describe());
+  const DType dtype = image.dtype();
+  RG_CHECK(dtype == DType::u8 || dtype == DType::f32 || dtype == DType::f64,
+           "TensorBoard add_image '", tag, "': expected u8, or f32 / f64 in [0, 1], got ",
+           image.describe());
+  const int64_t c = image.size(0), hw = image.size(1) * image.size(2);
+  std::vector<uint8_t> out(static_cast<std::size_t>(c * hw));
+  const Tensor host = image.to(Device::cpu());
+  if (dtype == DType::u8) {
+    const std::vector<uint8_t> v = host.to_vector<uint8_t>();
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p) out[p * c + ch] = v[ch * hw + p];
+    return out;
+  }
+  const std::vector<double> v = host.to_vector<double>();
+  for (int64_t ch = 0; ch < c; ++ch)
+    for (int64_t p = 0; p < hw; ++p) {
+      const double x = v[ch * hw + p];
+      // A normalised input (mean 0, std 1) passed by mistake would otherwise saturate silently.
+      RG_CHECK(x >= 0 && x <= 1, "TensorBoard add_image '", tag, "': value ", x, " at channel ", ch,
+               ", pixel ", p, " is outside [0, 1] (", image.describe(),
+               "); scale the image to [0, 1] or pass u8");
+      out[p * c + ch] = static_cast<uint8_t>(std::lround(x * 255));
+    }
+  return out;
+}
+}  // namespace
+
+void TensorBoardWriter::add_image(const std::string& tag, const Tensor& image, int64_t step) {
+  const std::vector<uint8_t> pixels = interleaved_pixels(tag, image);
+  const int64_t channels = image.size(0), height = image.size(1), width = image.size(2);
+  std::string img;
+  put_key(img, 1, 0);
+  put_varint(img, static_cast<uint64_t>(height));
+  put_key(img, 2, 0);
+  put_varint(img, static_cast<uint64_t>(width));
+  put_key(img, 3, 0);
+  put_varint(img, static_cast<uint64_t>(channels));  // colorspace: 1 grey, 3 RGB
+  put_bytes(img, 4, encode_png(pixels.data(), width, height, static_cast<int>(channels)));
+  std::string v;
+  put_bytes(v, 1, tag);
+  put_bytes(v, 4, img);
   std::string summary;
   put_bytes(summary, 1, v);
   std::string e = event_header(step);

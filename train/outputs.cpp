@@ -1,4 +1,4 @@
-#include "apps/train_cifar/outputs.h"
+#include "train/outputs.h"
 
 #include <cstring>
 #include <filesystem>
@@ -8,8 +8,9 @@
 #include "core/error.h"
 #include "core/safetensors.h"
 #include "core/tensorboard.h"
+#include "parallel/horovod.h"
 
-namespace rg::apps {
+namespace rg::train {
 namespace fs = std::filesystem;
 
 namespace {
@@ -21,7 +22,7 @@ bool is_event_file(const fs::path& p) {
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  RG_CHECK(in.good(), "train_cifar: cannot read '", path, "'");
+  RG_CHECK(in.good(), "cannot read '", path, "'");
   std::ostringstream bytes;
   bytes << in.rdbuf();
   return bytes.str();
@@ -82,8 +83,8 @@ std::vector<std::string> earlier_run_files(const std::string& out) {
   return found;
 }
 
-void prepare_output_folder(const TrainConfig& cfg) {
-  RG_CHECK(!(cfg.overwrite && !cfg.resume.empty()), "train_cifar: --overwrite and --resume '",
+void prepare_output_folder(const OutputOptions& cfg) {
+  RG_CHECK(!(cfg.overwrite && !cfg.resume.empty()), cfg.program, ": --overwrite and --resume '",
            cfg.resume, "' contradict each other: resume the run in '", cfg.out,
            "', or start it over");
   fs::create_directories(cfg.out);
@@ -92,7 +93,7 @@ void prepare_output_folder(const TrainConfig& cfg) {
     std::string list;
     for (const std::string& f : earlier) list += (list.empty() ? "" : ", ") + f;
     // Overwriting is asked for by name, never assumed: these files may be days of training.
-    RG_CHECK(cfg.overwrite, "train_cifar: '", cfg.out, "' holds an earlier run (", list,
+    RG_CHECK(cfg.overwrite, cfg.program, ": '", cfg.out, "' holds an earlier run (", list,
              "). Continue it with --resume auto, start over with --overwrite (which deletes "
              "those files), or choose another --out.");
     for (const std::string& f : earlier) fs::remove(fs::path(cfg.out) / f);
@@ -101,6 +102,34 @@ void prepare_output_folder(const TrainConfig& cfg) {
   // behind; only this process writes these checkpoints now, so any such file is stale.
   for (const char* name : kCheckpoints)
     remove_stale_temporaries((fs::path(cfg.out) / name).string());
+}
+
+std::string resume_path(const OutputOptions& options) {
+  if (options.resume != "auto") return options.resume;
+  const std::string last = options.out + "/last.safetensors";
+  return fs::exists(last) ? last : "";
+}
+
+std::string prepare_run_folder(const OutputOptions& options, RunKind kind,
+                               parallel::ProcessGroup& group) {
+  std::string checkpoint, refusal;
+  if (group.rank() == 0) {
+    try {
+      if (kind == RunKind::evaluate)
+        fs::create_directories(options.out);
+      else
+        prepare_output_folder(options);
+      checkpoint = resume_path(options);
+      RG_CHECK(kind == RunKind::train || !checkpoint.empty(), options.program,
+               ": --eval-only found no checkpoint to evaluate (--resume ", options.resume, ": no ",
+               options.out, "/last.safetensors)");
+    } catch (const std::exception& e) {
+      refusal = e.what();
+    }
+  }
+  if (group.size() > 1) refusal = parallel::broadcast_object(refusal, 0, group);
+  if (!refusal.empty()) fail(refusal, group.rank() == 0 ? "" : " (found by rank 0)");
+  return checkpoint;
 }
 
 int64_t truncate_metrics_csv(const std::string& path, int64_t epoch) {
@@ -194,9 +223,9 @@ int64_t truncate_event_file(const std::string& path, int64_t step) {
 
 void truncate_logs(const std::string& out, int64_t epoch) {
   truncate_metrics_csv((fs::path(out) / "metrics.csv").string(), epoch);
-  // log_epoch uses the epoch number (from 1) as the TensorBoard step.
+  // train/report.cpp uses the epoch number (from 1) as the TensorBoard step.
   for (const auto& entry : fs::directory_iterator(out))
     if (is_event_file(entry.path())) truncate_event_file(entry.path().string(), epoch);
 }
 
-}  // namespace rg::apps
+}  // namespace rg::train

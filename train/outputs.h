@@ -1,5 +1,5 @@
 #pragma once
-// train_cifar's output folder: nothing an earlier run wrote is lost.
+// A training run's output folder: nothing an earlier run wrote is lost.
 //   - A folder holding an earlier run is refused unless the run resumes it (--resume auto) or
 //     starts over on purpose (--overwrite, which deletes that run's files first).
 //   - Temporaries a checkpoint writer killed mid-write left behind are removed.
@@ -14,16 +14,35 @@
 #include <string>
 #include <vector>
 
-#include "apps/train_cifar/config.h"
+#include "parallel/process_group.h"
 
-namespace rg::apps {
+namespace rg::train {
 
 // The files of an earlier run in `out`: checkpoints, metrics.csv, TensorBoard events.
 std::vector<std::string> earlier_run_files(const std::string& out);
 
-// Before training, on the process that writes: creates cfg.out, refuses or clears an earlier
-// run there (see above) and removes stale checkpoint temporaries.
-void prepare_output_folder(const TrainConfig& cfg);
+struct OutputOptions {
+  std::string program = "train";  // names the program in messages
+  std::string out{};              // the folder
+  std::string resume{};           // checkpoint path, "auto" (<out>/last.safetensors) or empty
+  bool overwrite = false;         // start over, deleting an earlier run's files
+};
+
+// Before training, on the process that writes: creates options.out, refuses or clears an
+// earlier run there (see above) and removes stale checkpoint temporaries.
+void prepare_output_folder(const OutputOptions& options);
+
+// The checkpoint to resume from: options.resume, or <out>/last.safetensors for "auto" when
+// present; empty for none.
+std::string resume_path(const OutputOptions& options);
+
+enum class RunKind { train, evaluate };
+// prepare_output_folder (training) or just the folder (evaluation) on rank 0, before the data
+// loads so that a refusal comes at once; returns the checkpoint to resume from. Rank 0 decides
+// and every rank learns the verdict, so that a refusal ends all of them alike (rank 0's message)
+// instead of leaving the others waiting in a collective. Evaluation needs a checkpoint.
+std::string prepare_run_folder(const OutputOptions& options, RunKind kind,
+                               parallel::ProcessGroup& group);
 
 // Cuts metrics.csv and every event file in `out` back to `epoch` (0: nothing kept but headers).
 void truncate_logs(const std::string& out, int64_t epoch);
@@ -46,4 +65,4 @@ std::vector<EventRecord> read_event_records(const std::string& path);
 // removed.
 int64_t truncate_event_file(const std::string& path, int64_t step);
 
-}  // namespace rg::apps
+}  // namespace rg::train

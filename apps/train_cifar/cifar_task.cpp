@@ -1,0 +1,121 @@
+#include "apps/train_cifar/cifar_task.h"
+
+#include <filesystem>
+
+#include "data/transforms.h"
+#include "ops/ops.h"
+#include "parallel/distributed_sampler.h"
+
+namespace rg::apps {
+namespace fs = std::filesystem;
+
+namespace {
+// The number of correct predictions (argmax over classes equal to the label) as a 0-d f64 on
+// the logits' device, so that counting never waits for the device. With d = predicted − label
+// (whole numbers, exact in f64), relu(1 − d²) is 1 where they agree and 0 elsewhere.
+Tensor count_correct(const Tensor& logits, const Tensor& labels) {
+  const Tensor predicted = max(logits.detach(), 1).indices.to(DType::f64);
+  const Tensor d = sub(predicted, labels.to(DType::f64));
+  return sum(relu(add(neg(mul(d, d)), 1.0)));
+}
+
+// Cross-entropy and accuracy over this rank's share of the test set; padded duplicates are
+// left out and the totals summed over ranks, so every test image counts exactly once.
+class CifarEvaluation : public train::Evaluation {
+ public:
+  CifarEvaluation(const parallel::DistributedSampler& sampler, bool tta)
+      : evaluator_(sampler), tta_(tta) {}
+
+  void add(nn::Module& model, const data::Batch& batch,
+           const train::StepContext& context) override {
+    auto autocast = context.amp.autocast();  // O1 only
+    auto forward = [&](const Tensor& images) {
+      return model.forward(context.amp.cast_input(images.to(context.device, NonBlocking::yes)))
+          .to(DType::f32);
+    };
+    Tensor logits = forward(batch.images);
+    // Test-time augmentation: logits averaged over each image and its mirror image.
+    if (tta_) logits = (logits + forward(flip_horizontal(batch.images))) * 0.5;
+    evaluator_.add(logits, batch.labels);
+  }
+
+  Totals all_ranks(parallel::ProcessGroup& group) override {
+    const parallel::EvalTotals totals = evaluator_.all_ranks(group);
+    return {.values = {totals.mean_loss(), totals.accuracy()}, .samples = totals.count};
+  }
+
+ private:
+  parallel::DistributedEvaluator evaluator_;
+  bool tta_;
+};
+}  // namespace
+
+train::Task cifar_task(const TrainConfig& cfg, const parallel::DistributedSampler& test_sampler) {
+  train::Task task;
+  task.step = [label_smoothing = cfg.label_smoothing](nn::Module& model, const data::Batch& batch,
+                                                      const train::StepContext& context) {
+    // Pinned batches (the loader pins them for a GPU) are copied while the device still works.
+    Tensor images = context.amp.cast_input(batch.images.to(context.device, NonBlocking::yes));
+    const Tensor labels = batch.labels.to(context.device, NonBlocking::yes);
+    Tensor logits;
+    {
+      auto autocast = context.amp.autocast();  // O1 only
+      logits = model.forward(images);
+    }
+    // The loss in f32 whatever the model's precision (16-bit logits under O2/O3).
+    logits = logits.to(DType::f32);
+    Tensor loss = cross_entropy(logits, labels, Tensor(), Reduction::mean, -100, label_smoothing);
+    return train::StepOutput{.loss = loss,
+                             .samples = labels.numel(),
+                             .sums = count_correct(logits, labels).reshape({1})};
+  };
+  const train::Metric accuracy{"accuracy", "acc", train::Display::percent};
+  task.train_metrics = {accuracy};
+  task.evaluation = [&test_sampler, tta = cfg.tta] {
+    return std::make_unique<CifarEvaluation>(test_sampler, tta);
+  };
+  task.eval_metrics = {{"loss", "loss", train::Display::plain}, accuracy};
+  task.best_metric = "accuracy";
+  return task;
+}
+
+Tensor flip_horizontal(const Tensor& images) {
+  RG_CHECK(images.dim() == 4 && images.dtype() == DType::f32 && images.device().is_cpu(),
+           "flip_horizontal: expected f32 cpu images (N, C, H, W), got ", images.describe());
+  Tensor src = images.contiguous();
+  Tensor out = empty_like(src);
+  const int64_t rows = src.size(0) * src.size(1) * src.size(2), w = src.size(3);
+  const float* in = src.data<float>();
+  float* o = out.data<float>();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t x = 0; x < w; ++x) o[r * w + x] = in[r * w + (w - 1 - x)];
+  return out;
+}
+
+Tensor sample_images(const data::Dataset& dataset, int64_t n) {
+  n = std::min(n, dataset.size());
+  RG_CHECK(n > 0, "sample_images: the data set ", dataset.describe(), " is empty");
+  auto transform = data::cifar10_test_transform();
+  std::vector<Tensor> images;
+  for (int64_t i = 0; i < n; ++i) {
+    data::SampleRng rng(0, 0, static_cast<uint64_t>(i));
+    images.push_back(transform->apply(dataset.get(i * dataset.size() / n).image, rng).unsqueeze(0));
+  }
+  return cat(images, 0);
+}
+
+std::string find_cifar10(const std::string& configured) {
+  if (!configured.empty()) return configured;
+  std::vector<std::string> candidates = {"data/cifar10", "../shared/data/cifar10-jpg",
+                                         "../../shared/data/cifar10-jpg"};
+  if (const char* env = std::getenv("RINGGRAD_DATA")) candidates.insert(candidates.begin(), env);
+  for (const std::string& c : candidates)
+    if (fs::exists(c)) return c;
+  std::string looked;
+  for (const std::string& c : candidates) looked += "\n  " + fs::absolute(c).string();
+  fail("CIFAR-10 not found; looked in:", looked,
+       "\nPass --data <folder>, set RINGGRAD_DATA, or download it with "
+       "scripts/download_cifar10.sh (needs internet).");
+}
+
+}  // namespace rg::apps

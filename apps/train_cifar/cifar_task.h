@@ -1,0 +1,27 @@
+#pragma once
+// What is CIFAR-10 classification about train_cifar's loop (train/task.h): the loss of a batch
+// (cross-entropy with label smoothing), accuracy while training, and an evaluation summed over
+// ranks with optional test-time augmentation — plus where the data is found.
+
+#include <string>
+
+#include "apps/train_cifar/config.h"
+#include "data/dataset.h"
+#include "parallel/distributed_sampler.h"
+#include "train/task.h"
+
+namespace rg::apps {
+
+// Train metric "accuracy"; eval metrics "loss", "accuracy"; best.safetensors by accuracy. The
+// evaluation draws from the test loader whose sampler is `test_sampler` (kept alive by the app).
+train::Task cifar_task(const TrainConfig& cfg, const parallel::DistributedSampler& test_sampler);
+
+// `n` images of the data set, evenly spaced, with the test transform: (n, C, H, W) f32.
+Tensor sample_images(const data::Dataset& dataset, int64_t n);
+// Mirrors a batch of images (N, C, H, W) left-right.
+Tensor flip_horizontal(const Tensor& images);
+
+// cfg.data, or the first of the usual places that holds CIFAR-10; the error lists them.
+std::string find_cifar10(const std::string& configured);
+
+}  // namespace rg::apps

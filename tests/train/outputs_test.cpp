@@ -1,0 +1,78 @@
+// train/outputs.h on files alone: cutting metrics.csv and event files back to an epoch, and
+// leaving alone what this library did not write. (Whole runs that resume and overwrite are in
+// tests/apps/outputs_test.cpp and trainer_test.cpp.)
+#include "train/outputs.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/tensorboard.h"
+#include "tests/support/fixtures.h"
+
+namespace rg::train {
+namespace {
+namespace fs = std::filesystem;
+using rg::testing::throws_error;
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(TrainOutputs, LeavesFilesItCannotReadAlone) {
+  const std::string path = rg::testing::temp_path("events.out.tfevents.1.other");
+  std::ofstream(path) << "not an event file";
+  EXPECT_EQ(truncate_event_file(path, 0), 0);
+  EXPECT_EQ(read(path), "not an event file");
+}
+
+TEST(TrainOutputs, TruncatesTheCsvAtTheEpoch) {
+  const std::string path = rg::testing::temp_path("metrics.csv");
+  std::ofstream(path) << "epoch,lr\n1,0.1\n2,0.1\n3,0.1\n2,0.0";  // the last line cut short
+  EXPECT_EQ(truncate_metrics_csv(path, 2), 2);
+  EXPECT_EQ(read(path), "epoch,lr\n1,0.1\n2,0.1\n");
+  EXPECT_EQ(truncate_metrics_csv(path, 0), 2);
+  EXPECT_EQ(read(path), "epoch,lr\n");
+  EXPECT_EQ(truncate_metrics_csv(rg::testing::temp_path("none.csv"), 1), 0);
+}
+
+TEST(TrainOutputs, TruncatesAnEventFileAtTheStep) {
+  const std::string dir = rg::testing::temp_path("events_cut");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string path;
+  {
+    TensorBoardWriter writer(dir);
+    for (int step = 1; step <= 3; ++step) {
+      writer.add_scalar("loss", 1.0 / step, step);
+      writer.add_image("input", full({1, 2, 2}, 0.25), step);  // images are cut alike
+    }
+    path = writer.path();
+  }
+  ASSERT_EQ(read_event_records(path).size(), 1u + 6u);  // file_version, then the summaries
+  EXPECT_EQ(truncate_event_file(path, 2), 2);
+  const std::vector<EventRecord> kept = read_event_records(path);
+  ASSERT_EQ(kept.size(), 5u);
+  EXPECT_EQ(kept[3].tag, "loss");
+  EXPECT_EQ(kept[3].step, 2);
+  EXPECT_FLOAT_EQ(kept[3].value, 0.5f);
+  EXPECT_EQ(kept[4].tag, "input");
+  EXPECT_EQ(kept[4].step, 2);
+}
+
+TEST(TrainOutputs, ResumeAndOverwriteContradictEachOther) {
+  const OutputOptions options{.program = "tiny",
+                              .out = rg::testing::temp_path("contradict"),
+                              .resume = "auto",
+                              .overwrite = true};
+  EXPECT_TRUE(
+      throws_error([&] { prepare_output_folder(options); }, {"tiny", "--overwrite", "contradict"}));
+}
+
+}  // namespace
+}  // namespace rg::train

@@ -1,0 +1,270 @@
+// The shared training loop (train/trainer.h) on a tiny task: a linear classifier of 2×2 images
+// whose class is whether the top row is brighter than the bottom one. Logs, checkpoints, the
+// best-metric choice, resume, per-epoch peak memory, the logging hook and bad tasks.
+#include "train/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+#include "core/rng.h"
+#include "core/safetensors.h"
+#include "nn/layers.h"
+#include "ops/ops.h"
+#include "parallel/distributed_sampler.h"
+#include "parallel/world.h"
+#include "tests/support/fixtures.h"
+#include "train/outputs.h"
+#include "train/schedule.h"
+
+namespace rg::train {
+namespace {
+namespace fs = std::filesystem;
+using rg::testing::all_close;
+using rg::testing::throws_error;
+
+// 2×2 one-channel images: class 1 when the top row is the brighter one.
+class RowsDataset final : public data::Dataset {
+ public:
+  explicit RowsDataset(int64_t n) : n_(n) {}
+  int64_t size() const override { return n_; }
+  data::Example get(int64_t i) const override {
+    check_index(i);
+    const auto label = static_cast<uint8_t>(i % 2);
+    const auto bright = static_cast<uint8_t>(150 + (i * 37) % 100);
+    const auto dark = static_cast<uint8_t>((i * 53) % 100);
+    const std::vector<uint8_t> px = label ? std::vector<uint8_t>{bright, bright, dark, dark}
+                                          : std::vector<uint8_t>{dark, dark, bright, bright};
+    return {from_vector<uint8_t>(px, {1, 2, 2}, {DType::u8}), label};
+  }
+  int64_t num_classes() const override { return 2; }
+  std::string describe() const override { return "rows"; }
+
+ private:
+  int64_t n_;
+};
+
+// The task: cross-entropy of a linear layer over the 4 pixels; "hits" counts right answers.
+// While *big_steps_left > 0, a step also holds 64 MiB more (and counts it down).
+Task rows_task(const parallel::DistributedSampler& test_sampler, std::vector<int64_t>* logged,
+               int64_t* big_steps_left = nullptr) {
+  Task task;
+  task.step = [big_steps_left](nn::Module& model, const data::Batch& batch,
+                               const StepContext& context) {
+    Tensor ballast;
+    if (big_steps_left && *big_steps_left > 0) {
+      ballast = zeros({int64_t{64} << 18}, {DType::f32, context.device});  // 64 MiB
+      --*big_steps_left;
+    }
+    const Tensor x = batch.images.to(context.device).reshape({batch.images.size(0), 4});
+    const Tensor labels = batch.labels.to(context.device);
+    const Tensor logits = model.forward(x);
+    // Right answers: d = predicted − label is 0 or ±1, so relu(1 − d²) counts the zeros.
+    const Tensor d = sub(max(logits.detach(), 1).indices.to(DType::f64), labels.to(DType::f64));
+    const Tensor hits = sum(relu(add(neg(mul(d, d)), 1.0)));
+    return StepOutput{.loss = cross_entropy(logits, labels),
+                      .samples = labels.numel(),
+                      .sums = hits.reshape({1})};
+  };
+  task.train_metrics = {{"hits", "hit", Display::percent}};
+  struct RowsEvaluation : Evaluation {
+    explicit RowsEvaluation(const parallel::DistributedSampler& s) : evaluator(s) {}
+    void add(nn::Module& model, const data::Batch& batch, const StepContext& context) override {
+      evaluator.add(model.forward(batch.images.to(context.device).reshape({-1, 4})), batch.labels);
+    }
+    Totals all_ranks(parallel::ProcessGroup& group) override {
+      const parallel::EvalTotals t = evaluator.all_ranks(group);
+      return {.values = {t.mean_loss(), t.accuracy()}, .samples = t.count};
+    }
+    parallel::DistributedEvaluator evaluator;
+  };
+  task.evaluation = [&test_sampler] { return std::make_unique<RowsEvaluation>(test_sampler); };
+  task.eval_metrics = {{"loss", "loss"}, {"hits", "hit", Display::percent}};
+  task.best_metric = "hits";
+  // The hook a segmenter uses for its images (input, ground truth, prediction).
+  if (logged)
+    task.log = [logged](const EpochLog& log) {
+      logged->push_back(log.epoch);
+      log.tensorboard.add_image("sample", full({1, 2, 2}, 0.5), log.epoch);
+    };
+  return task;
+}
+
+std::vector<std::vector<std::string>> read_csv(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::istringstream cols(line);
+    for (std::string c; std::getline(cols, c, ',');) cells.push_back(c);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+// One whole run: init, data, model, wrap, loop — what an app does.
+struct TinyRun {
+  std::string out{};
+  int64_t epochs = 3;
+  int64_t stop_after = 0;
+  bool resume = false;
+  std::vector<int64_t> logged{};
+  int64_t big_steps = 0;  // steps that hold 64 MiB more (from the first)
+  int64_t peak_bytes = 0;
+  std::function<void(Task&)> edit_task{};  // changes the task before the run
+
+  TrainingState run() {
+    auto group = parallel::init();
+    manual_seed(7);
+    const std::string checkpoint =
+        prepare_run_folder({.out = out, .resume = resume ? "auto" : ""}, RunKind::train, *group);
+    auto train_set = std::make_shared<RowsDataset>(32),
+         test_set = std::make_shared<RowsDataset>(10);
+    auto train_sampler = std::make_shared<parallel::DistributedSampler>(32, *group);
+    auto test_sampler = std::make_shared<parallel::DistributedSampler>(
+        10, *group, parallel::DistributedSamplerOptions{.shuffle = parallel::Shuffle::off});
+    auto to_float = std::make_shared<data::ToFloat>();
+    data::DataLoader train_loader(train_set, train_sampler, to_float,
+                                  {.batch_size = 8, .num_workers = 0});
+    data::DataLoader test_loader(test_set, test_sampler, to_float,
+                                 {.batch_size = 4, .num_workers = 0});
+    auto model = std::make_shared<nn::Linear>(4, 2);
+    MixedPrecision amp(*model, {});
+    SGD optimizer(amp.optimizer_params(), {.lr = 0.5, .momentum = 0.9});
+    auto schedule =
+        make_schedule({.name = "cosine", .epochs = epochs}, optimizer, train_loader.num_batches());
+    Task task = rows_task(*test_sampler, &logged, &big_steps);
+    if (edit_task) edit_task(task);
+    Trainer trainer({group, Device::cpu(), model, amp, optimizer, *schedule}, std::move(task),
+                    {.program = "tiny",
+                     .out = out,
+                     .epochs = epochs,
+                     .stop_after_epochs = stop_after,
+                     .progress = false,
+                     .resumed = resume,
+                     .checkpoint_extra = {{"note", "tiny"}}});
+    trainer.resume(checkpoint);
+    trainer.wrap({});
+    const TrainingState state = trainer.fit(train_loader, test_loader);
+    peak_bytes = trainer.peak_memory_bytes();
+    return state;
+  }
+};
+
+TEST(Trainer, TrainsLogsAndCheckpointsThroughTheTask) {
+  TinyRun run{.out = rg::testing::temp_path("trainer_run")};
+  fs::remove_all(run.out);
+  const TrainingState state = run.run();
+  EXPECT_EQ(state.epoch, 3);
+  EXPECT_EQ(state.step, 3 * 4);                            // 32 images, batches of 8
+  EXPECT_EQ(run.logged, (std::vector<int64_t>{1, 2, 3}));  // the task's log hook, per epoch
+
+  const auto csv = read_csv(run.out + "/metrics.csv");
+  ASSERT_EQ(csv.size(), 1u + 3u);
+  EXPECT_EQ(csv[0], (std::vector<std::string>{"epoch", "lr", "train_loss", "train_hits",
+                                              "test_loss", "test_hits", "images_per_second",
+                                              "epoch_seconds", "peak_memory_mib"}));
+  // The rows are easy to separate: the last epoch gets every test image right.
+  EXPECT_EQ(std::stod(csv[3][5]), 1.0);
+  EXPECT_LT(std::stod(csv[3][2]), std::stod(csv[1][2]));  // the train loss falls
+  EXPECT_DOUBLE_EQ(state.best_accuracy, 1.0);             // the best "hits"
+  for (std::size_t r = 1; r < csv.size(); ++r) EXPECT_GT(std::stod(csv[r][8]), 0) << r;
+
+  const auto last = load_safetensors(run.out + "/last.safetensors");
+  EXPECT_EQ(last.metadata.at("train.epoch"), "3");
+  EXPECT_TRUE(fs::exists(run.out + "/best.safetensors"));
+  int tags = 0;
+  for (const auto& e : fs::directory_iterator(run.out))
+    if (e.path().filename().string().starts_with("events.out.tfevents."))
+      for (const EventRecord& r : read_event_records(e.path().string()))
+        tags += r.tag == "train/hits" || r.tag == "test/hits" || r.tag == "peak_memory_mib" ||
+                r.tag == "sample";
+  EXPECT_EQ(tags, 3 * 4);
+}
+
+TEST(Trainer, AResumedRunEndsLikeAnUninterruptedOne) {
+  TinyRun straight{.out = rg::testing::temp_path("trainer_straight")};
+  TinyRun first{.out = rg::testing::temp_path("trainer_resumed"), .stop_after = 1};
+  fs::remove_all(straight.out);
+  fs::remove_all(first.out);
+  straight.run();
+  first.run();
+  TinyRun second{.out = first.out, .resume = true};
+  second.run();
+  EXPECT_EQ(second.logged, (std::vector<int64_t>{2, 3}));
+  const auto a = load_safetensors(straight.out + "/last.safetensors").tensors;
+  const auto b = load_safetensors(second.out + "/last.safetensors").tensors;
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, t] : a) EXPECT_TRUE(all_close(b.at(name), t, 0, 0)) << name;
+  EXPECT_EQ(read_csv(second.out + "/metrics.csv").size(), 1u + 3u);
+}
+
+// Each epoch's peak starts afresh: 64 MiB held during epoch 1's steps show in epoch 1's row
+// and not in epoch 2's.
+TEST(Trainer, PeakMemoryIsMeasuredPerEpoch) {
+  TinyRun run{.out = rg::testing::temp_path("trainer_memory"), .epochs = 2, .big_steps = 4};
+  fs::remove_all(run.out);
+  run.run();
+  const auto csv = read_csv(run.out + "/metrics.csv");
+  ASSERT_EQ(csv.size(), 1u + 2u);
+  ASSERT_EQ(csv[0][8], "peak_memory_mib");
+  const double first = std::stod(csv[1][8]), second = std::stod(csv[2][8]);
+  EXPECT_GE(first, 64.0);
+  EXPECT_LT(second, first - 60.0);
+  EXPECT_GE(static_cast<double>(run.peak_bytes) / (1 << 20), first - 0.5);
+}
+
+TEST(Trainer, StopsWhenTheLossIsNoLongerFinite) {
+  TinyRun run{.out = rg::testing::temp_path("trainer_nan")};
+  fs::remove_all(run.out);
+  run.edit_task = [](Task& task) {
+    task.step = [step = task.step](nn::Module& model, const data::Batch& batch,
+                                   const StepContext& context) {
+      StepOutput out = step(model, batch, context);
+      out.loss = mul(out.loss, std::numeric_limits<double>::quiet_NaN());
+      return out;
+    };
+  };
+  EXPECT_TRUE(throws_error([&] { run.run(); }, {"tiny", "the loss became", "nan", "epoch 1/3"}));
+}
+
+// A step whose sums do not match the task's train metrics is a named error, not a misreport.
+TEST(Trainer, RefusesSumsThatDoNotMatchTheMetrics) {
+  TinyRun run{.out = rg::testing::temp_path("trainer_sums")};
+  fs::remove_all(run.out);
+  run.edit_task = [](Task& task) {
+    task.train_metrics.push_back({"other", "o"});  // two metrics, one sum
+  };
+  EXPECT_TRUE(throws_error([&] { run.run(); }, {"tiny", "2 train metrics"}));
+}
+
+TEST(Trainer, RefusesATaskItCannotRun) {
+  auto group = parallel::init();
+  auto model = std::make_shared<nn::Linear>(4, 2);
+  MixedPrecision amp(*model, {});
+  SGD optimizer(amp.optimizer_params(), {.lr = 0.1});
+  auto schedule = make_schedule({}, optimizer, 1);
+  parallel::DistributedSampler sampler(4, *group);
+  auto make = [&](Task task) {
+    Trainer({group, Device::cpu(), model, amp, optimizer, *schedule}, std::move(task),
+            {.program = "tiny"});
+  };
+  Task no_best = rows_task(sampler, nullptr);
+  no_best.best_metric = "dice";
+  EXPECT_TRUE(throws_error([&] { make(no_best); }, {"best metric", "dice"}));
+  Task no_step = rows_task(sampler, nullptr);
+  no_step.step = nullptr;
+  EXPECT_TRUE(throws_error([&] { make(no_step); }, {"tiny", "step"}));
+  Task no_loss = rows_task(sampler, nullptr);
+  no_loss.eval_metrics.erase(no_loss.eval_metrics.begin());
+  EXPECT_TRUE(throws_error([&] { make(no_loss); }, {"loss"}));
+  EXPECT_TRUE(throws_error([&] { make_schedule({.name = "cyclic"}, optimizer, 1); },
+                           {"unknown schedule", "cyclic"}));
+}
+
+}  // namespace
+}  // namespace rg::train

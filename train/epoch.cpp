@@ -1,0 +1,161 @@
+#include "train/epoch.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "core/autograd.h"
+#include "core/metrics_log.h"
+#include "ops/ops.h"
+#include "parallel/horovod.h"
+
+namespace rg::train {
+
+namespace {
+std::string fixed(double v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string shown(double value, Display display) {
+  return display == Display::percent ? fixed(100.0 * value, 1) + "%" : fixed(value, 3);
+}
+
+// The training loss and the task's sums over an epoch, added up on the model's device. Reading
+// them waits for the device, so the loop reads them only when the progress bar draws (every
+// step on the CPU, where there is nothing to wait for and a diverging run stops at once) and at
+// the end.
+struct RunningMetrics {
+  Tensor loss_sum;  // 0-d f64 on the device
+  Tensor sums;      // (M) f64 on the device; undefined when the task has no train metrics
+  int64_t seen = 0;
+  double loss() const { return loss_sum.item() / static_cast<double>(std::max<int64_t>(seen, 1)); }
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+void report_skipped_step(const LossScaler& scaler, int64_t step) {
+  const auto& overflow = scaler.last_overflow();
+  std::cout << "\rstep " << step << ": gradient overflow"
+            << (overflow && !overflow->param_name.empty()
+                    ? " (first in " + overflow->param_name + ")"
+                    : std::string(" on another rank"))
+            << ", step skipped, loss scale now " << scaler.scale_value() << "\n";
+}
+}  // namespace
+
+EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, const Task& task,
+                        Optimizer& optimizer, LRScheduler& scheduler, MixedPrecision& amp,
+                        const Device& device, const EpochOptions& options, int64_t& step,
+                        parallel::ProcessGroup& group) {
+  model.train();
+  ProgressBar bar(options.label, loader.num_batches(), options.progress);
+  const auto start = std::chrono::steady_clock::now();
+  const auto metric_count = static_cast<int64_t>(task.train_metrics.size());
+  RunningMetrics metrics{zeros({}, {DType::f64, device}),
+                         metric_count > 0 ? zeros({metric_count}, {DType::f64, device}) : Tensor()};
+  const StepContext context{device, amp};
+  int64_t done = 0;
+  while (auto batch = loader.next()) {
+    optimizer.zero_grad();
+    const StepOutput out = task.step(model, *batch, context);
+    amp.backward(out.loss);  // scaled by the loss scale under O1-O3
+    if (options.clip_grad_norm > 0) {
+      amp.unscale(optimizer);  // clip the true gradients, not the scaled ones
+      clip_grad_norm(amp.optimizer_params(), options.clip_grad_norm);
+    }
+    const bool stepped = amp.step(optimizer);  // skipped when a gradient overflowed
+    amp.update();
+    scheduler.step();
+    ++step;
+    if (!stepped && group.rank() == 0) report_skipped_step(*amp.scaler(), step);
+
+    const int64_t n = out.samples;
+    metrics.loss_sum =
+        add(metrics.loss_sum, mul(out.loss.detach().to(DType::f64), static_cast<double>(n)));
+    if (metric_count > 0) {
+      RG_CHECK(out.sums.defined() && out.sums.numel() == metric_count, options.program,
+               ": the task's step returned ", out.sums.defined() ? out.sums.describe() : "no sums",
+               " for its ", metric_count, " train metrics");
+      metrics.sums = add(metrics.sums, out.sums.reshape({metric_count}).to(DType::f64));
+    }
+    metrics.seen += n;
+    std::vector<std::pair<std::string, std::string>> bar_metrics;
+    if (device.is_cpu() || bar.will_draw(done + 1)) {
+      const double mean_loss = metrics.loss();
+      RG_CHECK(std::isfinite(mean_loss), options.program, ": the loss became ", mean_loss, " by ",
+               options.label, " step ", step, " (lower the learning rate?)");
+      bar_metrics.push_back({"loss", fixed(mean_loss, 3)});
+      if (metric_count > 0) {
+        const std::vector<double> sums = metrics.sums.to_vector<double>();
+        for (int64_t m = 0; m < metric_count; ++m)
+          bar_metrics.push_back(
+              {task.train_metrics[m].label,
+               shown(sums[m] / static_cast<double>(metrics.seen), task.train_metrics[m].display)});
+      }
+      bar_metrics.push_back({"lr", fixed(optimizer.lr(0), 4)});
+    }
+    bar.update(++done, n, bar_metrics);
+  }
+  bar.finish();
+  // The epoch's figures over all ranks, not rank 0's share (what Horovod's metric averaging
+  // is for): the sums of losses, of the task's metrics and the sample count travel in one
+  // allreduce.
+  std::vector<double> local = {metrics.loss_sum.item()};
+  if (metric_count > 0)
+    for (double s : metrics.sums.to_vector<double>()) local.push_back(s);
+  local.push_back(static_cast<double>(metrics.seen));
+  const auto size = static_cast<int64_t>(local.size());
+  const std::vector<double> totals =
+      parallel::allreduce_metric(from_vector<double>(local, {size}, {DType::f64}), "train metrics",
+                                 parallel::ReduceOp::sum, group)
+          .to_vector<double>();
+  const double seen = std::max(totals.back(), 1.0);
+  EpochResult r;
+  r.samples = static_cast<int64_t>(totals.back());
+  r.loss = totals[0] / seen;
+  for (int64_t m = 0; m < metric_count; ++m) r.values.push_back(totals[1 + m] / seen);
+  r.seconds = seconds_since(start);
+  r.images_per_second = totals.back() / r.seconds;
+  if (const LossScaler* scaler = amp.scaler()) {
+    r.loss_scale = scaler->scale_value();
+    r.skipped_steps = scaler->skipped_steps();
+  }
+  return r;
+}
+
+EpochResult evaluate(nn::Module& model, data::DataLoader& loader, const Task& task,
+                     const MixedPrecision& amp, const Device& device, bool progress,
+                     parallel::ProcessGroup& group) {
+  model.eval();
+  NoGradGuard no_grad;
+  loader.start_epoch(0);
+  ProgressBar bar("  test", loader.num_batches(), progress);
+  const auto start = std::chrono::steady_clock::now();
+  const std::unique_ptr<Evaluation> evaluation = task.evaluation();
+  const StepContext context{device, amp};
+  int64_t done = 0;
+  while (auto batch = loader.next()) {
+    evaluation->add(model, *batch, context);
+    bar.update(++done, batch->images.size(0), {});
+  }
+  bar.finish();
+  model.train();
+  const Evaluation::Totals totals = evaluation->all_ranks(group);
+  RG_CHECK(totals.values.size() == task.eval_metrics.size() && !totals.values.empty(),
+           "train: the task's evaluation returned ", totals.values.size(), " values for its ",
+           task.eval_metrics.size(), " eval metrics (loss first)");
+  EpochResult r;
+  r.samples = totals.samples;
+  r.loss = totals.values[0];
+  r.values.assign(totals.values.begin() + 1, totals.values.end());
+  r.seconds = seconds_since(start);
+  r.images_per_second = static_cast<double>(totals.samples) / r.seconds;
+  return r;
+}
+
+}  // namespace rg::train

@@ -1,0 +1,51 @@
+#pragma once
+// One training epoch and one evaluation pass of the shared loop, whatever the task: the task
+// (train/task.h) turns batches into losses and metrics; these functions step the optimizer
+// through the loss scaler, draw the progress bar and combine the figures of all ranks.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/dataloader.h"
+#include "optim/optim.h"
+#include "parallel/process_group.h"
+#include "train/task.h"
+
+namespace rg::train {
+
+struct EpochResult {
+  double loss = 0;             // mean over samples
+  std::vector<double> values;  // the task's metrics after the loss (train: sum / samples)
+  int64_t samples = 0;
+  double seconds = 0;
+  double images_per_second = 0;
+  // Mixed precision (O1-O3): the loss scale at the end of the epoch, steps skipped so far.
+  double loss_scale = 0;
+  int64_t skipped_steps = 0;
+};
+
+struct EpochOptions {
+  std::string program{};      // names the program in messages
+  std::string label{};        // the progress bar's, e.g. "epoch 3/30"
+  double clip_grad_norm = 0;  // 0: off
+  bool progress = true;       // draw the bar
+};
+
+// Runs one epoch of optimizer steps (the loader's epoch must be started) at amp's precision;
+// `step` counts optimizer steps across epochs and the schedule advances once per step.
+// Loss, metrics and images/s are over the samples of every process of `group` (a collective:
+// every rank calls it). Rank 0 reports each step the loss scaler skips, naming the first
+// parameter whose gradient overflowed. Throws when the running loss stops being finite.
+EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, const Task& task,
+                        Optimizer& optimizer, LRScheduler& scheduler, MixedPrecision& amp,
+                        const Device& device, const EpochOptions& options, int64_t& step,
+                        parallel::ProcessGroup& group);
+
+// The task's evaluation over the loader, in eval mode and without gradients; values holds
+// Task::eval_metrics after the loss. A collective: every rank calls it.
+EpochResult evaluate(nn::Module& model, data::DataLoader& loader, const Task& task,
+                     const MixedPrecision& amp, const Device& device, bool progress,
+                     parallel::ProcessGroup& group);
+
+}  // namespace rg::train

@@ -1,0 +1,29 @@
+#pragma once
+// The end of an epoch, for people and for plots: a one-line summary on stdout, a row of
+// metrics.csv and TensorBoard scalars (the epoch number, from 1, is their step).
+
+#include <cstdint>
+
+#include "core/metrics_log.h"
+#include "core/tensorboard.h"
+#include "train/epoch.h"
+#include "train/task.h"
+
+namespace rg::train {
+
+struct EpochReport {
+  int64_t epoch = 0;   // completed epochs (from 1)
+  int64_t epochs = 0;  // in the whole run
+  double lr = 0;       // at the start of the epoch
+  EpochResult train, test;
+  double best = 0;                // best value of Task::best_metric so far
+  int64_t peak_memory_bytes = 0;  // the training device's allocator peak during the epoch
+};
+
+// Prints the summary line, appends the CSV row (epoch, lr, train_loss, train_<metric>...,
+// test_loss, test_<metric>..., images_per_second, epoch_seconds, peak_memory_mib, and under
+// mixed precision loss_scale, skipped_steps) and writes the same scalars to TensorBoard.
+void log_epoch(const Task& task, const EpochReport& report, CsvLog& csv,
+               TensorBoardWriter& tensorboard);
+
+}  // namespace rg::train

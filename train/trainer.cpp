@@ -1,0 +1,149 @@
+#include "train/trainer.h"
+
+#include <iostream>
+#include <optional>
+
+#include "core/allocator.h"
+#include "core/metrics_log.h"
+#include "core/tensorboard.h"
+#include "parallel/checkpoint.h"
+#include "parallel/ddp.h"
+#include "train/outputs.h"
+#include "train/report.h"
+
+namespace rg::train {
+
+namespace {
+// The index of the best metric within EpochResult::values (eval_metrics[0] is the loss).
+std::size_t best_index(const Task& task) {
+  for (std::size_t m = 1; m < task.eval_metrics.size(); ++m)
+    if (task.eval_metrics[m].name == task.best_metric) return m - 1;
+  fail("train: the task's best metric '", task.best_metric,
+       "' is not among its eval metrics (after the loss)");
+}
+}  // namespace
+
+Trainer::Trainer(TrainerParts parts, Task task, TrainerOptions options)
+    : parts_(std::move(parts)), task_(std::move(task)), options_(std::move(options)) {
+  RG_CHECK(parts_.group && parts_.model, options_.program,
+           ": the trainer needs a group and a model");
+  RG_CHECK(task_.step && task_.evaluation, options_.program,
+           ": the task needs a step and an evaluation");
+  RG_CHECK(!task_.eval_metrics.empty() && task_.eval_metrics[0].name == "loss", options_.program,
+           ": the task's eval metrics must start with \"loss\"");
+  best_index(task_);
+  trained_ = parts_.model;
+  if (!lead()) options_.progress = false;
+}
+
+void Trainer::resume(const std::string& checkpoint, Restore what) {
+  RG_CHECK(trained_ == parts_.model, options_.program, ": resume() before wrap()");
+  const bool all = what == Restore::everything;
+  if (auto resumed = parallel::load_checkpoint_on_root(
+          checkpoint, *parts_.model, all ? &parts_.optimizer : nullptr,
+          all ? &parts_.scheduler : nullptr, all ? &parts_.amp : nullptr, 0, *parts_.group)) {
+    state_ = resumed->state;
+    if (lead())
+      std::cout << "resumed from " << resumed->path << " after epoch " << state_.epoch << "\n";
+  }
+}
+
+void Trainer::wrap(const WrapOptions& options) {
+  const int world_size = parts_.group->size();
+  if (options.dp > 0) {
+    RG_CHECK(world_size == 1, options_.program, ": --dp runs in one process; under mpirun (",
+             world_size, " processes) use DDP alone");
+    RG_CHECK(parts_.device.index == 0, options_.program, ": --dp ", options.dp,
+             " starts at device 0, not ", parts_.device);
+    RG_CHECK(static_cast<bool>(options.replica_factory), options_.program,
+             ": DataParallel needs a replica factory");
+    std::vector<Device> devices;
+    for (int i = 0; i < options.dp; ++i) devices.push_back({parts_.device.type, i});
+    trained_ = data_parallel_ = std::make_shared<parallel::DataParallel>(
+        parts_.model, options.replica_factory, devices,
+        parallel::DataParallelOptions{.batch_norm = options.batch_norm});
+  }
+  // Gradients averaged across processes during backward. Its construction broadcasts rank
+  // 0's weights again, which costs one message and guards against any rank-local drift.
+  // bucket_mb is bounded by the app's options (the product fits int64).
+  if (world_size > 1)
+    trained_ = std::make_shared<parallel::DistributedDataParallel>(
+        parts_.model, parts_.group,
+        parallel::DDPOptions{.bucket_cap_bytes =
+                                 static_cast<int64_t>(options.bucket_mb * (1 << 20))});
+}
+
+EpochResult Trainer::evaluate(data::DataLoader& test_loader) {
+  return train::evaluate(*parts_.model, test_loader, task_, parts_.amp, parts_.device,
+                         options_.progress, *parts_.group);
+}
+
+const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoader& test_loader) {
+  std::optional<CsvLog> csv;
+  std::optional<TensorBoardWriter> tensorboard;
+  if (lead()) {
+    // Epochs after the checkpoint's are run again: their rows and events from before the
+    // interruption go, so that the logs read as one uninterrupted run.
+    if (options_.resumed) truncate_logs(options_.out, state_.epoch);
+    csv.emplace(options_.out + "/metrics.csv");
+    tensorboard.emplace(options_.out);
+  }
+  const std::size_t best = best_index(task_);
+  const StepContext context{parts_.device, parts_.amp};
+  int64_t epochs_this_run = 0;
+  for (int64_t epoch = state_.epoch; epoch < options_.epochs; ++epoch) {
+    train_loader.start_epoch(epoch);
+    // The seeds' tables report memory per card and epoch: each epoch's peak starts afresh.
+    reset_peak_memory(parts_.device);
+    if (data_parallel_) {
+      data_parallel_->reset_times();
+      for (const Device& d : data_parallel_->devices()) reset_peak_memory(d);
+    }
+    const double epoch_lr = parts_.optimizer.lr(0);
+    const EpochOptions epoch_options{
+        .program = options_.program,
+        .label = "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(options_.epochs),
+        .clip_grad_norm = options_.clip_grad_norm,
+        .progress = options_.progress};
+    const EpochResult train =
+        train_epoch(*trained_, train_loader, task_, parts_.optimizer, parts_.scheduler, parts_.amp,
+                    parts_.device, epoch_options, state_.step, *parts_.group);
+    const EpochResult test = evaluate(test_loader);
+    const int64_t peak = memory_stats(parts_.device).peak_bytes;
+    peak_memory_bytes_ = std::max(peak_memory_bytes_, peak);
+    state_.epoch = epoch + 1;
+    const bool improved = test.values[best] > state_.best_accuracy;
+    if (improved) state_.best_accuracy = test.values[best];
+    for (const auto& [key, value] : options_.checkpoint_extra) state_.extra[key] = value;
+
+    if (lead()) {
+      log_epoch(task_,
+                {.epoch = epoch + 1,
+                 .epochs = options_.epochs,
+                 .lr = epoch_lr,
+                 .train = train,
+                 .test = test,
+                 .best = state_.best_accuracy,
+                 .peak_memory_bytes = peak},
+                *csv, *tensorboard);
+      if (task_.log) {
+        task_.log({.epoch = epoch + 1,
+                   .tensorboard = *tensorboard,
+                   .model = *parts_.model,
+                   .context = context});
+        tensorboard->flush();
+      }
+      if (data_parallel_) std::cout << data_parallel_->report();
+      save_checkpoint(options_.out + "/last.safetensors", *parts_.model, &parts_.optimizer,
+                      &parts_.scheduler, state_, &parts_.amp);
+      // With amp: under O2 the f32 masters are the weights worth keeping.
+      if (improved)
+        save_checkpoint(options_.out + "/best.safetensors", *parts_.model, nullptr, nullptr, state_,
+                        &parts_.amp);
+    }
+    if (options_.stop_after_epochs > 0 && ++epochs_this_run >= options_.stop_after_epochs) break;
+  }
+  return state_;
+}
+
+}  // namespace rg::train
