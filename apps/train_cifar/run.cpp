@@ -5,6 +5,7 @@
 // each process trains on its share of every epoch (DistributedSampler), DDP averages the
 // gradients, rank 0 alone prints, logs and writes checkpoints, and every reported metric is
 // over all processes.
+#include <cmath>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -37,6 +38,9 @@ std::shared_ptr<parallel::ProcessGroup> join_world(const TrainConfig& cfg) {
   parallel::ProcessGroupOptions options;
   options.algorithm = cfg.allreduce == "native" ? parallel::AllreduceAlgorithm::native
                                                 : parallel::AllreduceAlgorithm::ring;
+  // collective_timeout <= kMaxCollectiveTimeout: the milliseconds fit easily.
+  options.timeout = std::chrono::milliseconds(std::llround(cfg.collective_timeout * 1000));
+  options.check_sequence = cfg.check_sequence;
   auto group = parallel::init(options);
   if (cfg.threads > 0) {
     set_num_threads(static_cast<int>(cfg.threads));
@@ -77,6 +81,7 @@ int run(const TrainConfig& options) {
   // ---- machine ----------------------------------------------------------------------------
   auto group = join_world(options);
   const int rank = group->rank(), world_size = group->size();
+  options.faults.check_world(world_size);
   const bool lead = rank == 0;  // prints, logs and checkpoints
   TrainConfig cfg = options;
   if (!lead) cfg.progress = false;
