@@ -55,6 +55,7 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, Optimizer& 
   int64_t done = 0;
   // Pinned batches (the loader pins them for a GPU) are copied while the device still works.
   while (auto batch = loader.next()) {
+    cfg.faults.at_step(group.rank(), step + 1);  // --fault: this run's injected faults
     Tensor images = amp.cast_input(batch->images.to(device, NonBlocking::yes));
     const Tensor labels = batch->labels.to(device, NonBlocking::yes);
     optimizer.zero_grad();
@@ -76,15 +77,8 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, Optimizer& 
     amp.update();
     scheduler.step();
     ++step;
-    if (!stepped && group.rank() == 0) {
-      const LossScaler& scaler = *amp.scaler();
-      const auto& overflow = scaler.last_overflow();
-      std::cout << "\rstep " << step << ": gradient overflow"
-                << (overflow && !overflow->param_name.empty()
-                        ? " (first in " + overflow->param_name + ")"
-                        : std::string(" on another rank"))
-                << ", step skipped, loss scale now " << scaler.scale_value() << "\n";
-    }
+    if (!stepped && group.rank() == 0)  // names the rank and parameter that overflowed
+      std::cout << "\r" << describe_skip(*amp.scaler()->last_step()) << "\n";
 
     const int64_t n = labels.numel();
     metrics.loss_sum =
