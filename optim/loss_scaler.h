@@ -21,9 +21,13 @@
 // Static mode keeps S fixed but still skips a step whose gradients hold inf/NaN: applying them
 // would destroy the weights, whatever the scale policy.
 //
-// Found-inf is a hook point: unscale() passes its local verdict to the hook (if set) and uses
-// the hook's answer — DDP installs one that allreduces the flag with MAX (parallel/found_inf.h),
-// so every rank skips the same steps and the replicas stay identical.
+// Found-inf is a hook point: unscale() passes its local verdict (the first overflowing
+// parameter, or none) to the hook (if set) and uses the hook's answer — data-parallel training
+// installs one that exchanges the verdicts of all ranks (parallel/found_inf.h), so every rank
+// skips the same steps, the replicas stay identical, and every rank names the same overflow.
+//
+// The record: every update() leaves a ScalerStep (scale used and after, skipped, what
+// overflowed and on which rank) — last_step(), and take_history() for a loop's logs.
 //
 // Checkpoints: state_dict() fills StateDict metadata under "scaler.*" (scale, growth tracker,
 // skipped steps, steps, options); save it next to the optimizer's state.
