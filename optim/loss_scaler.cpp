@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <sstream>
 
 #include "core/autograd.h"
 #include "core/dispatch.h"
@@ -116,12 +117,20 @@ void LossScaler::unscale(Optimizer& optimizer) {
   }
   const std::optional<std::size_t> first_bad =
       bad < 0 ? std::nullopt : std::optional<std::size_t>(static_cast<std::size_t>(bad));
-  if (first_bad) {
-    last_overflow_ =
-        OverflowInfo{steps_, *first_bad,
-                     names_.empty() ? "param " + std::to_string(*first_bad) : names_[*first_bad]};
+  FoundInfVerdict verdict{first_bad.has_value(), -1, first_bad};
+  if (hook_) verdict = hook_(first_bad);
+  found_inf_ = verdict.found_inf;
+  // The step's overflow is the one the verdict names — another rank's parameter when the
+  // overflow was there — never an earlier one of this process.
+  step_overflow_.reset();
+  if (found_inf_ && verdict.param_index) {
+    const std::size_t i = *verdict.param_index;
+    RG_CHECK(i < params.size(), "LossScaler.unscale: the found-inf hook named parameter ", i,
+             " of an optimizer of ", params.size(), " parameters");
+    step_overflow_ = OverflowInfo{
+        steps_, i, names_.empty() ? "param " + std::to_string(i) : names_[i], verdict.rank};
+    last_overflow_ = step_overflow_;
   }
-  found_inf_ = hook_ ? hook_(first_bad.has_value()) : first_bad.has_value();
   phase_ = Phase::unscaled;
 }
 
@@ -140,16 +149,40 @@ void LossScaler::update() {
            "LossScaler.update: no unscale() or step() since the last update(), so there is no "
            "inf/NaN check to act on");
   phase_ = Phase::idle;
+  ScalerStep record{steps_, scale_, scale_, found_inf_, step_overflow_};
   ++steps_;
   if (found_inf_) ++skipped_;
-  if (options_.mode == LossScaleMode::fixed) return;
-  if (found_inf_) {
-    scale_ = std::max(scale_ * options_.backoff_factor, options_.min_scale);
-    good_steps_ = 0;
-  } else if (++good_steps_ >= options_.growth_interval) {
-    scale_ = std::min(scale_ * options_.growth_factor, options_.max_scale);
-    good_steps_ = 0;
+  if (options_.mode == LossScaleMode::dynamic) {
+    if (found_inf_) {
+      scale_ = std::max(scale_ * options_.backoff_factor, options_.min_scale);
+      good_steps_ = 0;
+    } else if (++good_steps_ >= options_.growth_interval) {
+      scale_ = std::min(scale_ * options_.growth_factor, options_.max_scale);
+      good_steps_ = 0;
+    }
   }
+  record.next_scale = scale_;
+  last_step_ = record;
+  if (history_.size() >= kMaxHistory) history_.pop_front();
+  history_.push_back(std::move(record));
+}
+
+std::vector<ScalerStep> LossScaler::take_history() {
+  std::vector<ScalerStep> out(std::make_move_iterator(history_.begin()),
+                              std::make_move_iterator(history_.end()));
+  history_.clear();
+  return out;
+}
+
+std::string describe_skip(const ScalerStep& r) {
+  std::ostringstream out;
+  out << "step " << r.step + 1 << ": gradient overflow";
+  if (r.overflow) {
+    out << " in " << r.overflow->param_name;
+    if (r.overflow->rank >= 0) out << " on rank " << r.overflow->rank;
+  }
+  out << ", step " << (r.skipped ? "skipped" : "taken") << ", loss scale now " << r.next_scale;
+  return out.str();
 }
 
 StateDict LossScaler::state_dict() const {

@@ -21,14 +21,19 @@
 // Static mode keeps S fixed but still skips a step whose gradients hold inf/NaN: applying them
 // would destroy the weights, whatever the scale policy.
 //
-// Found-inf is a hook point: unscale() passes its local verdict to the hook (if set) and uses
-// the hook's answer — DDP installs one that allreduces the flag with MAX (parallel/found_inf.h),
-// so every rank skips the same steps and the replicas stay identical.
+// Found-inf is a hook point: unscale() passes its local verdict (the first overflowing
+// parameter, or none) to the hook (if set) and uses the hook's answer — data-parallel training
+// installs one that exchanges the verdicts of all ranks (parallel/found_inf.h), so every rank
+// skips the same steps, the replicas stay identical, and every rank names the same overflow.
+//
+// The record: every update() leaves a ScalerStep (scale used and after, skipped, what
+// overflowed and on which rank) — last_step(), and take_history() for a loop's logs.
 //
 // Checkpoints: state_dict() fills StateDict metadata under "scaler.*" (scale, growth tracker,
 // skipped steps, steps, options); save it next to the optimizer's state.
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -58,7 +63,29 @@ struct OverflowInfo {
   int64_t step = 0;         // update() count when it happened (0-based)
   std::size_t param_index;  // first parameter (optimizer order) whose gradient held inf/NaN
   std::string param_name;   // its name when names were given, else "param <index>"
+  // Where it happened when a found-inf hook shares verdicts across ranks: the lowest rank that
+  // overflowed (its parameter is the one named). -1: this process, with no hook to ask.
+  int rank = -1;
 };
+
+// What a found-inf hook answers: the verdict to act on and, when it is an overflow, where.
+struct FoundInfVerdict {
+  bool found_inf = false;
+  int rank = -1;                           // the (lowest) rank that overflowed
+  std::optional<std::size_t> param_index;  // that rank's first overflowing parameter
+};
+
+// The scaler's record of one step (one update()).
+struct ScalerStep {
+  int64_t step = 0;       // update() count, 0-based
+  double scale = 0;       // the scale this step's loss was multiplied by
+  double next_scale = 0;  // the scale after update()
+  bool skipped = false;   // inf/NaN somewhere (on any rank, with a hook): no optimizer step
+  std::optional<OverflowInfo> overflow;  // what overflowed first, when skipped
+};
+// "step 12: gradient overflow in layer1.0.conv1.weight on rank 1, step skipped, loss scale now
+// 32768" — the line a training loop prints for a skipped step (`step` there counts from 1).
+std::string describe_skip(const ScalerStep& record);
 
 class LossScaler {
  public:
@@ -71,8 +98,10 @@ class LossScaler {
   // Module::named_parameters when the optimizer got Module::parameters).
   void set_param_names(std::vector<std::string> names);
 
-  // Consulted once per step with this process's verdict; returns the verdict to act on.
-  using FoundInfHook = std::function<bool(bool local_found_inf)>;
+  // Consulted once per step with this process's first overflowing parameter (none: no
+  // inf/NaN here); returns the verdict to act on and where the overflow was.
+  using FoundInfHook =
+      std::function<FoundInfVerdict(std::optional<std::size_t> local_first_overflow)>;
   void set_found_inf_hook(FoundInfHook hook);
 
   // S·loss, differentiable. 16-bit losses are computed in f32 (S·loss would overflow f16).
@@ -95,8 +124,17 @@ class LossScaler {
   int64_t steps() const { return steps_; }  // update() calls
   int64_t growth_tracker() const { return good_steps_; }
   bool found_inf() const { return found_inf_; }  // this step's verdict (after unscale)
-  // The most recent overflow seen by this process (the hook may skip a step with none here).
+  // The most recent overflow that made a step skip — on this process or, with a hook, on the
+  // rank the hook named (its parameter, not a stale one of this process).
   const std::optional<OverflowInfo>& last_overflow() const { return last_overflow_; }
+  // The record of the last update(); none before the first.
+  const std::optional<ScalerStep>& last_step() const { return last_step_; }
+  // The records of the steps since the previous call, oldest first, and forgets them: what a
+  // loop sends to TensorBoard (the scale of every step, every skipped step and its cause). At
+  // most kMaxHistory are kept between calls (the oldest go first), so a loop that never asks
+  // does not grow without bound.
+  std::vector<ScalerStep> take_history();
+  static constexpr std::size_t kMaxHistory = 1 << 16;
   const LossScalerOptions& options() const { return options_; }
 
   // ---- checkpoints ---------------------------------------------------------------------------
@@ -119,6 +157,9 @@ class LossScaler {
   std::vector<std::string> names_;
   FoundInfHook hook_;
   std::optional<OverflowInfo> last_overflow_;
+  std::optional<OverflowInfo> step_overflow_;  // this step's, between unscale() and update()
+  std::optional<ScalerStep> last_step_;
+  std::deque<ScalerStep> history_;
 };
 
 }  // namespace rg

@@ -9,6 +9,8 @@ packages=(cmake g++ make ccache libeigen3-dev libstb-dev libjpeg62-turbo-dev lib
           libopenmpi-dev openmpi-bin nlohmann-json3-dev libcli11-dev clang-format)
 
 [[ ${1:-} == fuzz ]] && packages+=(clang libclang-rt-14-dev)
+# `setup.sh two-hosts`: ip (network namespaces, veth pairs) for scripts/two_hosts.sh.
+[[ ${1:-} == two-hosts ]] && packages+=(iproute2)
 
 missing=()
 for p in "${packages[@]}"; do

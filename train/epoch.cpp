@@ -38,14 +38,6 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-void report_skipped_step(const LossScaler& scaler, int64_t step) {
-  const auto& overflow = scaler.last_overflow();
-  std::cout << "\rstep " << step << ": gradient overflow"
-            << (overflow && !overflow->param_name.empty()
-                    ? " (first in " + overflow->param_name + ")"
-                    : std::string(" on another rank"))
-            << ", step skipped, loss scale now " << scaler.scale_value() << "\n";
-}
 }  // namespace
 
 EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, const Task& task,
@@ -61,6 +53,7 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, const Task&
   const StepContext context{device, amp};
   int64_t done = 0;
   while (auto batch = loader.next()) {
+    if (options.before_step) options.before_step(step + 1);
     optimizer.zero_grad();
     const StepOutput out = task.step(model, *batch, context);
     amp.backward(out.loss);  // scaled by the loss scale under O1-O3
@@ -72,7 +65,8 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, const Task&
     amp.update();
     scheduler.step();
     ++step;
-    if (!stepped && group.rank() == 0) report_skipped_step(*amp.scaler(), step);
+    if (!stepped && group.rank() == 0)  // names the rank and parameter that overflowed
+      std::cout << "\r" << describe_skip(*amp.scaler()->last_step()) << "\n";
 
     const int64_t n = out.samples;
     metrics.loss_sum =

@@ -4,6 +4,7 @@
 // through the loss scaler, draw the progress bar and combine the figures of all ranks.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct EpochOptions {
   std::string label{};        // the progress bar's, e.g. "epoch 3/30"
   double clip_grad_norm = 0;  // 0: off
   bool progress = true;       // draw the bar
+  // Called on every rank before each step with its number (from 1 across epochs): e.g. the
+  // fault injection of train_cifar --fault. Empty: nothing.
+  std::function<void(int64_t step)> before_step{};
 };
 
 // Runs one epoch of optimizer steps (the loader's epoch must be started) at amp's precision;

@@ -104,7 +104,8 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
         .program = options_.program,
         .label = "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(options_.epochs),
         .clip_grad_norm = options_.clip_grad_norm,
-        .progress = options_.progress};
+        .progress = options_.progress,
+        .before_step = options_.before_step};
     const EpochResult train =
         train_epoch(*trained_, train_loader, task_, parts_.optimizer, parts_.scheduler, parts_.amp,
                     parts_.device, epoch_options, state_.step, *parts_.group);

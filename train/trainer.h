@@ -51,6 +51,8 @@ struct TrainerOptions {
   double clip_grad_norm = 0;      // 0: off
   bool progress = true;           // the live progress bar (on rank 0 only, whatever this says)
   bool resumed = false;           // the run continues one in `out`: its logs are cut back first
+  // Called on every rank before each optimizer step with its number (from 1 across epochs).
+  std::function<void(int64_t step)> before_step{};
   // Written into every checkpoint's metadata (train.<key>): e.g. the run's configuration.
   std::map<std::string, std::string> checkpoint_extra{};
 };

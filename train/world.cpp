@@ -11,6 +11,8 @@ namespace rg::train {
 std::shared_ptr<parallel::ProcessGroup> join_world(const WorldOptions& options) {
   parallel::ProcessGroupOptions group_options;
   group_options.algorithm = options.allreduce;
+  group_options.timeout = options.collective_timeout;
+  group_options.check_sequence = options.check_sequence;
   auto group = parallel::init(group_options);
   if (options.threads > 0) {
     set_num_threads(static_cast<int>(options.threads));

@@ -2,6 +2,7 @@
 // The machine a run trains on: the world of processes (MPI under mpirun, one process without),
 // the compute threads of each, and the device each process takes.
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -13,6 +14,9 @@ namespace rg::train {
 struct WorldOptions {
   parallel::AllreduceAlgorithm allreduce = parallel::AllreduceAlgorithm::ring;
   int64_t threads = 0;  // compute threads per process; 0: the cores shared among local processes
+  // How long a collective waits for a peer before it fails naming the ranks it waited for.
+  std::chrono::milliseconds collective_timeout{std::chrono::seconds(300)};
+  bool check_sequence = false;  // debug: compare every collective's kind and size across ranks
 };
 
 // Joins the world with the chosen allreduce, and shares this machine's cores among its

@@ -54,6 +54,8 @@ json default_config() {
           {"tta", false},
           {"deterministic", false},
           {"stop_after_epochs", 0},
+          {"collective_timeout", 300.0},
+          {"check_sequence", false},
           {"preset", ""}};
 }
 
@@ -235,6 +237,8 @@ TrainConfig parse_config(const json& c) {
   t.tta = c["tta"];
   t.deterministic = c["deterministic"];
   t.stop_after_epochs = c["stop_after_epochs"];
+  t.collective_timeout = c["collective_timeout"];
+  t.check_sequence = c["check_sequence"];
   t.preset = c["preset"];
   RG_CHECK(t.epochs > 0 && t.epochs <= kMaxEpochs, "epochs must be in [1, ", kMaxEpochs, "], got ",
            t.epochs);
@@ -246,7 +250,8 @@ TrainConfig parse_config(const json& c) {
                                 {"warmup_epochs", t.warmup_epochs},
                                 {"label_smoothing", t.label_smoothing},
                                 {"clip_grad_norm", t.clip_grad_norm},
-                                {"bucket_mb", t.bucket_mb}})
+                                {"bucket_mb", t.bucket_mb},
+                                {"collective_timeout", t.collective_timeout}})
     RG_CHECK(std::isfinite(v), name, " must be a finite number, got ", v);
   RG_CHECK(t.lr > 0, "lr must be > 0, got ", t.lr);
   // Before the casts to int that would wrap (4294967297 threads became 1).
@@ -271,6 +276,10 @@ TrainConfig parse_config(const json& c) {
   // The cap keeps bucket_mb * 2^20 inside int64 (1e300 was an undefined float-to-int cast).
   RG_CHECK(t.bucket_mb > 0 && t.bucket_mb <= kMaxBucketMb, "bucket_mb must be in (0, ",
            kMaxBucketMb, "], got ", t.bucket_mb);
+  RG_CHECK(t.collective_timeout >= kMinCollectiveTimeout &&
+               t.collective_timeout <= kMaxCollectiveTimeout,
+           "collective_timeout must be in [", kMinCollectiveTimeout, ", ", kMaxCollectiveTimeout,
+           "] seconds, got ", t.collective_timeout);
   // Evaluating freshly initialised weights would print a meaningless accuracy and exit 0.
   RG_CHECK(!t.eval_only || !t.resume.empty(),
            "eval_only needs a checkpoint to evaluate: --resume PATH, or --resume auto for "
@@ -328,6 +337,8 @@ json TrainConfig::to_json() const {
           {"tta", tta},
           {"deterministic", deterministic},
           {"stop_after_epochs", stop_after_epochs},
+          {"collective_timeout", collective_timeout},
+          {"check_sequence", check_sequence},
           {"preset", preset}};
 }
 
@@ -371,7 +382,9 @@ CommandLine parse_command_line(int argc, char** argv) {
       {"test-limit", "use only the first N test images"},
       {"device", "cpu or cuda[:N]"},
       {"clip-grad-norm", "clip gradients to this global norm (0: off)"},
-      {"stop-after-epochs", "stop after N epochs of this run, as if interrupted"}};
+      {"stop-after-epochs", "stop after N epochs of this run, as if interrupted"},
+      {"collective-timeout",
+       "seconds a collective may wait under mpirun before the job ends naming it (default 300)"}};
   for (const auto& [flag, help] : keyed) app.add_option("--" + flag, text[flag], help);
   bool eval_only = false, no_progress = false, overwrite = false;
   auto* eval_flag = app.add_flag("--eval-only", eval_only, "evaluate the checkpoint and stop");
@@ -386,6 +399,14 @@ CommandLine parse_command_line(int argc, char** argv) {
       "GPU convolutions only through algorithms cuDNN marks deterministic (the CPU always is)");
   auto* sync_bn_flag =
       app.add_flag("--sync-bn", sync_bn, "BatchNorm statistics over all processes (SyncBN)");
+  bool check_sequence = false;
+  auto* check_sequence_flag = app.add_flag(
+      "--check-sequence", check_sequence,
+      "debug: compare every collective across ranks; names a rank that calls another or none");
+  std::vector<std::string> fault_specs;
+  app.add_option("--fault", fault_specs,
+                 "inject a fault (repeatable): kill:rank=R:step=S, exit:rank=R:step=S[:code=C], "
+                 "delay:rank=R:step=S:seconds=T, stop:rank=R:step=S (parallel/faults.h)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -423,8 +444,11 @@ CommandLine parse_command_line(int argc, char** argv) {
   if (tta_flag->count()) config["tta"] = true;
   if (deterministic_flag->count()) config["deterministic"] = true;
   if (sync_bn_flag->count()) config["sync_bn"] = true;
+  if (check_sequence_flag->count()) config["check_sequence"] = true;
   for (const std::string& s : sets) apply_set(config, s);
-  return {parse_config(config), false, ""};
+  TrainConfig parsed = parse_config(config);
+  parsed.faults = parallel::FaultPlan(fault_specs);
+  return {parsed, false, ""};
 }
 
 }  // namespace rg::apps

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "parallel/faults.h"
+
 namespace rg {
 struct AmpOptions;
 }
@@ -54,6 +56,10 @@ struct TrainConfig {
   bool tta;                   // test-time augmentation: average each image with its mirror
   bool deterministic;         // GPU convolutions through deterministic algorithms only
   int64_t stop_after_epochs;  // 0: run to the end; >0: stop early, as if interrupted (tests)
+  double collective_timeout;  // seconds a collective may wait under mpirun before the job ends
+  bool check_sequence;        // debug: compare every collective across ranks (names late ranks)
+  // --fault SPEC (repeatable; command line only, never saved: an experiment, not a recipe)
+  parallel::FaultPlan faults;
   std::string preset;
 
   nlohmann::json to_json() const;
@@ -65,6 +71,9 @@ struct TrainConfig {
 inline constexpr int64_t kMaxEpochs = 1'000'000;
 inline constexpr int64_t kMaxThreads = 1024;
 inline constexpr int64_t kMaxBucketMb = int64_t{1} << 20;  // 1 TiB
+// Seconds; the floor is one millisecond, the resolution of ProcessGroupOptions::timeout.
+inline constexpr double kMinCollectiveTimeout = 0.001;
+inline constexpr double kMaxCollectiveTimeout = 1e6;
 inline constexpr int kMaxConfigDepth = 8;
 inline constexpr int64_t kMaxConfigFileBytes = 1 << 20;
 

@@ -6,6 +6,8 @@
 // each process trains on its share of every epoch (DistributedSampler), DDP averages the
 // gradients, rank 0 alone prints, logs and writes checkpoints, and every reported metric is
 // over all processes.
+#include <chrono>
+#include <cmath>
 #include <iomanip>
 #include <iostream>
 
@@ -28,11 +30,16 @@ namespace rg::apps {
 
 int run(const TrainConfig& options) {
   // ---- init: the world, this process's device ------------------------------------------------
-  auto group = train::join_world({.allreduce = options.allreduce == "native"
-                                                   ? parallel::AllreduceAlgorithm::native
-                                                   : parallel::AllreduceAlgorithm::ring,
-                                  .threads = options.threads});
+  auto group = train::join_world(
+      {.allreduce = options.allreduce == "native" ? parallel::AllreduceAlgorithm::native
+                                                  : parallel::AllreduceAlgorithm::ring,
+       .threads = options.threads,
+       // <= kMaxCollectiveTimeout: the milliseconds fit easily
+       .collective_timeout =
+           std::chrono::milliseconds(std::llround(options.collective_timeout * 1000)),
+       .check_sequence = options.check_sequence});
   const int world_size = group->size();
+  options.faults.check_world(world_size);
   const bool lead = group->rank() == 0;  // prints, logs and checkpoints
   TrainConfig cfg = options;
   if (!lead) cfg.progress = false;
@@ -107,6 +114,10 @@ int run(const TrainConfig& options) {
                           .clip_grad_norm = cfg.clip_grad_norm,
                           .progress = cfg.progress,
                           .resumed = !cfg.resume.empty(),
+                          .before_step =
+                              [&cfg, rank = group->rank()](int64_t step) {
+                                cfg.faults.at_step(rank, step);  // --fault: injected faults
+                              },
                           .checkpoint_extra = {{"config", options.to_json().dump()}}});
   trainer.resume(checkpoint,
                  cfg.eval_only ? train::Restore::weights_only : train::Restore::everything);

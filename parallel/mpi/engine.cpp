@@ -208,6 +208,21 @@ std::string Engine::dead_peers() const {
   return dead.str();
 }
 
+std::string Engine::stopped_peers() const {
+  std::ostringstream stopped;
+  for (std::size_t r = 0; r < peers_.size(); ++r) {
+    const Peer& peer = peers_[r];
+    if (!peer.watched) continue;
+    char state = 0;
+    int64_t start_time = -1;
+    // T: stopped by a signal (SIGSTOP, SIGTSTP, Ctrl-Z); t: stopped by a debugger.
+    if (read_stat(peer.pid, state, start_time) && start_time == peer.start_time &&
+        (state == 'T' || state == 't'))
+      stopped << (stopped.tellp() > 0 ? ", " : "") << "rank " << r << " (pid " << peer.pid << ")";
+  }
+  return stopped.str();
+}
+
 void Engine::wait_until(const std::function<bool()>& done, milliseconds timeout,
                         const std::function<std::string()>& waiting_for) {
   const auto start = Clock::now();
@@ -222,8 +237,13 @@ void Engine::wait_until(const std::function<bool()>& done, milliseconds timeout,
              " exited; this rank was waiting for ", waiting_for());
       next_check = now + kLivenessPeriod;
     }
-    if (now - start >= timeout)
-      fail("timed out after ", timeout.count(), " ms waiting for ", waiting_for());
+    if (now - start >= timeout) {
+      // A frozen peer is alive, so only the timeout catches it; on this machine /proc can
+      // still say which one it is (MPI's own collectives cannot).
+      const std::string stopped = stopped_peers();
+      fail("timed out after ", timeout.count(), " ms waiting for ", waiting_for(),
+           stopped.empty() ? "" : "; stopped (SIGSTOP or a debugger): " + stopped);
+    }
     // Spin briefly (a message of a few MB takes well under a millisecond between processes
     // on one machine), then back off to sleeps of at most 1 ms so that a rank waiting for a
     // slow peer leaves the cores to the ranks still computing.

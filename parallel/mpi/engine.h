@@ -75,7 +75,8 @@ class Engine {
   void set_up();     // on the thread: MPI_Init, peers, operators
   void tear_down();  // on the thread: barrier, MPI_Finalize
   void fault(const std::string& message);
-  std::string dead_peers() const;  // "rank 2 (pid 4711)" for each peer whose process is gone
+  std::string dead_peers() const;     // "rank 2 (pid 4711)" for each peer whose process is gone
+  std::string stopped_peers() const;  // the same for each peer stopped by a signal or debugger
 
   struct Peer {
     int pid = 0;

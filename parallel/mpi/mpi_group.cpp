@@ -155,6 +155,9 @@ void MpiGroup::check_sequence(const Call& call) {
 
 void MpiGroup::wait_native(MPI_Request& request, const char* function) {
   engine_.wait_request(request, options_.timeout, [&] {
+    // With two ranks the late one is the other one; beyond, MPI does not say which.
+    if (size() == 2)
+      return "rank " + std::to_string(1 - rank()) + " (the only other rank) in " + function;
     return std::string("the other ranks in ") + function +
            " (MPI does not say which rank is late; ProcessGroupOptions::check_sequence "
            "names ranks that never arrive)";

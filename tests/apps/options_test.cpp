@@ -115,6 +115,49 @@ TEST(TrainCifarOptions, DeeplyNestedJsonIsRefused) {
   }
 }
 
+// --fault (repeatable), --collective-timeout and --check-sequence reach the config; a bad
+// spec or timeout is a named error before anything runs.
+TEST(TrainCifarOptions, FaultsTimeoutAndSequenceChecks) {
+  const TrainConfig defaults = parse({}).config;
+  EXPECT_EQ(defaults.collective_timeout, 300.0);
+  EXPECT_FALSE(defaults.check_sequence);
+  EXPECT_TRUE(defaults.faults.empty());
+  const TrainConfig c =
+      parse({"--fault", "kill:rank=1:step=50", "--fault", "delay:rank=0:step=3:seconds=20",
+             "--collective-timeout", "2.5", "--check-sequence"})
+          .config;
+  ASSERT_EQ(c.faults.faults().size(), 2u);
+  EXPECT_EQ(c.faults.faults()[0].kind, parallel::FaultKind::kill);
+  EXPECT_EQ(c.faults.faults()[1].seconds, 20.0);
+  EXPECT_EQ(c.collective_timeout, 2.5);
+  EXPECT_TRUE(c.check_sequence);
+  EXPECT_EQ(c.to_json()["collective_timeout"].get<double>(), 2.5);
+  EXPECT_EQ(parse({"--set", "collective_timeout=60"}).config.collective_timeout, 60.0);
+  EXPECT_TRUE(throws_error(
+      [] {
+        parse({"--fault", "kill:rank=1"});
+      },
+      {"fault 'kill:rank=1'", "needs step="}));
+  for (const char* bad : {"0", "-3", "1e300", "0.0001"})
+    EXPECT_TRUE(throws_error(
+        [&] {
+          parse({"--collective-timeout", bad});
+        },
+        {"collective_timeout must be in [0.001, 1e+06] seconds"}))
+        << bad;
+  EXPECT_TRUE(throws_error(
+      [] {
+        parse({"--collective-timeout", "soon"});
+      },
+      {"collective_timeout"}));
+  // A fault for a rank the job does not have would never fire: refused when the run starts.
+  const std::string data = tiny_cifar("fault_data", 8);
+  TrainConfig one = tiny_config(data, rg::testing::temp_path("fault_out"));
+  one.faults = parallel::FaultPlan({"exit:rank=1:step=2"});
+  EXPECT_TRUE(throws_error([&] { run(one); },
+                           {"exit:rank=1:step=2", "rank 1 does not exist in a job of 1 process"}));
+}
+
 TEST(TrainCifarOptions, EvalOnlyWithNoCheckpointToFind) {
   const std::string data = tiny_cifar("data", 8);
   const std::string out = rg::testing::temp_path("out");

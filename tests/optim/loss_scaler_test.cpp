@@ -111,10 +111,11 @@ TEST(LossScaler, StaticScaleNeverChangesButStillSkipsOverflows) {
 TEST(LossScaler, TheFoundInfHookDecides) {
   TwoParams s;
   LossScaler scaler;
+  scaler.set_param_names({"fc.weight", "fc.bias"});
   std::vector<bool> seen;
-  scaler.set_found_inf_hook([&](bool local) {
-    seen.push_back(local);
-    return true;  // another rank overflowed
+  scaler.set_found_inf_hook([&](std::optional<std::size_t> local) {
+    seen.push_back(local.has_value());
+    return FoundInfVerdict{true, 3, 1};  // rank 3 overflowed, in parameter 1
   });
   s.set_scaled_grads(scaler.scale_value());
   const Tensor w_before = s.w.detach().clone();
@@ -123,7 +124,58 @@ TEST(LossScaler, TheFoundInfHookDecides) {
   EXPECT_EQ(seen, std::vector<bool>{false});
   EXPECT_TRUE(all_close(s.w, w_before, 0, 0));
   EXPECT_EQ(scaler.scale_value(), 32768.0);
-  EXPECT_FALSE(scaler.last_overflow().has_value());  // nothing overflowed here
+  // The report names the other rank's parameter, which never overflowed here.
+  ASSERT_TRUE(scaler.last_overflow().has_value());
+  EXPECT_EQ(scaler.last_overflow()->param_name, "fc.bias");
+  EXPECT_EQ(scaler.last_overflow()->rank, 3);
+  EXPECT_EQ(describe_skip(*scaler.last_step()),
+            "step 1: gradient overflow in fc.bias on rank 3, step skipped, loss scale now 32768");
+  // A hook naming a parameter the optimizer does not have is refused.
+  scaler.set_found_inf_hook([](std::optional<std::size_t>) { return FoundInfVerdict{true, 0, 7}; });
+  s.set_scaled_grads(scaler.scale_value());
+  EXPECT_TRUE(
+      throws_error([&] { scaler.unscale(s.opt); }, {"hook named parameter 7", "2 parameters"}));
+}
+
+// One record per step: the scale it used, the scale after, whether it skipped and why — and
+// the overflow of an earlier step never leaks into a later step's record.
+TEST(LossScaler, KeepsARecordOfEveryStep) {
+  TwoParams s;
+  LossScaler scaler({.growth_interval = 2});
+  scaler.set_param_names({"fc.weight", "fc.bias"});
+  EXPECT_FALSE(scaler.last_step().has_value());
+  s.set_scaled_grads(scaler.scale_value());
+  scaler.step(s.opt);
+  scaler.update();  // step 0: clean
+  s.set_scaled_grads(scaler.scale_value(), kInf);
+  scaler.step(s.opt);
+  scaler.update();               // step 1: fc.weight overflows
+  for (int i = 0; i < 2; ++i) {  // steps 2, 3: clean; the scale grows after the second
+    s.set_scaled_grads(scaler.scale_value());
+    scaler.step(s.opt);
+    scaler.update();
+  }
+  const std::vector<ScalerStep> history = scaler.take_history();
+  ASSERT_EQ(history.size(), 4u);
+  const double s0 = 65536.0;
+  EXPECT_EQ(history[0].step, 0);
+  EXPECT_EQ(history[0].scale, s0);
+  EXPECT_EQ(history[0].next_scale, s0);
+  EXPECT_FALSE(history[0].skipped);
+  EXPECT_FALSE(history[0].overflow.has_value());
+  EXPECT_TRUE(history[1].skipped);
+  ASSERT_TRUE(history[1].overflow.has_value());
+  EXPECT_EQ(history[1].overflow->param_name, "fc.weight");
+  EXPECT_EQ(history[1].overflow->rank, -1);  // no hook: this process
+  EXPECT_EQ(history[1].next_scale, s0 / 2);
+  EXPECT_FALSE(history[2].skipped);
+  EXPECT_FALSE(history[2].overflow.has_value());  // not fc.weight again
+  EXPECT_EQ(history[3].scale, s0 / 2);
+  EXPECT_EQ(history[3].next_scale, s0);
+  EXPECT_EQ(describe_skip(history[1]),
+            "step 2: gradient overflow in fc.weight, step skipped, loss scale now 32768");
+  EXPECT_TRUE(scaler.take_history().empty());  // taken once
+  EXPECT_EQ(scaler.last_step()->step, 3);
 }
 
 TEST(LossScaler, ScaleMultipliesAndComputes16BitLossesInF32) {

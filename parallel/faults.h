@@ -1,0 +1,74 @@
+#pragma once
+// Faults a learner can inject into a training job, to watch what the parallel layer does when
+// a rank dies, exits, falls behind or freezes — and how long the others take to notice. A
+// training loop calls FaultPlan::at_step once per step; the plan comes from specs such as
+// train_cifar's `--fault kill:rank=1:step=50`:
+//
+//   kill:rank=R:step=S              rank R sends itself SIGKILL (a crash, the OOM killer)
+//   exit:rank=R:step=S[:code=C]     rank R ends at once with status C (default 1) without
+//                                   shutting down: no MPI_Finalize, no destructors
+//   delay:rank=R:step=S:seconds=T   rank R sleeps T seconds, then goes on (a slow rank; the
+//                                   job survives when T is below the collective timeout)
+//   stop:rank=R:step=S              rank R sends itself SIGSTOP: alive but frozen (a hung
+//                                   driver, a debugger); only the collective timeout ends it
+//
+// Step S is the S-th training step of the run, counted from 1 across epochs (the numbering of
+// the loss scaler's "step S: gradient overflow" lines); the fault fires just before it. Each
+// spec is a kind then key=value fields separated by ':'; an unknown kind or key, a missing or
+// repeated key, a key the kind does not take and a value out of range are rg::Errors naming
+// the spec and the field.
+//
+// This is the one place where the library ends its own process on purpose (DESIGN.md: no exit()
+// in the library otherwise): ending it is what the fault is for.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rg::parallel {
+
+enum class FaultKind { kill, exit, delay, stop };
+
+struct Fault {
+  FaultKind kind = FaultKind::kill;
+  int rank = 0;
+  int64_t step = 1;
+  int exit_code = 1;   // exit only: the process's status, 0..255
+  double seconds = 0;  // delay only: how long to sleep
+  std::string spec;    // as given, for messages
+};
+
+// Largest values a spec may hold: beyond any real run, small enough never to overflow.
+inline constexpr int kMaxFaultRank = 1 << 20;
+inline constexpr double kMaxFaultDelaySeconds = 1e6;  // 11.6 days
+
+// Parses one spec (see the top of this file); throws rg::Error naming what was wrong.
+Fault parse_fault(const std::string& spec);
+
+class FaultPlan {
+ public:
+  FaultPlan() = default;
+  // Parses every spec; throws on the first bad one.
+  explicit FaultPlan(const std::vector<std::string>& specs);
+
+  bool empty() const { return faults_.empty(); }
+  const std::vector<Fault>& faults() const { return faults_; }
+  std::vector<std::string> specs() const;
+
+  // Throws rg::Error for a fault aimed at a rank the job does not have (rank 1 in a job of one
+  // process would otherwise never fire, and the run would silently show nothing).
+  void check_world(int world_size) const;
+
+  // Call once per training step, before the step runs: applies this rank's faults for `step`
+  // (1-based). Announces each on stderr first ("ringgrad: rank 1: injected fault
+  // kill:rank=1:step=50 at step 50: SIGKILL"), so the job's output shows where it came from.
+  // kill, exit and stop do not return (stop returns only if someone sends SIGCONT).
+  void at_step(int rank, int64_t step) const;
+
+ private:
+  std::vector<Fault> faults_;
+};
+
+const char* fault_kind_name(FaultKind kind);
+
+}  // namespace rg::parallel

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Two "hosts" on one machine: a data-parallel job across a network, without a second machine.
+#
+#   sudo scripts/two_hosts.sh [BUILD_DIR]       (default build/; needs build/apps/train_cifar)
+#
+# 1. Two network namespaces, rg<pid>a and rg<pid>b, joined by a veth pair: 10.77.0.1/24 and
+#    10.77.0.2/24. Each is a host with its own network stack (processes and files are shared).
+# 2. mpirun runs in the first; for the second "host" Open MPI's remote-launch agent
+#    (plm_rsh_agent), normally ssh, is a small script that enters the other namespace
+#    (`ip netns exec`) and starts Open MPI's daemon there. Messages go over TCP on the veth
+#    addresses only (btl tcp,self; btl_tcp_if_include, oob_tcp_if_include): no shared memory.
+# 3. train_cifar on 2 hosts x 1 rank must end with the same checkpoint, tensor for tensor and
+#    bit for bit, as the same run as 2 processes on one host.
+# 4. The link is cut mid-run (`ip link set ... down`): the ranks must end with a named error
+#    (a collective timed out waiting for the other rank) within --collective-timeout, never hang.
+#
+# Root is needed (namespaces, veth). Where they cannot be made — not root, no `ip`, a container
+# without CAP_NET_ADMIN — the script says why and exits 77 (skipped). Everything it creates is
+# removed on exit. It is not part of CTest/CI (see parallel/README.md, "Several machines").
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+train=$build/apps/train_cifar
+skip() { echo "two_hosts.sh: SKIP: $*"; exit 77; }
+die() { echo "two_hosts.sh: FAIL: $*"; exit 1; }
+
+[[ $(id -u) -eq 0 ]] || skip "needs root to create network namespaces (run it with sudo)"
+command -v ip >/dev/null || bash scripts/setup.sh two-hosts >/dev/null || skip "no 'ip' (iproute2)"
+command -v mpirun >/dev/null || skip "no mpirun (scripts/setup.sh installs Open MPI)"
+command -v python3 >/dev/null || skip "no python3 (compares the checkpoints)"
+[[ -x $train ]] || die "$train not built (scripts/build.sh)"
+
+a=rg$$a b=rg$$b
+work=$(mktemp -d /tmp/two_hosts.XXXXXX)
+cleanup() {
+  ip netns pids "$a" 2>/dev/null | xargs -r kill -9 2>/dev/null
+  ip netns pids "$b" 2>/dev/null | xargs -r kill -9 2>/dev/null
+  ip netns del "$a" 2>/dev/null
+  ip netns del "$b" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+ip netns add "$a" 2>"$work/err" || skip "cannot create a network namespace: $(cat "$work/err")"
+ip netns add "$b" || skip "cannot create a second network namespace"
+ip link add "v$a" type veth peer name "v$b" 2>"$work/err" || skip "cannot create a veth pair: $(cat "$work/err")"
+ip link set "v$a" netns "$a" && ip link set "v$b" netns "$b" || die "cannot move the veth ends"
+ip -n "$a" addr add 10.77.0.1/24 dev "v$a" && ip -n "$b" addr add 10.77.0.2/24 dev "v$b" || die "addresses"
+# When the link goes, mpirun and the remote daemon must notice that TCP is gone. With data in
+# flight (mpirun's order to end the job) Linux retransmits for tcp_retries2 = 15 rounds by
+# default, about 15 minutes, before it gives up on the connection; these namespaces give up
+# after 5 (about 6 s). The ranks do not depend on it: their timeout names the cut at once.
+for ns in "$a" "$b"; do
+  ip -n "$ns" link set lo up
+  ip netns exec "$ns" sysctl -q -w net.ipv4.tcp_retries2=5 || die "cannot set tcp_retries2 in $ns"
+done
+ip -n "$a" link set "v$a" up && ip -n "$b" link set "v$b" up || die "cannot bring the link up"
+echo "two_hosts.sh: hosts $a (10.77.0.1) and $b (10.77.0.2), joined by a veth pair"
+
+# The remote-launch agent: called as `agent HOST COMMAND...` the way mpirun calls ssh; runs the
+# command in HOST's namespace (a shell joins the words, as ssh's remote shell does).
+cat >"$work/agent.sh" <<EOF
+#!/usr/bin/env bash
+host=\$1; shift
+case "\$host" in
+  10.77.0.1) ns=$a ;;
+  10.77.0.2) ns=$b ;;
+  *) echo "agent: unknown host \$host" >&2; exit 1 ;;
+esac
+exec ip netns exec "\$ns" /bin/sh -c "\$*"
+EOF
+chmod +x "$work/agent.sh"
+
+bash tests/parallel_mpi/tiny_cifar.sh "$work/data" 64
+common=(--data "$work/data" --model resnet20@0.25 --batch-size 8 --train-limit 128 --test-limit 32
+        --threads 1 --workers 1 --no-progress --overwrite)
+mpi_env=(-x PATH --allow-run-as-root --bind-to none)
+[[ -n ${LD_LIBRARY_PATH:-} ]] && mpi_env+=(-x LD_LIBRARY_PATH)
+
+# Two hosts, one rank each, TCP over the veth pair only.
+two_hosts() {
+  ip netns exec "$a" mpirun "${mpi_env[@]}" --host 10.77.0.1:1,10.77.0.2:1 -np 2 \
+    --mca plm_rsh_agent "$work/agent.sh" --mca plm_rsh_no_tree_spawn 1 \
+    --mca btl tcp,self --mca btl_tcp_if_include 10.77.0.0/24 \
+    --mca oob_tcp_if_include 10.77.0.0/24 --mca orte_abort_on_non_zero_status 0 \
+    "$train" "${common[@]}" "$@"
+}
+
+echo "two_hosts.sh: where the ranks run (each must see only its own veth address):"
+two_hosts_plain() {
+  ip netns exec "$a" mpirun "${mpi_env[@]}" --host 10.77.0.1:1,10.77.0.2:1 -np 2 \
+    --mca plm_rsh_agent "$work/agent.sh" --mca plm_rsh_no_tree_spawn 1 \
+    --mca oob_tcp_if_include 10.77.0.0/24 "$@"
+}
+two_hosts_plain sh -c 'echo "  rank $OMPI_COMM_WORLD_RANK: $(ip -4 -brief addr show | grep 10.77)"' ||
+  die "mpirun cannot start a process on both hosts"
+
+echo "two_hosts.sh: [1/3] one host, 2 processes"
+mpirun "${mpi_env[@]}" --oversubscribe -np 2 "$train" "${common[@]}" --epochs 2 \
+  --out "$work/one_host" >"$work/one_host.log" 2>&1 || { cat "$work/one_host.log"; die "one-host run failed"; }
+tail -2 "$work/one_host.log"
+
+echo "two_hosts.sh: [2/3] two hosts x 1 process"
+two_hosts --epochs 2 --out "$work/two_hosts" >"$work/two_hosts.log" 2>&1 ||
+  { cat "$work/two_hosts.log"; die "two-host run failed"; }
+tail -2 "$work/two_hosts.log"
+python3 - "$work/one_host/last.safetensors" "$work/two_hosts/last.safetensors" <<'EOF' || die "the checkpoints differ"
+# Every tensor of the two checkpoints, byte for byte (the metadata holds the --out paths).
+import json, struct, sys
+def tensors(path):
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    header.pop("__metadata__", None)
+    data = raw[8 + n:]
+    return {k: (v["dtype"], v["shape"], data[v["data_offsets"][0]:v["data_offsets"][1]])
+            for k, v in header.items()}
+one, two = tensors(sys.argv[1]), tensors(sys.argv[2])
+if one.keys() != two.keys():
+    sys.exit(f"different tensors: {sorted(one.keys() ^ two.keys())}")
+bad = [k for k in one if one[k] != two[k]]
+if bad:
+    sys.exit(f"{len(bad)} of {len(one)} tensors differ, e.g. {bad[:3]}")
+print(f"two_hosts.sh: the checkpoints are equal: {len(one)} tensors, bit for bit")
+EOF
+
+echo "two_hosts.sh: [3/3] the link cut mid-run (--collective-timeout 10)"
+timeout_s=10
+two_hosts --epochs 50 --collective-timeout "$timeout_s" --out "$work/cut" >"$work/cut.log" 2>&1 &
+job=$!
+# Cut once training runs (the first epoch's line is printed after its checkpoint).
+for _ in $(seq 600); do
+  grep -q "^epoch 1/" "$work/cut.log" && break
+  sleep 0.1
+done
+grep -q "^epoch 1/" "$work/cut.log" || { cat "$work/cut.log"; die "the run never finished an epoch"; }
+ip -n "$a" link set "v$a" down
+cut_at=$(date +%s%N)
+echo "two_hosts.sh: link down at $(date +%T.%N | cut -c1-12)"
+# The ranks must report within the timeout (+ the 1 s abort grace and slack for a loaded
+# machine); mpirun itself may need its daemons, which the cut separated, so it gets a bound too.
+ended=""
+for _ in $(seq $(((timeout_s + 20) * 10))); do
+  if ! kill -0 "$job" 2>/dev/null; then ended=yes; break; fi
+  sleep 0.1
+done
+elapsed_ms=$((($(date +%s%N) - cut_at) / 1000000))
+cat "$work/cut.log" | grep -E "ringgrad: rank|error" || true
+grep -Eq "ringgrad: rank [01] of 2: .*timed out after ${timeout_s}000 ms waiting for rank [01]" "$work/cut.log" ||
+  { cat "$work/cut.log"; die "no rank named the timed-out collective and the other rank"; }
+if [[ -z $ended ]]; then
+  echo "two_hosts.sh: the ranks reported the cut, but mpirun was still running ${elapsed_ms} ms after it"
+  ip netns pids "$a" | xargs -r kill -9 2>/dev/null
+  ip netns pids "$b" | xargs -r kill -9 2>/dev/null
+  die "mpirun did not end"
+fi
+left=$( (ip netns pids "$a"; ip netns pids "$b") | xargs -r ps -o comm= -p 2>/dev/null | grep -c train_cifar)
+((left == 0)) || die "$left train_cifar process(es) still alive after mpirun ended"
+echo "two_hosts.sh: the job ended ${elapsed_ms} ms after the cut, naming the collective and the rank"
+echo "two_hosts.sh: PASS"

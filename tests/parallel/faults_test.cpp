@@ -1,0 +1,135 @@
+// The fault plan: specs parse into faults, bad specs are named errors, and at_step does to the
+// process what the spec says — checked in a forked child, whose end the parent observes.
+#include "parallel/faults.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+
+#include "tests/support/fixtures.h"
+
+namespace rg::parallel {
+namespace {
+using rg::testing::throws_error;
+
+TEST(FaultPlan, ParsesEachKind) {
+  const Fault kill = parse_fault("kill:rank=1:step=50");
+  EXPECT_EQ(kill.kind, FaultKind::kill);
+  EXPECT_EQ(kill.rank, 1);
+  EXPECT_EQ(kill.step, 50);
+  EXPECT_EQ(kill.spec, "kill:rank=1:step=50");
+
+  const Fault exit = parse_fault("exit:step=7:rank=2:code=3");  // any order
+  EXPECT_EQ(exit.kind, FaultKind::exit);
+  EXPECT_EQ(exit.rank, 2);
+  EXPECT_EQ(exit.step, 7);
+  EXPECT_EQ(exit.exit_code, 3);
+  EXPECT_EQ(parse_fault("exit:rank=0:step=1").exit_code, 1);  // the default status
+
+  const Fault delay = parse_fault("delay:rank=1:step=50:seconds=2.5");
+  EXPECT_EQ(delay.kind, FaultKind::delay);
+  EXPECT_DOUBLE_EQ(delay.seconds, 2.5);
+
+  EXPECT_EQ(parse_fault("stop:rank=3:step=9").kind, FaultKind::stop);
+
+  const FaultPlan plan({"kill:rank=1:step=5", "delay:rank=0:step=2:seconds=1"});
+  ASSERT_EQ(plan.faults().size(), 2u);
+  EXPECT_EQ(plan.specs(),
+            (std::vector<std::string>{"kill:rank=1:step=5", "delay:rank=0:step=2:seconds=1"}));
+  EXPECT_TRUE(FaultPlan().empty());
+}
+
+TEST(FaultPlan, BadSpecsAreNamedErrors) {
+  EXPECT_TRUE(throws_error([] { parse_fault(""); }, {"unknown kind ''", "kill, exit, delay"}));
+  EXPECT_TRUE(throws_error([] { parse_fault("crash:rank=1:step=5"); },
+                           {"fault 'crash:rank=1:step=5'", "unknown kind 'crash'"}));
+  EXPECT_TRUE(throws_error([] { parse_fault("kill:rank=1"); }, {"kill needs step="}));
+  EXPECT_TRUE(throws_error([] { parse_fault("kill:step=4"); }, {"kill needs rank="}));
+  EXPECT_TRUE(throws_error([] { parse_fault("delay:rank=1:step=5"); }, {"delay needs seconds="}));
+  EXPECT_TRUE(throws_error([] { parse_fault("kill:rank=1:step=5:seconds=3"); },
+                           {"kill takes no 'seconds'", "rank, step"}));
+  EXPECT_TRUE(throws_error([] { parse_fault("delay:rank=1:step=5:seconds=3:code=2"); },
+                           {"delay takes no 'code'"}));
+  EXPECT_TRUE(
+      throws_error([] { parse_fault("kill:rank=1:step=5:rank=2"); }, {"'rank' is given twice"}));
+  EXPECT_TRUE(
+      throws_error([] { parse_fault("kill:rank=1:step5"); }, {"expected key=value", "step5"}));
+  EXPECT_TRUE(throws_error([] { parse_fault("kill:rank=1:step=5:"); }, {"expected key=value"}));
+  EXPECT_TRUE(throws_error([] { parse_fault("kill:rank=-1:step=5"); },
+                           {"rank must be an integer in [0, 1048576]", "'-1'"}));
+  EXPECT_TRUE(
+      throws_error([] { parse_fault("kill:rank=4294967297:step=5"); }, {"rank", "4294967297"}));
+  EXPECT_TRUE(
+      throws_error([] { parse_fault("kill:rank=1:step=0"); }, {"step must be an integer in [1,"}));
+  EXPECT_TRUE(throws_error([] { parse_fault("kill:rank=1:step=1e3"); }, {"step", "'1e3'"}));
+  EXPECT_TRUE(throws_error([] { parse_fault("kill:rank=1:step=99999999999999999999"); },
+                           {"step", "99999999999999999999"}));
+  EXPECT_TRUE(throws_error([] { parse_fault("exit:rank=1:step=5:code=256"); },
+                           {"code must be an integer in [0, 255]", "'256'"}));
+  for (const char* bad : {"0", "-1", "nan", "inf", "1e300", "2s", ""})
+    EXPECT_TRUE(
+        throws_error([&] { parse_fault(std::string("delay:rank=1:step=5:seconds=") + bad); },
+                     {"seconds must be a number in (0, 1e+06]"}))
+        << bad;
+  // A long spec is quoted cut short.
+  try {
+    parse_fault("kill:rank=1:step=" + std::string(100000, '9'));
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_LT(std::string(e.what()).size(), 400u);
+  }
+  // The plan names the bad spec among several.
+  EXPECT_TRUE(throws_error(
+      [] {
+        FaultPlan({"kill:rank=1:step=5", "stop:rank=x:step=2"});
+      },
+      {"stop:rank=x:step=2", "rank"}));
+}
+
+TEST(FaultPlan, RefusesRanksTheJobDoesNotHave) {
+  const FaultPlan plan({"kill:rank=1:step=5"});
+  EXPECT_TRUE(throws_error([&] { plan.check_world(1); },
+                           {"kill:rank=1:step=5", "rank 1 does not exist in a job of 1 process"}));
+  plan.check_world(2);
+}
+
+// Runs `plan.at_step(rank, step)` in a child process and returns its wait status (with
+// WUNTRACED: a stopped child is reported as stopped, then killed).
+int status_after(const FaultPlan& plan, int rank, int64_t step) {
+  const pid_t child = fork();
+  if (child == 0) {
+    plan.at_step(rank, step);
+    _exit(42);  // the step went on: no fault fired (or a delay ended)
+  }
+  int status = 0;
+  EXPECT_EQ(waitpid(child, &status, WUNTRACED), child);
+  if (WIFSTOPPED(status)) {
+    kill(child, SIGKILL);
+    int ignored = 0;
+    waitpid(child, &ignored, 0);
+  }
+  return status;
+}
+
+TEST(FaultPlan, AtStepDoesWhatTheSpecSays) {
+  const FaultPlan plan({"kill:rank=1:step=3", "exit:rank=1:step=4:code=3", "exit:rank=0:step=4",
+                        "stop:rank=2:step=3", "delay:rank=0:step=3:seconds=0.01"});
+  int s = status_after(plan, 1, 3);
+  EXPECT_TRUE(WIFSIGNALED(s) && WTERMSIG(s) == SIGKILL) << s;
+  s = status_after(plan, 1, 4);
+  EXPECT_TRUE(WIFEXITED(s) && WEXITSTATUS(s) == 3) << s;
+  s = status_after(plan, 0, 4);
+  EXPECT_TRUE(WIFEXITED(s) && WEXITSTATUS(s) == 1) << s;
+  s = status_after(plan, 2, 3);
+  EXPECT_TRUE(WIFSTOPPED(s) && WSTOPSIG(s) == SIGSTOP) << s;
+  // A delay returns, and so does every step or rank with nothing planned.
+  for (auto [rank, step] : {std::pair{0, 3}, {1, 2}, {1, 5}, {3, 3}}) {
+    s = status_after(plan, rank, step);
+    EXPECT_TRUE(WIFEXITED(s) && WEXITSTATUS(s) == 42) << "rank " << rank << " step " << step;
+  }
+}
+
+}  // namespace
+}  // namespace rg::parallel
