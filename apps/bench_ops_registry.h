@@ -86,6 +86,8 @@ inline std::vector<BenchOp> registry() {
   const Domain pos = Domain::positive;
   return {
       bandwidth_op("add", 2, [](V x) { return add(x[0], x[1]); }),
+      bandwidth_op("add_relu", 2, [](V x) { return add_relu(x[0], x[1]); }),
+      bandwidth_op("add_relu_unfused", 2, [](V x) { return relu(add(x[0], x[1])); }),
       bandwidth_op("sub", 2, [](V x) { return sub(x[0], x[1]); }),
       bandwidth_op("mul", 2, [](V x) { return mul(x[0], x[1]); }),
       bandwidth_op(

@@ -2,11 +2,18 @@
 """Train-step throughput of ringgrad next to PyTorch, same model, batch and threads, in one run.
 
     python3 tools/bench_train_vs_pytorch.py [--model resnet18] [--batch 128] [--threads 2]
-                                            [--steps 5]
+                                            [--steps 5] [--rounds 2] [--device cpu]
+    python3 tools/bench_train_vs_pytorch.py --models resnet18:128,airbench@0.5:256,airbench:256 \\
+                                            [--baseline OTHER/build/apps/bench_train]
 
 Runs build/apps/bench_train (forward, cross-entropy, backward, SGD step on random data) and
-the same step in PyTorch on the model of tools/resnet_reference.py, alternating the two so
-that both see the same machine load, and prints one JSON object. Needs PyTorch (pip install
+the same step in PyTorch on the twin in tools/resnet_reference.py (the CIFAR ResNets, and
+airbench at any width), alternating the frameworks round by round so that all see the same
+machine load, and prints one JSON object per model: the best round of each (images/s over the
+timed steps) and ringgrad's speed-up. The parameter counts of ringgrad's model and the twin
+must agree, or the script stops: a speed comparison of two different nets means nothing.
+--baseline times a second ringgrad build in the same alternation (e.g. one built from main), so
+a change is measured against its reference under the same load. Needs PyTorch (pip install
 torch) and a built ringgrad (bash scripts/build.sh).
 """
 import argparse
@@ -20,22 +27,32 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 
-def pytorch_step_rate(model_name, batch, threads, steps, warmup=1):
-    import torch
+def pytorch_model(model_name):
     import resnet_reference
+
+    base, _, width = model_name.partition("@")
+    if not hasattr(resnet_reference, base):
+        sys.exit(f"bench_train_vs_pytorch: no PyTorch twin of '{model_name}' in "
+                 "tools/resnet_reference.py")
+    return getattr(resnet_reference, base)(float(width) if width else 1.0)
+
+
+def pytorch_step_rate(model_name, batch, threads, steps, device, warmup=1):
+    import torch
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    base, _, width = model_name.partition("@")
-    model = getattr(resnet_reference, base)(float(width) if width else 1.0)
+    model = pytorch_model(model_name).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
-    x = torch.randn(batch, 3, 32, 32)
-    y = torch.arange(batch) % 10
+    x = torch.randn(batch, 3, 32, 32).to(device)
+    y = (torch.arange(batch) % 10).to(device)
 
     def step():
         opt.zero_grad(set_to_none=True)
         torch.nn.functional.cross_entropy(model(x), y).backward()
         opt.step()
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()  # a GPU step is done when the device is, as bench_train
 
     for _ in range(warmup):
         step()
@@ -44,37 +61,70 @@ def pytorch_step_rate(model_name, batch, threads, steps, warmup=1):
         t0 = time.perf_counter()
         step()
         times.append(time.perf_counter() - t0)
-    return {"framework": "pytorch", "version": torch.__version__, "model": model_name,
+    return {"framework": "pytorch", "version": torch.__version__, "device": device,
+            "model": model_name,
             "batch": batch, "threads": threads, "steps": steps,
+            "parameters": sum(p.numel() for p in model.parameters()),
             "images_per_second": round(batch * steps / sum(times), 1),
             "best_images_per_second": round(batch / min(times), 1)}
 
 
-def ringgrad_step_rate(model_name, batch, threads, steps):
-    exe = os.path.join(ROOT, "build", "apps", "bench_train")
+def ringgrad_step_rate(exe, model_name, batch, threads, steps, device):
     out = subprocess.run([exe, "--model", model_name, "--batch", str(batch), "--threads",
-                          str(threads), "--steps", str(steps)],
+                          str(threads), "--steps", str(steps), "--device", device],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out)
+
+
+def parse_models(a):
+    if not a.models:
+        return [(a.model, a.batch)]
+    models = []
+    for item in a.models.split(","):
+        name, _, batch = item.partition(":")
+        models.append((name, int(batch) if batch else a.batch))
+    return models
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="resnet18")
     p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--models", help="NAME[:BATCH],... (instead of --model/--batch)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--steps", type=int, default=5)
-    p.add_argument("--rounds", type=int, default=2, help="alternations of the two frameworks")
+    p.add_argument("--device", default="cpu", help="cpu or cuda[:N], for both frameworks")
+    p.add_argument("--rounds", type=int, default=2, help="alternations of the frameworks")
+    p.add_argument("--exe", default=os.path.join(ROOT, "build", "apps", "bench_train"),
+                   help="ringgrad's bench_train")
+    p.add_argument("--baseline", help="a second bench_train, timed in the same alternation")
     a = p.parse_args()
-    runs = {"ringgrad": [], "pytorch": []}
-    for _ in range(a.rounds):
-        runs["ringgrad"].append(ringgrad_step_rate(a.model, a.batch, a.threads, a.steps))
-        runs["pytorch"].append(pytorch_step_rate(a.model, a.batch, a.threads, a.steps))
-    best = {k: max(v, key=lambda r: r["images_per_second"]) for k, v in runs.items()}
-    best["speedup"] = round(best["ringgrad"]["images_per_second"] /
-                            best["pytorch"]["images_per_second"], 2)
-    best["load_average"] = os.getloadavg()
-    print(json.dumps(best, indent=2))
+    results = []
+    for model, batch in parse_models(a):
+        exes = {"ringgrad": a.exe}
+        if a.baseline:
+            exes["ringgrad_baseline"] = a.baseline
+        runs = {k: [] for k in list(exes) + ["pytorch"]}
+        for _ in range(a.rounds):
+            for k, exe in exes.items():
+                runs[k].append(ringgrad_step_rate(exe, model, batch, a.threads, a.steps,
+                                                  a.device))
+            runs["pytorch"].append(pytorch_step_rate(model, batch, a.threads, a.steps, a.device))
+        theirs = runs["pytorch"][0]["parameters"]
+        ours = runs["ringgrad"][0].get("parameters")
+        if ours != theirs:
+            sys.exit(f"bench_train_vs_pytorch: {model} has {ours} parameters in ringgrad but "
+                     f"{theirs} in its PyTorch twin: not the same net")
+        best = {k: max(v, key=lambda r: r["images_per_second"]) for k, v in runs.items()}
+        best["speedup"] = round(best["ringgrad"]["images_per_second"] /
+                                best["pytorch"]["images_per_second"], 2)
+        if a.baseline:
+            best["speedup_over_baseline"] = round(
+                best["ringgrad"]["images_per_second"] /
+                best["ringgrad_baseline"]["images_per_second"], 2)
+        best["load_average"] = os.getloadavg()
+        results.append(best)
+        print(json.dumps(best, indent=2), flush=True)
 
 
 if __name__ == "__main__":
