@@ -213,16 +213,20 @@ void bn_backward_reduce_cpu(const Tensor& gy, const Tensor& x, const double* mea
                       const auto* g = readable(pg + base, d.s, g_buffer);
                       const double mu = mean[c];
                       if (relu) {
-                        // The mask in the forward's arithmetic type: the same v as it computed.
+                        // gy through the mask into a row first (a select the compiler
+                        // vectorises), then the unmasked sums over that row. The mask in the
+                        // forward's arithmetic type: the same v as it computed.
                         using A = ElemtType<T>;
                         const A am = static_cast<A>(mu), k = static_cast<A>(relu->scale[c]);
                         const A b = static_cast<A>(relu->shift[c]);
-                        auto gm = [&](int64_t i) {
-                          return bn_math::affine(convert<A>(p[i]), am, k, b) > A(0) ? ld(g[i])
-                                                                                    : 0.0;
-                        };
-                        sums[0].add(d.s, gm);
-                        sums[1].add(d.s, [&](int64_t i) { return gm(i) * (ld(p[i]) - mu); });
+                        thread_local std::vector<double> masked;
+                        masked.resize(static_cast<std::size_t>(d.s));
+                        for (int64_t i = 0; i < d.s; ++i)
+                          masked[i] =
+                              bn_math::affine(convert<A>(p[i]), am, k, b) > A(0) ? ld(g[i]) : 0.0;
+                        const double* gm = masked.data();
+                        sums[0].add(d.s, [&](int64_t i) { return gm[i]; });
+                        sums[1].add(d.s, [&](int64_t i) { return gm[i] * (ld(p[i]) - mu); });
                         return;
                       }
                       sums[0].add(d.s, [&](int64_t i) { return ld(g[i]); });
