@@ -57,8 +57,11 @@ TEST(AddRelu, BitIdenticalToTheUnfusedComposition) {
 }
 
 TEST(AddRelu, BadInput) {
-  EXPECT_TRUE(throws_error([] { add_relu(ones({2, 3}), ones({4})); },
-                           {"add_relu", "[2, 3]", "[4]", "broadcast"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        add_relu(ones({2, 3}), ones({4}));
+      },
+      {"add_relu", "[2, 3]", "[4]", "broadcast"}));
   EXPECT_TRUE(throws_error([] { add_relu(ones({2}), ones({2}, {DType::f64})); },
                            {"add_relu", "dtype mismatch", "[2] f32 cpu", "[2] f64 cpu"}));
   EXPECT_TRUE(throws_error([] { add_relu(ones({2}, {DType::i64}), ones({2}, {DType::i64})); },

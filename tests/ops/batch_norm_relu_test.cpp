@@ -35,8 +35,8 @@ TEST(BatchNormRelu, GradcheckEval) {
   auto affine = [&](const std::vector<Tensor>& in) {
     return batch_norm_relu(in[0], in[1], in[2], rm, rv, BatchNormMode::eval);
   };
-  EXPECT_TRUE(gradcheck(affine, {grad_input({2, 3, 2, 2}), grad_input({3}, 0.5, 1.5, 2),
-                                 grad_input({3}, -1, 1, 3)}));
+  EXPECT_TRUE(gradcheck(
+      affine, {grad_input({2, 3, 2, 2}), grad_input({3}, 0.5, 1.5, 2), grad_input({3}, -1, 1, 3)}));
 }
 
 TEST(BatchNormRelu, MatchesPyTorch) {
@@ -46,10 +46,10 @@ TEST(BatchNormRelu, MatchesPyTorch) {
     BatchNormMode mode;
     double momentum;
   };
-  for (const Case& c : {Case{"train4d", BatchNormMode::train, 0.1},
-                        Case{"train2d", BatchNormMode::train, 0.1},
-                        Case{"train_noaffine", BatchNormMode::train, 0.3},
-                        Case{"eval4d", BatchNormMode::eval, 0.1}}) {
+  for (const Case& c :
+       {Case{"train4d", BatchNormMode::train, 0.1}, Case{"train2d", BatchNormMode::train, 0.1},
+        Case{"train_noaffine", BatchNormMode::train, 0.3},
+        Case{"eval4d", BatchNormMode::eval, 0.1}}) {
     SCOPED_TRACE(c.name);
     const std::string p = std::string(c.name) + ".";
     const bool affine = f.has(p + "w");
@@ -79,9 +79,9 @@ TEST(BatchNormRelu, MatchesTheUnfusedComposition) {
   struct Case {
     DType x, params;
   };
-  for (const Case& c : {Case{DType::f32, DType::f32}, Case{DType::f64, DType::f64},
-                        Case{DType::bf16, DType::f32}, Case{DType::f16, DType::f32},
-                        Case{DType::bf16, DType::bf16}}) {
+  for (const Case& c :
+       {Case{DType::f32, DType::f32}, Case{DType::f64, DType::f64}, Case{DType::bf16, DType::f32},
+        Case{DType::f16, DType::f32}, Case{DType::bf16, DType::bf16}}) {
     SCOPED_TRACE(std::string(dtype_name(c.x)) + " x, " + std::string(dtype_name(c.params)));
     for (BatchNormMode mode : {BatchNormMode::train, BatchNormMode::eval}) {
       const Tensor x0 = (randn({8, 16, 6, 6}) * 2.0 + 0.3).to(c.x);
@@ -125,14 +125,12 @@ TEST(BatchNormRelu, BadInput) {
       {"batch_norm_relu", "weight", "[3]", "[2] f32 cpu"}));
   EXPECT_TRUE(throws_error(
       [] {
-        batch_norm_relu(ones({1, 3}), Tensor(), Tensor(), Tensor(), Tensor(),
-                        BatchNormMode::train);
+        batch_norm_relu(ones({1, 3}), Tensor(), Tensor(), Tensor(), Tensor(), BatchNormMode::train);
       },
       {"batch_norm_relu", "more than 1 value per channel", "[1, 3] f32 cpu"}));
   EXPECT_TRUE(throws_error(
       [] {
-        batch_norm_relu(ones({2, 3}), Tensor(), Tensor(), Tensor(), Tensor(),
-                        BatchNormMode::eval);
+        batch_norm_relu(ones({2, 3}), Tensor(), Tensor(), Tensor(), Tensor(), BatchNormMode::eval);
       },
       {"batch_norm_relu", "eval mode needs running_mean", "[2, 3] f32 cpu"}));
   EXPECT_TRUE(throws_error(
