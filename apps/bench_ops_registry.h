@@ -65,6 +65,23 @@ inline BenchOp bandwidth_op(std::string name, int inputs, std::function<Tensor(V
           }};
 }
 
+// BatchNorm (train) followed by ReLU on an (N, C, H, W) activation, fused or not: inputs x, a
+// positive weight and a bias. Bytes: the least the pair must move, x and y forward; gy, x and
+// gx backward (the per-channel tensors are negligible).
+inline BenchOp norm_relu_op(std::string name, std::function<Tensor(V)> run) {
+  return {std::move(name),
+          {128, 64, 32, 32},
+          Cost::bytes,
+          [](const Shape& s) {
+            if (s.size() != 4) fail("bench_ops: a batch norm's --shape is N,C,H,W (4 sizes)");
+            return Inputs{uniform(s, Domain::any), uniform({s[1]}, Domain::positive),
+                          uniform({s[1]}, Domain::any)};
+          },
+          std::move(run),
+          [](V in, const Tensor& y) { return bytes_of(in[0]) + bytes_of(y); },
+          [](V in, const Tensor&) { return 3 * bytes_of(in[0]); }};
+}
+
 inline BenchOp gemm_op(std::string name, std::function<Tensor(V)> run) {
   const auto flops = [](V in, const Tensor&) {
     return 2.0 * static_cast<double>(in[0].shape()[0]) * static_cast<double>(in[0].shape()[1]) *
@@ -86,6 +103,18 @@ inline std::vector<BenchOp> registry() {
   const Domain pos = Domain::positive;
   return {
       bandwidth_op("add", 2, [](V x) { return add(x[0], x[1]); }),
+      bandwidth_op("add_relu", 2, [](V x) { return add_relu(x[0], x[1]); }),
+      bandwidth_op("add_relu_unfused", 2, [](V x) { return relu(add(x[0], x[1])); }),
+      norm_relu_op("batch_norm_relu",
+                   [](V x) {
+                     return batch_norm_relu(x[0], x[1], x[2], Tensor(), Tensor(),
+                                            BatchNormMode::train);
+                   }),
+      norm_relu_op("batch_norm_relu_unfused",
+                   [](V x) {
+                     return relu(
+                         batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), BatchNormMode::train));
+                   }),
       bandwidth_op("sub", 2, [](V x) { return sub(x[0], x[1]); }),
       bandwidth_op("mul", 2, [](V x) { return mul(x[0], x[1]); }),
       bandwidth_op(

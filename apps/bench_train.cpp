@@ -27,13 +27,15 @@ namespace {
 
 struct Result {
   double images_per_second, best_images_per_second, peak_mib;
-  int64_t skipped;
+  int64_t skipped, parameters;
 };
 
 Result run(const std::string& model_name, const rg::AmpOptions& options, const rg::Device& device,
            int64_t batch, int64_t steps, int64_t warmup) {
   rg::manual_seed(0);
   auto model = rg::nn::make_model(model_name);
+  int64_t parameters = 0;  // for tools/bench_train_vs_pytorch.py's check against its twin
+  for (const rg::Tensor& p : model->parameters()) parameters += p.numel();
   model->to(device);
   rg::MixedPrecision amp(*model, options);
   rg::SGD opt(amp.optimizer_params(), {.lr = 0.01, .momentum = 0.9, .weight_decay = 5e-4});
@@ -66,7 +68,7 @@ Result run(const std::string& model_name, const rg::AmpOptions& options, const r
   }
   return {static_cast<double>(batch * steps) / total, static_cast<double>(batch) / best,
           static_cast<double>(rg::memory_stats(device).peak_bytes) / (1 << 20),
-          amp.scaler() ? amp.scaler()->skipped_steps() : 0};
+          amp.scaler() ? amp.scaler()->skipped_steps() : 0, parameters};
 }
 
 }  // namespace
@@ -110,12 +112,12 @@ int main(int argc, char** argv) {
           "\"threads\": %d, "
           "\"amp\": \"%s\", \"dtype\": \"%s\", \"steps\": %lld, \"images_per_second\": %.1f, "
           "\"best_images_per_second\": %.1f, \"peak_memory_mib\": %.1f, \"skipped_steps\": "
-          "%lld}\n",
+          "%lld, \"parameters\": %lld}\n",
           device.str().c_str(), model_name.c_str(), static_cast<long long>(batch),
           rg::num_threads(), std::string(rg::opt_level_name(c.level)).c_str(),
           f32 ? "fp32" : (c.dtype == rg::DType::f16 ? "fp16" : "bf16"),
           static_cast<long long>(steps), r.images_per_second, r.best_images_per_second, r.peak_mib,
-          static_cast<long long>(r.skipped));
+          static_cast<long long>(r.skipped), static_cast<long long>(r.parameters));
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <typeinfo>
 
 #include "core/autograd.h"
 #include "nn/init.h"
@@ -106,6 +107,15 @@ Tensor BatchNorm2d::forward(const Tensor& x) {
   if (is_training()) count_batch(num_batches_tracked_);
   return batch_norm(x, weight_, bias_, running_mean_, running_var_,
                     is_training() ? BatchNormMode::train : BatchNormMode::eval, momentum_, eps_);
+}
+
+Tensor BatchNorm2d::forward_relu(const Tensor& x) {
+  if (typeid(*this) != typeid(BatchNorm2d)) return relu(forward(x));
+  RG_CHECK(x.dim() == 4, "BatchNorm2d: expected input (N, C, H, W), got ", x.describe());
+  if (is_training()) count_batch(num_batches_tracked_);
+  return batch_norm_relu(x, weight_, bias_, running_mean_, running_var_,
+                         is_training() ? BatchNormMode::train : BatchNormMode::eval, momentum_,
+                         eps_);
 }
 
 std::string BatchNorm2d::extra_repr() const {

@@ -66,6 +66,10 @@ class BatchNorm2d : public Module {
  public:
   explicit BatchNorm2d(int64_t channels, double momentum = 0.1, double eps = 1e-5);
   Tensor forward(const Tensor& x) override;
+  // relu(forward(x)) through the fused op batch_norm_relu (one pass less forward, the relu's
+  // output never stored). A subclass that overrides forward (SyncBatchNorm) gets
+  // relu(forward(x)) instead, so its own normalisation still runs.
+  Tensor forward_relu(const Tensor& x);
   std::string type_name() const override { return "BatchNorm2d"; }
   std::string extra_repr() const override;
   bool keeps_float32() const override { return true; }

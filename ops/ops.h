@@ -3,6 +3,7 @@
 
 #include "ops/adaptive_avg_pool2d/adaptive_avg_pool2d.h"
 #include "ops/add/add.h"
+#include "ops/add_relu/add_relu.h"
 #include "ops/autocast/autocast_policy.h"
 #include "ops/avg_pool2d/avg_pool2d.h"
 #include "ops/batch_norm/batch_norm.h"

@@ -2,17 +2,24 @@
 """Train-step throughput of ringgrad next to PyTorch, same model, batch and threads, in one run.
 
     python3 tools/bench_train_vs_pytorch.py [--model resnet18] [--batch 128] [--threads 2]
-                                            [--steps 5] [--device cpu|cuda[:N]]
+                                            [--steps 5] [--rounds 2] [--device cpu|cuda[:N]]
                                             [--amp O0|O1] [--amp-dtype fp16|bf16]
+    python3 tools/bench_train_vs_pytorch.py --models resnet18:128,airbench@0.5:256,airbench:256 \\
+                                            [--baseline OTHER/build/apps/bench_train]
+
+Runs build/apps/bench_train (forward, cross-entropy, backward, SGD step on random data) and
+the same step in PyTorch on the twin in tools/resnet_reference.py (the CIFAR ResNets, and
+airbench at any width), alternating the frameworks round by round so that all see the same
+machine load, and prints one JSON object per model: the best round of each (images/s over the
+timed steps) and ringgrad's speed-up. The parameter counts of ringgrad's model and the twin
+must agree, or the script stops: a speed comparison of two different nets means nothing.
+--baseline times a second ringgrad build in the same alternation (e.g. one built from main), so
+a change is measured against its reference under the same load.
 
 On a GPU (--device cuda) PyTorch runs with cuDNN's autotuner on (torch.backends.cudnn.benchmark,
 its fastest eager setting) and both sides time each step to the device's completion; --amp O1 is
-PyTorch's torch.autocast with a GradScaler beside ringgrad's O1 (the same policy).
-
-Runs build/apps/bench_train (forward, cross-entropy, backward, SGD step on random data) and
-the same step in PyTorch on the model of tools/resnet_reference.py, alternating the two so
-that both see the same machine load, and prints one JSON object. Needs PyTorch (pip install
-torch) and a built ringgrad (bash scripts/build.sh).
+PyTorch's torch.autocast with a GradScaler beside ringgrad's O1 (the same policy). Needs PyTorch
+(pip install torch) and a built ringgrad (bash scripts/build.sh).
 """
 import argparse
 import json
@@ -25,10 +32,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 
-def pytorch_step_rate(model_name, batch, threads, steps, device="cpu", amp="O0",
-                      amp_dtype="fp16", warmup=1):
-    import torch
+def pytorch_model(model_name):
     import resnet_reference
+
+    base, _, width = model_name.partition("@")
+    if not hasattr(resnet_reference, base):
+        sys.exit(f"bench_train_vs_pytorch: no PyTorch twin of '{model_name}' in "
+                 "tools/resnet_reference.py")
+    return getattr(resnet_reference, base)(float(width) if width else 1.0)
+
+
+def pytorch_step_rate(model_name, batch, threads, steps, device, amp, amp_dtype, warmup=1):
+    import torch
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)
@@ -36,8 +51,7 @@ def pytorch_step_rate(model_name, batch, threads, steps, device="cpu", amp="O0",
     if dev.type == "cuda":
         torch.backends.cudnn.benchmark = True
         warmup = max(warmup, 3)  # the autotuner tries its algorithms in the first steps
-    base, _, width = model_name.partition("@")
-    model = getattr(resnet_reference, base)(float(width) if width else 1.0).to(dev)
+    model = pytorch_model(model_name).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
     x = torch.randn(batch, 3, 32, 32, device=dev)
     y = torch.arange(batch, device=dev) % 10
@@ -51,30 +65,25 @@ def pytorch_step_rate(model_name, batch, threads, steps, device="cpu", amp="O0",
         scaler.scale(torch.nn.functional.cross_entropy(logits.float(), y)).backward()
         scaler.step(opt)
         scaler.update()
-
-    def sync():
         if dev.type == "cuda":
-            torch.cuda.synchronize(dev)
+            torch.cuda.synchronize(dev)  # a GPU step is done when the device is, as bench_train
 
     for _ in range(warmup):
         step()
-    sync()
     times = []
     for _ in range(steps):
         t0 = time.perf_counter()
         step()
-        sync()
         times.append(time.perf_counter() - t0)
     return {"framework": "pytorch", "version": torch.__version__, "device": device,
             "model": model_name, "amp": amp, "dtype": amp_dtype if amp != "O0" else "fp32",
             "batch": batch, "threads": threads, "steps": steps,
+            "parameters": sum(p.numel() for p in model.parameters()),
             "images_per_second": round(batch * steps / sum(times), 1),
             "best_images_per_second": round(batch / min(times), 1)}
 
 
-def ringgrad_step_rate(model_name, batch, threads, steps, device="cpu", amp="O0",
-                       amp_dtype="fp16"):
-    exe = os.path.join(ROOT, "build", "apps", "bench_train")
+def ringgrad_step_rate(exe, model_name, batch, threads, steps, device, amp, amp_dtype):
     args = [exe, "--model", model_name, "--batch", str(batch), "--threads", str(threads),
             "--steps", str(steps), "--device", device, "--amp", amp]
     if device != "cpu":
@@ -85,28 +94,56 @@ def ringgrad_step_rate(model_name, batch, threads, steps, device="cpu", amp="O0"
     return json.loads(out)
 
 
+def parse_models(a):
+    if not a.models:
+        return [(a.model, a.batch)]
+    models = []
+    for item in a.models.split(","):
+        name, _, batch = item.partition(":")
+        models.append((name, int(batch) if batch else a.batch))
+    return models
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="resnet18")
     p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--models", help="NAME[:BATCH],... (instead of --model/--batch)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--steps", type=int, default=5)
-    p.add_argument("--rounds", type=int, default=2, help="alternations of the two frameworks")
-    p.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
+    p.add_argument("--rounds", type=int, default=2, help="alternations of the frameworks")
+    p.add_argument("--device", default="cpu", help="cpu or cuda[:N], for both frameworks")
     p.add_argument("--amp", default="O0", choices=["O0", "O1"])
     p.add_argument("--amp-dtype", default="fp16", choices=["fp16", "bf16"])
+    p.add_argument("--exe", default=os.path.join(ROOT, "build", "apps", "bench_train"),
+                   help="ringgrad's bench_train")
+    p.add_argument("--baseline", help="a second bench_train, timed in the same alternation")
     a = p.parse_args()
-    runs = {"ringgrad": [], "pytorch": []}
-    for _ in range(a.rounds):
-        runs["ringgrad"].append(ringgrad_step_rate(a.model, a.batch, a.threads, a.steps,
-                                                   a.device, a.amp, a.amp_dtype))
-        runs["pytorch"].append(pytorch_step_rate(a.model, a.batch, a.threads, a.steps,
-                                                 a.device, a.amp, a.amp_dtype))
-    best = {k: max(v, key=lambda r: r["images_per_second"]) for k, v in runs.items()}
-    best["speedup"] = round(best["ringgrad"]["images_per_second"] /
-                            best["pytorch"]["images_per_second"], 2)
-    best["load_average"] = os.getloadavg()
-    print(json.dumps(best, indent=2))
+    for model, batch in parse_models(a):
+        exes = {"ringgrad": a.exe}
+        if a.baseline:
+            exes["ringgrad_baseline"] = a.baseline
+        runs = {k: [] for k in list(exes) + ["pytorch"]}
+        for _ in range(a.rounds):
+            for k, exe in exes.items():
+                runs[k].append(ringgrad_step_rate(exe, model, batch, a.threads, a.steps,
+                                                  a.device, a.amp, a.amp_dtype))
+            runs["pytorch"].append(pytorch_step_rate(model, batch, a.threads, a.steps, a.device,
+                                                     a.amp, a.amp_dtype))
+        theirs = runs["pytorch"][0]["parameters"]
+        ours = runs["ringgrad"][0].get("parameters")
+        if ours != theirs:
+            sys.exit(f"bench_train_vs_pytorch: {model} has {ours} parameters in ringgrad but "
+                     f"{theirs} in its PyTorch twin: not the same net")
+        best = {k: max(v, key=lambda r: r["images_per_second"]) for k, v in runs.items()}
+        best["speedup"] = round(best["ringgrad"]["images_per_second"] /
+                                best["pytorch"]["images_per_second"], 2)
+        if a.baseline:
+            best["speedup_over_baseline"] = round(
+                best["ringgrad"]["images_per_second"] /
+                best["ringgrad_baseline"]["images_per_second"], 2)
+        best["load_average"] = os.getloadavg()
+        print(json.dumps(best, indent=2), flush=True)
 
 
 if __name__ == "__main__":

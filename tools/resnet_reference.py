@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The CIFAR ResNets of nn/models/resnet.h in PyTorch, to check parameter counts (and, later,
-to time PyTorch on the same model). Definitions follow pytorch-cifar (kuangliu)."""
+"""The CIFAR ResNets of nn/models/resnet.h and the airbench net of nn/models/airbench.h in
+PyTorch, to check parameter counts and to time PyTorch on the same model
+(tools/bench_train_vs_pytorch.py). ResNet definitions follow pytorch-cifar (kuangliu)."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -46,6 +47,45 @@ class ResNet(nn.Module):
         return self.linear(F.adaptive_avg_pool2d(y, 1).flatten(1))
 
 
+class AirbenchGroup(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, padding=1, bias=False)
+        self.norm1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1, bias=False)
+        self.norm2 = nn.BatchNorm2d(cout)
+
+    def forward(self, x):
+        y = F.relu(self.norm1(F.max_pool2d(self.conv1(x), 2)))
+        return F.relu(self.norm2(self.conv2(y)))
+
+
+class Airbench(nn.Module):
+    """nn/models/airbench.h: a 2x2 whitening conv (3 -> 24, with bias), three groups of
+    conv-pool-BN-ReLU-conv-BN-ReLU at widths 64, 256, 256 (times the width multiplier), a global
+    max-pool and a bias-free linear head whose output is scaled by 1/9."""
+
+    def __init__(self, num_classes=10, width=1.0):
+        super().__init__()
+        w = lambda c: max(1, round(c * width))
+        self.whiten = nn.Conv2d(3, 24, 2)
+        cin = 24
+        for i, c in enumerate((64, 256, 256)):
+            setattr(self, f"group{i + 1}", AirbenchGroup(cin, w(c)))
+            cin = w(c)
+        self.head = nn.Linear(cin, num_classes, bias=False)
+
+    def forward(self, x):
+        y = F.relu(self.whiten(x))
+        y = self.group3(self.group2(self.group1(y)))
+        y = F.adaptive_max_pool2d(y, 1).flatten(1)
+        return self.head(y) / 9
+
+
+def airbench(width=1.0):
+    return Airbench(width=width)
+
+
 def resnet18(width=1.0):
     return ResNet([2, 2, 2, 2], [64, 128, 256, 512], 64, width=width)
 
@@ -55,5 +95,6 @@ def resnet20(width=1.0):
 
 
 if __name__ == "__main__":
-    for name, m in [("resnet18", resnet18()), ("resnet20", resnet20())]:
+    for name, m in [("resnet18", resnet18()), ("resnet20", resnet20()), ("airbench", airbench()),
+                    ("airbench@0.5", airbench(0.5))]:
         print(name, sum(p.numel() for p in m.parameters()))

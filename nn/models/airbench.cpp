@@ -37,8 +37,8 @@ AirbenchGroup::AirbenchGroup(int64_t in, int64_t out) {
 Tensor AirbenchGroup::forward(const Tensor& x) {
   // Pooling before normalisation: BN and ReLU then run on a quarter of the pixels.
   Tensor y = max_pool2d(conv1_->forward(x), 2).output;
-  y = relu(norm1_->forward(y));
-  return relu(norm2_->forward(conv2_->forward(y)));
+  y = norm1_->forward_relu(y);
+  return norm2_->forward_relu(conv2_->forward(y));
 }
 
 Airbench::Airbench(int64_t num_classes, double width_multiplier) {

@@ -43,8 +43,8 @@ MobileNetV2Block::MobileNetV2Block(int64_t in, int64_t out, int64_t expansion, i
 }
 
 Tensor MobileNetV2Block::forward(const Tensor& x) {
-  Tensor y = relu(bn1_->forward(conv1_->forward(x)));
-  y = relu(bn2_->forward(conv2_->forward(y)));
+  Tensor y = bn1_->forward_relu(conv1_->forward(x));
+  y = bn2_->forward_relu(conv2_->forward(y));
   y = bn3_->forward(conv3_->forward(y));
   if (stride_ != 1) return y;
   return y + (shortcut_->size() ? shortcut_->forward(x) : x);
@@ -78,8 +78,8 @@ MobileNetV2::MobileNetV2(int64_t num_classes) {
 Tensor MobileNetV2::forward(const Tensor& x) {
   RG_CHECK(x.dim() == 4 && x.size(1) == 3, "MobileNetV2: expected images (N, 3, H, W), got ",
            x.describe());
-  Tensor y = relu(bn1_->forward(conv1_->forward(x)));
-  y = relu(bn2_->forward(conv2_->forward(layers_->forward(y))));
+  Tensor y = bn1_->forward_relu(conv1_->forward(x));
+  y = bn2_->forward_relu(conv2_->forward(layers_->forward(y)));
   // (N, 1280, 4, 4) -> (N, 1280): pytorch-cifar's fixed 4x4 pool.
   return linear_->forward(avg_pool2d(y, 4).flatten(1));
 }

@@ -28,11 +28,11 @@ PreActBlock::PreActBlock(int64_t in, int64_t out, int64_t stride) {
 }
 
 Tensor PreActBlock::forward(const Tensor& x) {
-  Tensor a = relu(bn1_->forward(x));
+  Tensor a = bn1_->forward_relu(x);
   // The projection sees the activated input, the identity the raw one (pytorch-cifar).
   Tensor shortcut = shortcut_ ? shortcut_->forward(a) : x;
   Tensor y = conv1_->forward(a);
-  y = conv2_->forward(relu(bn2_->forward(y)));
+  y = conv2_->forward(bn2_->forward_relu(y));
   return y + shortcut;
 }
 

@@ -42,9 +42,9 @@ BasicBlock::BasicBlock(int64_t in, int64_t out, int64_t stride) {
 }
 
 Tensor BasicBlock::forward(const Tensor& x) {
-  Tensor y = relu(bn1_->forward(conv1_->forward(x)));
+  Tensor y = bn1_->forward_relu(conv1_->forward(x));
   y = bn2_->forward(conv2_->forward(y));
-  return relu(y + (shortcut_->size() ? shortcut_->forward(x) : x));
+  return add_relu(y, shortcut_->size() ? shortcut_->forward(x) : x);
 }
 
 Bottleneck::Bottleneck(int64_t in, int64_t width, int64_t stride) {
@@ -66,10 +66,10 @@ Bottleneck::Bottleneck(int64_t in, int64_t width, int64_t stride) {
 }
 
 Tensor Bottleneck::forward(const Tensor& x) {
-  Tensor y = relu(bn1_->forward(conv1_->forward(x)));
-  y = relu(bn2_->forward(conv2_->forward(y)));
+  Tensor y = bn1_->forward_relu(conv1_->forward(x));
+  y = bn2_->forward_relu(conv2_->forward(y));
   y = bn3_->forward(conv3_->forward(y));
-  return relu(y + (shortcut_->size() ? shortcut_->forward(x) : x));
+  return add_relu(y, shortcut_->size() ? shortcut_->forward(x) : x);
 }
 
 ResNet::ResNet(const ResNetConfig& config) {
@@ -107,7 +107,7 @@ ResNet::ResNet(const ResNetConfig& config) {
 Tensor ResNet::forward(const Tensor& x) {
   RG_CHECK(x.dim() == 4 && x.size(1) == 3, "ResNet: expected images (N, 3, H, W), got ",
            x.describe());
-  Tensor y = relu(bn1_->forward(conv1_->forward(x)));
+  Tensor y = bn1_->forward_relu(conv1_->forward(x));
   for (auto& stage : stages_) y = stage->forward(y);
   y = adaptive_avg_pool2d(y, {1, 1}).flatten(1);
   return linear_->forward(y);

@@ -17,6 +17,7 @@
 #include "core/half_runs.h"
 #include "core/thread_pool.h"
 #include "ops/batch_norm/batch_norm_kernels.h"
+#include "ops/batch_norm/batch_norm_math.h"
 
 namespace rg::detail {
 namespace {
@@ -106,6 +107,11 @@ void channel_sums(const BnDims& d, Plane plane, std::array<double*, NS> totals) 
     }
 }
 
+template <class A>
+inline A relu_of(A v) {
+  return v > A(0) ? v : A(0);
+}
+
 // Planes per parallel_for chunk: enough values that a chunk outweighs the thread hand-off.
 int64_t plane_grain(const BnDims& d) {
   return std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(d.s, 1));
@@ -157,7 +163,8 @@ void bn_stats_cpu(const Tensor& x, double* mean, double* m2) {
 }
 
 void bn_elemt_cpu(const Tensor& x, const Tensor& y, const double* mean, const double* scale,
-                  const double* shift) {
+                  const double* shift, BnActivation act) {
+  const bool relu = act == BnActivation::relu;
   const BnDims d = bn_dims(x);
   dispatch_floating(x.dtype(), "batch_norm", [&](auto tag) {
     using T = decltype(tag);
@@ -174,8 +181,15 @@ void bn_elemt_cpu(const Tensor& x, const Tensor& y, const double* mean, const do
         T* q = py + r * d.s;
         if constexpr (std::is_same_v<T, Half>) {  // through f32 rows: vectorised conversions
           widen(p, row.data(), d.s);
-          for (int64_t i = 0; i < d.s; ++i) row[i] = (row[i] - mu) * k + b;
+          if (relu) {
+            for (int64_t i = 0; i < d.s; ++i) row[i] = relu_of(bn_math::affine(row[i], mu, k, b));
+          } else {
+            for (int64_t i = 0; i < d.s; ++i) row[i] = (row[i] - mu) * k + b;
+          }
           narrow(row.data(), q, d.s);
+        } else if (relu) {
+          for (int64_t i = 0; i < d.s; ++i)
+            q[i] = convert<T>(relu_of(bn_math::affine(convert<A>(p[i]), mu, k, b)));
         } else {
           for (int64_t i = 0; i < d.s; ++i) q[i] = convert<T>((convert<A>(p[i]) - mu) * k + b);
         }
@@ -185,7 +199,7 @@ void bn_elemt_cpu(const Tensor& x, const Tensor& y, const double* mean, const do
 }
 
 void bn_backward_reduce_cpu(const Tensor& gy, const Tensor& x, const double* mean, double* sum_dy,
-                            double* sum_dy_xmu) {
+                            double* sum_dy_xmu, const BnReluMask* relu) {
   const BnDims d = bn_dims(x);
   dispatch_floating(x.dtype(), "batch_norm_backward", [&](auto tag) {
     using T = decltype(tag);
@@ -198,6 +212,23 @@ void bn_backward_reduce_cpu(const Tensor& gy, const Tensor& x, const double* mea
                       const auto* p = readable(px + base, d.s, x_buffer);
                       const auto* g = readable(pg + base, d.s, g_buffer);
                       const double mu = mean[c];
+                      if (relu) {
+                        // gy through the mask into a row first (a select the compiler
+                        // vectorises), then the unmasked sums over that row. The mask in the
+                        // forward's arithmetic type: the same v as it computed.
+                        using A = ElemtType<T>;
+                        const A am = static_cast<A>(mu), k = static_cast<A>(relu->scale[c]);
+                        const A b = static_cast<A>(relu->shift[c]);
+                        thread_local std::vector<double> masked;
+                        masked.resize(static_cast<std::size_t>(d.s));
+                        for (int64_t i = 0; i < d.s; ++i)
+                          masked[i] =
+                              bn_math::affine(convert<A>(p[i]), am, k, b) > A(0) ? ld(g[i]) : 0.0;
+                        const double* gm = masked.data();
+                        sums[0].add(d.s, [&](int64_t i) { return gm[i]; });
+                        sums[1].add(d.s, [&](int64_t i) { return gm[i] * (ld(p[i]) - mu); });
+                        return;
+                      }
                       sums[0].add(d.s, [&](int64_t i) { return ld(g[i]); });
                       sums[1].add(d.s, [&](int64_t i) { return ld(g[i]) * (ld(p[i]) - mu); });
                     },
@@ -206,7 +237,8 @@ void bn_backward_reduce_cpu(const Tensor& gy, const Tensor& x, const double* mea
 }
 
 void bn_backward_elemt_cpu(const Tensor& gy, const Tensor& x, const Tensor& gx, const double* mean,
-                           const double* k, const double* a, const double* b) {
+                           const double* k, const double* a, const double* b,
+                           const BnReluMask* relu) {
   const BnDims d = bn_dims(x);
   dispatch_floating(x.dtype(), "batch_norm_backward", [&](auto tag) {
     using T = decltype(tag);
@@ -224,7 +256,24 @@ void bn_backward_elemt_cpu(const Tensor& gy, const Tensor& x, const Tensor& gx, 
         const T* p = px + r * d.s;
         const T* g = pg + r * d.s;
         T* q = out + r * d.s;
-        if constexpr (std::is_same_v<T, Half>) {  // through f32 rows: vectorised conversions
+        if (relu) {
+          const A fk = static_cast<A>(relu->scale[c]), fb = static_cast<A>(relu->shift[c]);
+          if constexpr (std::is_same_v<T, Half>) {
+            widen(g, grow.data(), d.s);
+            widen(p, row.data(), d.s);
+            for (int64_t i = 0; i < d.s; ++i) {
+              const float gm = bn_math::affine(row[i], mu, fk, fb) > 0.0f ? grow[i] : 0.0f;
+              row[i] = (gm - ac - (row[i] - mu) * bc) * kc;
+            }
+            narrow(row.data(), q, d.s);
+          } else {
+            for (int64_t i = 0; i < d.s; ++i) {
+              const A xv = convert<A>(p[i]);
+              const A gm = bn_math::affine(xv, mu, fk, fb) > A(0) ? convert<A>(g[i]) : A(0);
+              q[i] = convert<T>((gm - ac - (xv - mu) * bc) * kc);
+            }
+          }
+        } else if constexpr (std::is_same_v<T, Half>) {  // through f32 rows: vectorised conversions
           widen(g, grow.data(), d.s);
           widen(p, row.data(), d.s);
           for (int64_t i = 0; i < d.s; ++i) row[i] = (grow[i] - ac - (row[i] - mu) * bc) * kc;

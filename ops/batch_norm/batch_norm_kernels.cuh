@@ -257,7 +257,7 @@ inline detail::BnForward launch_bn_forward(const Tensor& x, const Tensor& weight
   const bc::Dims d = bc::dims_of(x);
   const TensorOptions f64{DType::f64, x.device()};
   detail::BnForward f{empty(x.shape(), {x.dtype(), x.device()}), empty({d.c}, f64),
-                      empty({d.c}, f64)};
+                      empty({d.c}, f64), Tensor(), Tensor()};  // no relu: batch_norm.cpp
   const Tensor m2 = empty({d.c}, f64), scale = empty({d.c}, f64), shift = empty({d.c}, f64);
   const DType param_dtype = weight.defined()         ? weight.dtype()
                             : bias.defined()         ? bias.dtype()

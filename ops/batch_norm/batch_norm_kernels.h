@@ -17,15 +17,21 @@
 
 namespace rg::detail {
 
+// batch_norm alone, or batch_norm_relu (relu fused into the element passes: see bn_elemt_cpu).
+enum class BnActivation { none, relu };
+
 struct BnConfig {
   bool train = true;
   double momentum = 0.1, eps = 1e-5;
+  BnActivation act =
+      BnActivation::none;  // relu: batch_norm_relu (CPU only; the GPU runs it unfused)
 };
 
 // y, and the statistics the backward needs (the batch's in train, the running ones in eval);
 // in train the running stats, where given, are updated in place.
 struct BnForward {
   Tensor y, mean, invstd;
+  Tensor scale, shift;  // (C) f64, with relu only: what the backward recomputes the mask from
 };
 BnForward bn_forward(OnCpu, const Tensor& x, const Tensor& weight, const Tensor& bias,
                      const Tensor& running_mean, const Tensor& running_var, const BnConfig& config);
@@ -39,9 +45,12 @@ struct BnWants {
 struct BnBackward {
   Tensor gx, gweight, gbias;
 };
+// With relu_scale / relu_shift (the forward's BnForward::scale, shift), the backward of
+// batch_norm_relu: gy is masked where the forward's relu passed nothing.
 BnBackward bn_backward(OnCpu, const Tensor& gy, const Tensor& x, const Tensor& weight,
                        const Tensor& mean, const Tensor& invstd, bool train, BnWants wants,
-                       DType param_dtype);
+                       DType param_dtype, const Tensor& relu_scale = {},
+                       const Tensor& relu_shift = {});
 BnBackward bn_backward(OnCuda, const Tensor& gy, const Tensor& x, const Tensor& weight,
                        const Tensor& mean, const Tensor& invstd, bool train, BnWants wants,
                        DType param_dtype);
@@ -72,14 +81,24 @@ BnDims bn_dims(const Tensor& x);  // x: (N, C, *)
 // mean[c] = Σ x / M and m2[c] = Σ (x − mean[c])², both accumulated in f64 (M = N·S; zeros
 // when M = 0).
 void bn_stats_cpu(const Tensor& x, double* mean, double* m2);
-// y = (x − mean[c])·scale[c] + shift[c].
+// batch_norm_relu's relu, fused into the passes below. Forward: y = max(v, 0) with
+// v = bn_math::affine(x, mean[c], scale[c], shift[c]). Backward: the relu's mask [v > 0] is
+// recomputed from x and the forward's scale and shift (the same arithmetic, so the same v), and
+// gy is read as gy·[v > 0] — no masked copy of gy, no saved output.
+struct BnReluMask {
+  const double* scale = nullptr;  // (C): the forward's invstd·weight
+  const double* shift = nullptr;  // (C): the forward's bias
+};
+
+// y = (x − mean[c])·scale[c] + shift[c]; with relu, y = max(affine(x, …), 0).
 void bn_elemt_cpu(const Tensor& x, const Tensor& y, const double* mean, const double* scale,
-                  const double* shift);
-// sum_dy[c] = Σ gy, sum_dy_xmu[c] = Σ gy·(x − mean[c]).
+                  const double* shift, BnActivation act = BnActivation::none);
+// sum_dy[c] = Σ gy, sum_dy_xmu[c] = Σ gy·(x − mean[c]) (gy masked by `relu` where given).
 void bn_backward_reduce_cpu(const Tensor& gy, const Tensor& x, const double* mean, double* sum_dy,
-                            double* sum_dy_xmu);
-// gx = (gy − a[c] − (x − mean[c])·b[c])·k[c].
+                            double* sum_dy_xmu, const BnReluMask* relu = nullptr);
+// gx = (gy − a[c] − (x − mean[c])·b[c])·k[c] (gy masked by `relu` where given).
 void bn_backward_elemt_cpu(const Tensor& gy, const Tensor& x, const Tensor& gx, const double* mean,
-                           const double* k, const double* a, const double* b);
+                           const double* k, const double* a, const double* b,
+                           const BnReluMask* relu = nullptr);
 
 }  // namespace rg::detail

@@ -35,4 +35,12 @@ RG_HOST_DEVICE inline GradCoefs grad_coefs(double w, double invstd, double sum_d
   return {w * invstd, train ? sum_dy * inv_m : 0.0, train ? invstd * sum_dy_xhat * inv_m : 0.0};
 }
 
+// batch_norm_relu's normalised value before the relu, (x − mean)·scale + shift, with one
+// explicit rounding (fma): the backward recomputes it to find where the relu passed the
+// gradient, and must get the forward's value exactly, whatever the compiler contracts.
+template <class A>
+RG_HOST_DEVICE inline A affine(A x, A mean, A scale, A shift) {
+  return std::fma(x - mean, scale, shift);
+}
+
 }  // namespace rg::bn_math

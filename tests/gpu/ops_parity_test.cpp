@@ -26,6 +26,7 @@ std::vector<OpCase> cases() {
   using V = const std::vector<Tensor>&;
   return {
       {"add", 2, false, [](V x) { return add(x[0], x[1]); }},
+      {"add_relu", 2, false, [](V x) { return add_relu(x[0], x[1]); }},
       {"add_scalar", 1, false, [](V x) { return add(x[0], 0.5); }},
       {"sub", 2, false, [](V x) { return sub(x[0], x[1]); }},
       {"mul", 2, false, [](V x) { return mul(x[0], x[1]); }},
@@ -148,6 +149,11 @@ TEST(GpuOpsParity, CublasAndCudnnOpsMatchTheCpu) {
       {"batch_norm train",
        {{4, 3, 5, 5}, {3}, {3}},
        [](V x) { return batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), BatchNormMode::train); }},
+      {"batch_norm_relu train",
+       {{4, 3, 5, 5}, {3}, {3}},
+       [](V x) {
+         return batch_norm_relu(x[0], x[1], x[2], Tensor(), Tensor(), BatchNormMode::train);
+       }},
       {"batch_norm eval",
        {{4, 3, 5}, {3}},
        [](V x) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ops/add/add_functors.h"
+#include "ops/add_relu/add_relu_functors.h"
 #include "ops/binary_cross_entropy_with_logits/bce_functors.h"
 #include "ops/div/div_functors.h"
 #include "ops/elementwise/elementwise_kernels.cuh"
@@ -87,6 +88,7 @@ const Tensor _;
 TEST(PointwiseKernel, EveryFunctorMatchesTheCpuLoop) {
   const Domain any = Domain::any, pos = Domain::positive;
   expect_parity("add", AddFn{}, any, _, _);
+  expect_parity("add_relu", AddReluFn{}, any, _, _);
   expect_parity("add_scalar", AddScalarFn{0.75}, any, _);
   expect_parity("sub", SubFn{}, any, _, _);
   expect_parity("sub_scalar", SubScalarFn{0.75}, any, _);

@@ -117,6 +117,40 @@ TEST(Layers, BatchNormTracksBatches) {
   EXPECT_TRUE(throws_error([&] { bn.forward(randn({4, 2})); }, {"BatchNorm2d", "[4, 2]"}));
 }
 
+// forward_relu is relu(forward(x)) through the fused op: the same batch count, running stats
+// and (up to batch_norm_relu's fma, see ops/batch_norm/batch_norm.h) outputs and gradients.
+// A subclass that overrides forward gets its own forward, then relu.
+TEST(Layers, BatchNormForwardReluIsReluOfForward) {
+  const Tensor x = randn({4, 3, 5, 5}) * 2.0 + 0.5;
+  BatchNorm2d fused(3), plain(3);
+  {
+    NoGradGuard no_grad;
+    copy_strided(fused.weight_, rand({3}) + 0.5);
+    copy_strided(fused.bias_, randn({3}));
+  }
+  plain.load_state_dict(fused.state_dict());
+  for (Mode mode : {Mode::train, Mode::eval}) {
+    fused.set_mode(mode);
+    plain.set_mode(mode);
+    Tensor xf = x.clone().set_requires_grad(true), xp = x.clone().set_requires_grad(true);
+    Tensor yf = fused.forward_relu(xf), yp = relu(plain.forward(xp));
+    EXPECT_TRUE(all_close(yf, yp, 1e-6, 1e-6));
+    sum(yf * yf).backward();
+    sum(yp * yp).backward();
+    EXPECT_TRUE(all_close(xf.grad(), xp.grad(), 1e-5, 1e-5));
+  }
+  EXPECT_TRUE(all_close(fused.running_mean_, plain.running_mean_, 0, 0));
+  EXPECT_TRUE(all_close(fused.running_var_, plain.running_var_, 0, 0));
+  EXPECT_EQ(fused.num_batches_tracked_.item(), 1);
+
+  struct Doubled : BatchNorm2d {
+    Doubled() : BatchNorm2d(3) {}
+    Tensor forward(const Tensor& in) override { return BatchNorm2d::forward(in) * 2.0; }
+  } doubled;
+  BatchNorm2d base(3);
+  EXPECT_TRUE(all_close(doubled.forward_relu(x), relu(base.forward(x)) * 2.0, 1e-6, 1e-6));
+}
+
 TEST(Models, ResNet18ParameterCountMatchesPyTorch) {
   // torchvision-style CIFAR ResNet18 of pytorch-cifar, counted with PyTorch:
   // sum(p.numel() for p in ResNet18().parameters()) == 11173962.
