@@ -1,5 +1,7 @@
 #include "data/segmentation.h"
 
+#include "data/evenly_spaced.h"
+
 namespace rg::data {
 
 void SegmentationDataset::check_index(int64_t index) const {
@@ -7,34 +9,9 @@ void SegmentationDataset::check_index(int64_t index) const {
            " is out of range [0, ", size(), ")");
 }
 
-namespace {
-class SegmentationSubset final : public SegmentationDataset {
- public:
-  SegmentationSubset(std::shared_ptr<SegmentationDataset> base, int64_t n)
-      : base_(std::move(base)), n_(n) {}
-  int64_t size() const override { return n_; }
-  // Evenly spaced, as dataset.cpp's Subset: folders sorted by name often group similar cases.
-  SegmentationExample get(int64_t index) const override {
-    check_index(index);
-    return base_->get(index * base_->size() / n_);
-  }
-  int64_t num_classes() const override { return base_->num_classes(); }
-  std::vector<std::string> class_names() const override { return base_->class_names(); }
-  std::string describe() const override {
-    return base_->describe() + ", " + std::to_string(n_) + " evenly spaced";
-  }
-
- private:
-  std::shared_ptr<SegmentationDataset> base_;
-  int64_t n_;
-};
-}  // namespace
-
 std::shared_ptr<SegmentationDataset> take(std::shared_ptr<SegmentationDataset> dataset,
                                           int64_t limit) {
-  RG_CHECK(dataset != nullptr, "take: a data set is required");
-  if (limit <= 0 || limit >= dataset->size()) return dataset;
-  return std::make_shared<SegmentationSubset>(std::move(dataset), limit);
+  return detail::take_evenly_spaced(std::move(dataset), limit);
 }
 
 void check_segmentation_example(const SegmentationExample& ex, int64_t num_classes,
