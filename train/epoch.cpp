@@ -9,20 +9,11 @@
 #include "core/metrics_log.h"
 #include "ops/ops.h"
 #include "parallel/horovod.h"
+#include "train/report.h"
 
 namespace rg::train {
 
 namespace {
-std::string fixed(double v, int digits) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-std::string shown(double value, Display display) {
-  return display == Display::percent ? fixed(100.0 * value, 1) + "%" : fixed(value, 3);
-}
-
 // The training loss and the task's sums over an epoch, added up on the model's device. Reading
 // them waits for the device, so the loop reads them only when the progress bar draws (every
 // step on the CPU, where there is nothing to wait for and a diverging run stops at once) and at
@@ -83,15 +74,15 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, const Task&
       const double mean_loss = metrics.loss();
       RG_CHECK(std::isfinite(mean_loss), options.program, ": the loss became ", mean_loss, " by ",
                options.label, " step ", step, " (lower the learning rate?)");
-      bar_metrics.push_back({"loss", fixed(mean_loss, 3)});
+      bar_metrics.push_back({"loss", format_fixed(mean_loss, 3)});
       if (metric_count > 0) {
         const std::vector<double> sums = metrics.sums.to_vector<double>();
         for (int64_t m = 0; m < metric_count; ++m)
-          bar_metrics.push_back(
-              {task.train_metrics[m].label,
-               shown(sums[m] / static_cast<double>(metrics.seen), task.train_metrics[m].display)});
+          bar_metrics.push_back({task.train_metrics[m].label,
+                                 format_metric(sums[m] / static_cast<double>(metrics.seen),
+                                               task.train_metrics[m].display, 3)});
       }
-      bar_metrics.push_back({"lr", fixed(optimizer.lr(0), 4)});
+      bar_metrics.push_back({"lr", format_fixed(optimizer.lr(0), 4)});
     }
     bar.update(++done, n, bar_metrics);
   }

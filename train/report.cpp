@@ -7,22 +7,24 @@
 
 namespace rg::train {
 
-namespace {
-std::string fixed(double v, int digits) {
+std::string format_fixed(double value, int digits) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  std::snprintf(buf, sizeof buf, "%.*f", digits, value);
   return buf;
 }
 
-std::string shown(double value, Display display) {
-  return display == Display::percent ? fixed(100 * value, 2) + "%" : fixed(value, 4);
+std::string format_metric(double value, Display display, int digits) {
+  return display == Display::percent ? format_fixed(100 * value, digits - 2) + "%"
+                                     : format_fixed(value, digits);
 }
+
+namespace {
 
 // "loss 1.2345 acc 55.10%": the loss, then the task's metrics.
 std::string figures(const EpochResult& r, const std::vector<Metric>& metrics) {
-  std::string s = "loss " + fixed(r.loss, 4);
+  std::string s = "loss " + format_fixed(r.loss, 4);
   for (std::size_t m = 0; m < metrics.size() && m < r.values.size(); ++m)
-    s += " " + metrics[m].label + " " + shown(r.values[m], metrics[m].display);
+    s += " " + metrics[m].label + " " + format_metric(r.values[m], metrics[m].display, 4);
   return s;
 }
 
@@ -41,8 +43,8 @@ void log_epoch(const Task& task, const EpochReport& report, CsvLog& csv,
   const double peak_mib = static_cast<double>(report.peak_memory_bytes) / (1 << 20);
   std::cout << "epoch " << report.epoch << "/" << report.epochs << "  train "
             << figures(train, task.train_metrics) << "  test " << figures(test, test_metrics)
-            << "  best " << shown(report.best, best_metric(task).display) << "  lr "
-            << fixed(report.lr, 4) << "  " << static_cast<int64_t>(train.images_per_second)
+            << "  best " << format_metric(report.best, best_metric(task).display, 4) << "  lr "
+            << format_fixed(report.lr, 4) << "  " << static_cast<int64_t>(train.images_per_second)
             << " img/s  " << format_duration(train.seconds + test.seconds) << "  peak "
             << format_bytes(report.peak_memory_bytes) << std::endl;
 

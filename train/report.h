@@ -3,6 +3,7 @@
 // metrics.csv and TensorBoard scalars (the epoch number, from 1, is their step).
 
 #include <cstdint>
+#include <string>
 
 #include "core/metrics_log.h"
 #include "core/tensorboard.h"
@@ -10,6 +11,11 @@
 #include "train/task.h"
 
 namespace rg::train {
+
+// A figure as text with `digits` decimals; a metric shown as a percent (Display::percent) gets
+// 100·value with two decimals fewer: the bar uses 3 (55.1%, 0.123), the summary 4 (55.10%, 0.1234).
+std::string format_fixed(double value, int digits);
+std::string format_metric(double value, Display display, int digits);
 
 struct EpochReport {
   int64_t epoch = 0;   // completed epochs (from 1)
