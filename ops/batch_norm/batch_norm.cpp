@@ -292,6 +292,26 @@ void check_batch_norm(std::string_view op, const Tensor& x, const Tensor& weight
   }
 }
 
+// Records batch_norm's (or batch_norm_relu's) backward node when a gradient is wanted, and
+// returns the forward's output. With the relu the node keeps f.scale and f.shift, from which
+// its backward recomputes the relu's mask (no weight needed: scale = invstd·weight, as used).
+Tensor record_batch_norm(const Tensor& x, const Tensor& xc, const Tensor& weight,
+                         const Tensor& bias, BatchNormMode mode, detail::BnForward& f,
+                         detail::BnActivation activation) {
+  if (needs_grad({x, weight, bias})) {
+    const bool relu = activation == detail::BnActivation::relu;
+    auto node = std::make_shared<BatchNormBackward>(
+        saved(xc), x.requires_grad() ? saved(weight) : Tensor(), std::move(f.mean),
+        std::move(f.invstd), mode,
+        weight.defined() ? weight.dtype()
+        : bias.defined() ? bias.dtype()
+                         : x.dtype(),
+        relu ? std::move(f.scale) : Tensor(), relu ? std::move(f.shift) : Tensor());
+    record(node, {x, weight, bias}, {&f.y});
+  }
+  return f.y;
+}
+
 // The CPU kernels fuse the relu into batch_norm's passes (bn_elemt_cpu).
 Tensor batch_norm_relu_on(OnCpu, const Tensor& x, const Tensor& weight, const Tensor& bias,
                           const Tensor& running_mean, const Tensor& running_var, BatchNormMode mode,
@@ -301,18 +321,7 @@ Tensor batch_norm_relu_on(OnCpu, const Tensor& x, const Tensor& weight, const Te
                                 detail::BnActivation::relu};
   detail::BnForward f =
       detail::bn_forward(OnCpu{}, xc, weight, bias, running_mean, running_var, config);
-  if (needs_grad({x, weight, bias})) {
-    // The mask needs no weight: it comes from scale (f.scale = invstd·weight, saved as used).
-    auto node =
-        std::make_shared<BatchNormBackward>(saved(xc), x.requires_grad() ? saved(weight) : Tensor(),
-                                            std::move(f.mean), std::move(f.invstd), mode,
-                                            weight.defined() ? weight.dtype()
-                                            : bias.defined() ? bias.dtype()
-                                                             : x.dtype(),
-                                            std::move(f.scale), std::move(f.shift));
-    record(node, {x, weight, bias}, {&f.y});
-  }
-  return f.y;
+  return record_batch_norm(x, xc, weight, bias, mode, f, detail::BnActivation::relu);
 }
 
 // The GPU kernels (batch_norm_kernels.cuh) have no fused relu yet: the two ops, with the same
@@ -348,16 +357,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
   detail::BnForward f = dispatch_device<Kernels::cpu_and_cuda>(op, x.device(), [&](auto on) {
     return detail::bn_forward(on, xc, weight, bias, running_mean, running_var, config);
   });
-  if (needs_grad({x, weight, bias})) {
-    auto node =
-        std::make_shared<BatchNormBackward>(saved(xc), x.requires_grad() ? saved(weight) : Tensor(),
-                                            std::move(f.mean), std::move(f.invstd), mode,
-                                            weight.defined() ? weight.dtype()
-                                            : bias.defined() ? bias.dtype()
-                                                             : x.dtype());
-    record(node, {x, weight, bias}, {&f.y});
-  }
-  return f.y;
+  return record_batch_norm(x, xc, weight, bias, mode, f, detail::BnActivation::none);
 }
 
 // ---- pieces for SyncBatchNorm --------------------------------------------------------------
