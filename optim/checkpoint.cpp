@@ -1,6 +1,9 @@
 #include "optim/checkpoint.h"
 
+#include <charconv>
+#include <cstdint>
 #include <string_view>
+#include <system_error>
 
 #include "core/rng.h"
 #include "core/safetensors.h"
@@ -11,15 +14,31 @@ constexpr std::string_view kOptimPrefix = "optim.";
 constexpr std::string_view kAmpPrefix = "amp.";
 constexpr std::string_view kAmpMasterPrefix = "amp.master.";
 
+// A checkpoint is outside data: each number must be the whole value ("12abc" is not 12, as
+// std::stoll would read it) and in range, or the error names the key and the text.
 int64_t read_int(const std::map<std::string, std::string>& meta, const std::string& key,
-                 const std::string& path) {
+                 const std::string& path, int64_t min_value = INT64_MIN) {
   auto it = meta.find(key);
   RG_CHECK(it != meta.end(), "checkpoint '", path, "': metadata has no '", key, "'");
-  try {
-    return std::stoll(it->second);
-  } catch (const std::exception&) {
-    fail("checkpoint '", path, "': metadata '", key, "' is not an integer: \"", it->second, "\"");
-  }
+  const std::string& text = it->second;
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  RG_CHECK(ec == std::errc() && end == text.data() + text.size() && value >= min_value,
+           "checkpoint '", path, "': metadata '", key, "' is not an integer",
+           min_value == 0 ? " >= 0" : "", ": \"", text.substr(0, 64), "\"");
+  return value;
+}
+
+double read_double(const std::map<std::string, std::string>& meta, const std::string& key,
+                   const std::string& path, double missing) {
+  auto it = meta.find(key);
+  if (it == meta.end()) return missing;
+  const std::string& text = it->second;
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  RG_CHECK(ec == std::errc() && end == text.data() + text.size(), "checkpoint '", path,
+           "': metadata '", key, "' is not a number: \"", text.substr(0, 64), "\"");
+  return value;
 }
 }  // namespace
 
@@ -85,10 +104,9 @@ TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimi
     fail("checkpoint '", path, "': ", e.what());
   }
   TrainingState state;
-  state.epoch = read_int(file.metadata, "train.epoch", path);
-  state.step = read_int(file.metadata, "train.step", path);
-  state.best_accuracy = std::stod(
-      file.metadata.count("train.best_accuracy") ? file.metadata.at("train.best_accuracy") : "0");
+  state.epoch = read_int(file.metadata, "train.epoch", path, 0);
+  state.step = read_int(file.metadata, "train.step", path, 0);
+  state.best_accuracy = read_double(file.metadata, "train.best_accuracy", path, 0);
   PhiloxState rng;
   rng.seed = static_cast<uint64_t>(read_int(file.metadata, "rng.seed", path));
   rng.offset = static_cast<uint64_t>(read_int(file.metadata, "rng.offset", path));

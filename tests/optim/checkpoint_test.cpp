@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+#include <vector>
+
 #include "core/rng.h"
+#include "core/safetensors.h"
 #include "nn/layers.h"
 #include "optim/optim.h"
 #include "tests/support/fixtures.h"
@@ -75,6 +79,35 @@ TEST(Checkpoint, AnotherModelIsRefusedWithTheDifferences) {
                            {path, "no optimizer state"}));
   EXPECT_TRUE(throws_error([&] { load_checkpoint(path + ".missing", *net, nullptr, nullptr); },
                            {".missing"}));
+}
+
+// A checkpoint comes from a file: a counter that is not wholly a number (or a negative one) is
+// a named error, never an exception of the standard library or a half-read value.
+TEST(Checkpoint, CorruptMetadataIsANamedError) {
+  auto net = small_net();
+  const std::string path = testing::temp_path("ckpt_meta.safetensors");
+  save_checkpoint(path, *net, nullptr, nullptr,
+                  {.epoch = 3, .step = 30, .best_accuracy = 0.5, .extra = {}});
+  SafetensorsFile file = load_safetensors(path);
+  const auto rewritten = [&](const std::string& key, const std::string& value) {
+    std::map<std::string, std::string> meta = file.metadata;
+    meta[key] = value;
+    save_safetensors(path, file.tensors, meta);
+  };
+  for (const auto& [key, value, words] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"train.epoch", "3abc", "is not an integer >= 0: \"3abc\""},
+           {"train.epoch", "-1", "is not an integer >= 0"},
+           {"train.step", "99999999999999999999", "is not an integer"},
+           {"rng.seed", "", "is not an integer"},
+           {"train.best_accuracy", "0.5x", "is not a number: \"0.5x\""}}) {
+    rewritten(key, value);
+    EXPECT_TRUE(
+        throws_error([&] { load_checkpoint(path, *net, nullptr, nullptr); }, {path, key, words}))
+        << key << "=" << value;
+  }
+  rewritten("train.best_accuracy", "0.25");
+  EXPECT_EQ(load_checkpoint(path, *net, nullptr, nullptr).best_accuracy, 0.25);
 }
 
 }  // namespace
