@@ -43,7 +43,7 @@ void broadcast_optimizer_state(Optimizer& optimizer, int root, ProcessGroup& gro
     j["tensors"] = nlohmann::json::array();
     for (const auto& [name, t] : mine.tensors)
       j["tensors"].push_back(
-          {{"name", name}, {"shape", t.shape()}, {"dtype", static_cast<int>(t.dtype())}});
+          {{"name", name}, {"shape", t.shape()}, {"dtype", dtype_name(t.dtype())}});
     header = j.dump();
   }
   header = broadcast_object(header, root, group);
@@ -58,7 +58,9 @@ void broadcast_optimizer_state(Optimizer& optimizer, int root, ProcessGroup& gro
   theirs.metadata = j.at("metadata").get<std::map<std::string, std::string>>();
   std::vector<Tensor> list;
   for (const auto& t : j.at("tensors")) {
-    Tensor x = empty(t.at("shape").get<Shape>(), {static_cast<DType>(t.at("dtype").get<int>())});
+    // By name, not the enum's number: a peer built with another DType order fails by name.
+    Tensor x =
+        empty(t.at("shape").get<Shape>(), {dtype_from_name(t.at("dtype").get<std::string>())});
     theirs.tensors[t.at("name").get<std::string>()] = x;
     list.push_back(x);
   }
