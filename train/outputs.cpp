@@ -221,11 +221,15 @@ int64_t truncate_event_file(const std::string& path, int64_t step) {
   return static_cast<int64_t>(records.size()) - kept;
 }
 
-void truncate_logs(const std::string& out, int64_t epoch) {
+void truncate_logs(const std::string& out, int64_t epoch, int64_t step) {
   truncate_metrics_csv((fs::path(out) / "metrics.csv").string(), epoch);
   // train/report.cpp uses the epoch number (from 1) as the TensorBoard step.
   for (const auto& entry : fs::directory_iterator(out))
     if (is_event_file(entry.path())) truncate_event_file(entry.path().string(), epoch);
+  const fs::path steps = fs::path(out) / kStepLogFolder;
+  if (!fs::is_directory(steps)) return;
+  for (const auto& entry : fs::directory_iterator(steps))
+    if (is_event_file(entry.path())) truncate_event_file(entry.path().string(), step);
 }
 
 }  // namespace rg::train

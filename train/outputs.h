@@ -44,8 +44,14 @@ enum class RunKind { train, evaluate };
 std::string prepare_run_folder(const OutputOptions& options, RunKind kind,
                                parallel::ProcessGroup& group);
 
-// Cuts metrics.csv and every event file in `out` back to `epoch` (0: nothing kept but headers).
-void truncate_logs(const std::string& out, int64_t epoch);
+// The folder of the per-step TensorBoard scalars (the loss scale of every optimizer step under
+// mixed precision): a run of its own in TensorBoard, because the event files in `out` count
+// epochs and those in it count steps, and each file's steps must only grow.
+inline constexpr const char* kStepLogFolder = "steps";
+
+// Cuts metrics.csv and every event file in `out` back to `epoch` (0: nothing kept but headers),
+// and the event files of `out`/steps back to optimizer step `step`.
+void truncate_logs(const std::string& out, int64_t epoch, int64_t step);
 
 // metrics.csv: the header and the rows of epochs <= epoch; a partly written last line goes
 // too. Returns the rows removed.

@@ -18,6 +18,13 @@ std::string format_metric(double value, Display display, int digits) {
                                      : format_fixed(value, digits);
 }
 
+void log_scaler_steps(const std::vector<ScalerStep>& record, TensorBoardWriter& tensorboard) {
+  for (const ScalerStep& s : record) {
+    tensorboard.add_scalar("amp/loss_scale", s.scale, s.step + 1);
+    if (s.skipped) tensorboard.add_scalar("amp/skipped_step", 1, s.step + 1);
+  }
+}
+
 namespace {
 
 // "loss 1.2345 acc 55.10%": the loss, then the task's metrics.

@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/metrics_log.h"
 #include "core/tensorboard.h"
+#include "optim/loss_scaler.h"
 #include "train/epoch.h"
 #include "train/task.h"
 
@@ -16,6 +18,10 @@ namespace rg::train {
 // 100·value with two decimals fewer: the bar uses 3 (55.1%, 0.123), the summary 4 (55.10%, 0.1234).
 std::string format_fixed(double value, int digits);
 std::string format_metric(double value, Display display, int digits);
+
+// The loss scaler's record, a TensorBoard step per optimizer step (from 1): amp/loss_scale (the
+// scale the step's loss was multiplied by) and, at each skipped step, amp/skipped_step = 1.
+void log_scaler_steps(const std::vector<ScalerStep>& record, TensorBoardWriter& tensorboard);
 
 struct EpochReport {
   int64_t epoch = 0;   // completed epochs (from 1)

@@ -1,5 +1,6 @@
 #include "train/trainer.h"
 
+#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -81,12 +82,18 @@ EpochResult Trainer::evaluate(data::DataLoader& test_loader) {
 const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoader& test_loader) {
   std::optional<CsvLog> csv;
   std::optional<TensorBoardWriter> tensorboard;
+  std::optional<TensorBoardWriter> step_board;  // per optimizer step, under mixed precision
   if (lead()) {
     // Epochs after the checkpoint's are run again: their rows and events from before the
     // interruption go, so that the logs read as one uninterrupted run.
-    if (options_.resumed) truncate_logs(options_.out, state_.epoch);
+    if (options_.resumed) truncate_logs(options_.out, state_.epoch, state_.step);
     csv.emplace(options_.out + "/metrics.csv");
     tensorboard.emplace(options_.out);
+    if (parts_.amp.scaler()) {
+      const std::string steps = options_.out + "/" + kStepLogFolder;
+      std::filesystem::create_directories(steps);
+      step_board.emplace(steps);
+    }
   }
   const std::size_t best = best_index(task_);
   const StepContext context{parts_.device, parts_.amp};
@@ -109,6 +116,11 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
     const EpochResult train =
         train_epoch(*trained_, train_loader, task_, parts_.optimizer, parts_.scheduler, parts_.amp,
                     parts_.device, epoch_options, state_.step, *parts_.group);
+    if (LossScaler* scaler = parts_.amp.scaler()) {
+      // Every rank takes its record, so that none keeps it growing; rank 0 writes it.
+      const std::vector<ScalerStep> record = scaler->take_history();
+      if (lead()) log_scaler_steps(record, *step_board);
+    }
     const EpochResult test = evaluate(test_loader);
     const int64_t peak = memory_stats(parts_.device).peak_bytes;
     peak_memory_bytes_ = std::max(peak_memory_bytes_, peak);

@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
 #include <sstream>
+#include <tuple>
 
 #include "core/rng.h"
 #include "core/safetensors.h"
@@ -60,7 +62,8 @@ Task rows_task(const parallel::DistributedSampler& test_sampler, std::vector<int
       ballast = zeros({int64_t{64} << 18}, {DType::f32, context.device});  // 64 MiB
       --*big_steps_left;
     }
-    const Tensor x = batch.images.to(context.device).reshape({batch.images.size(0), 4});
+    const Tensor x =
+        context.amp.cast_input(batch.images.to(context.device).reshape({batch.images.size(0), 4}));
     const Tensor labels = batch.labels.to(context.device);
     const Tensor logits = model.forward(x);
     // Right answers: d = predicted − label is 0 or ±1, so relu(1 − d²) counts the zeros.
@@ -74,7 +77,9 @@ Task rows_task(const parallel::DistributedSampler& test_sampler, std::vector<int
   struct RowsEvaluation : Evaluation {
     explicit RowsEvaluation(const parallel::DistributedSampler& s) : evaluator(s) {}
     void add(nn::Module& model, const data::Batch& batch, const StepContext& context) override {
-      evaluator.add(model.forward(batch.images.to(context.device).reshape({-1, 4})), batch.labels);
+      evaluator.add(
+          model.forward(context.amp.cast_input(batch.images.to(context.device).reshape({-1, 4}))),
+          batch.labels);
     }
     Totals all_ranks(parallel::ProcessGroup& group) override {
       const parallel::EvalTotals t = evaluator.all_ranks(group);
@@ -116,6 +121,7 @@ struct TinyRun {
   int64_t big_steps = 0;  // steps that hold 64 MiB more (from the first)
   int64_t peak_bytes = 0;
   std::function<void(Task&)> edit_task{};  // changes the task before the run
+  AmpOptions amp_options{};
 
   TrainingState run() {
     auto group = parallel::init();
@@ -133,7 +139,7 @@ struct TinyRun {
     data::DataLoader test_loader(test_set, test_sampler, to_float,
                                  {.batch_size = 4, .num_workers = 0});
     auto model = std::make_shared<nn::Linear>(4, 2);
-    MixedPrecision amp(*model, {});
+    MixedPrecision amp(*model, amp_options);
     SGD optimizer(amp.optimizer_params(), {.lr = 0.5, .momentum = 0.9});
     auto schedule =
         make_schedule({.name = "cosine", .epochs = epochs}, optimizer, train_loader.num_batches());
@@ -201,6 +207,58 @@ TEST(Trainer, AResumedRunEndsLikeAnUninterruptedOne) {
   ASSERT_EQ(a.size(), b.size());
   for (const auto& [name, t] : a) EXPECT_TRUE(all_close(b.at(name), t, 0, 0)) << name;
   EXPECT_EQ(read_csv(second.out + "/metrics.csv").size(), 1u + 3u);
+}
+
+// The (loss scale, skipped) record of every step of every rank-0 event file under out/steps,
+// by step.
+std::vector<std::tuple<int64_t, std::string, float>> step_log(const std::string& out) {
+  std::vector<std::tuple<int64_t, std::string, float>> records;
+  for (const auto& e : fs::directory_iterator(out + "/steps"))
+    for (const EventRecord& r : read_event_records(e.path().string()))
+      if (!r.tag.empty()) records.emplace_back(r.step, r.tag, r.value);
+  std::sort(records.begin(), records.end());
+  return records;
+}
+
+// Under mixed precision every optimizer step's loss scale goes to TensorBoard (out/steps, a run
+// of its own), skipped steps marked; a resumed run's record equals an uninterrupted one's.
+// Under O2 (f16 weights) a start at 2^24 overflows their gradients: the first steps are
+// skipped, halving the scale each time.
+TEST(Trainer, LogsTheLossScaleOfEveryStep) {
+  const AmpOptions o2{.level = OptLevel::O2,
+                      .dtype = DType::f16,
+                      .scaler = {.init_scale = 16777216.0, .growth_interval = 3}};
+  TinyRun straight{.out = rg::testing::temp_path("trainer_scale"), .amp_options = o2};
+  TinyRun first{
+      .out = rg::testing::temp_path("trainer_scale_resumed"), .stop_after = 2, .amp_options = o2};
+  fs::remove_all(straight.out);
+  fs::remove_all(first.out);
+  straight.run();
+  const auto log = step_log(straight.out);
+  std::vector<double> scales;
+  std::vector<int64_t> skipped;
+  for (const auto& [step, tag, value] : log) {
+    if (tag == "amp/loss_scale") {
+      EXPECT_EQ(step, static_cast<int64_t>(scales.size()) + 1);
+      scales.push_back(value);
+    } else {
+      ASSERT_EQ(tag, "amp/skipped_step");
+      skipped.push_back(step);
+    }
+  }
+  ASSERT_EQ(scales.size(), 12u);  // 3 epochs of 4 steps
+  EXPECT_EQ(scales[0], 16777216.0);
+  ASSERT_FALSE(skipped.empty());
+  for (int64_t s : skipped) {
+    if (s < 12) {
+      EXPECT_EQ(scales[s], scales[s - 1] / 2) << "after skipped step " << s;
+    }
+  }
+
+  first.run();
+  TinyRun second{.out = first.out, .resume = true, .amp_options = o2};
+  second.run();
+  EXPECT_EQ(step_log(second.out), log);
 }
 
 // Each epoch's peak starts afresh: 64 MiB held during epoch 1's steps show in epoch 1's row
