@@ -10,6 +10,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "data/dataloader.h"
+#include "nn/models/zoo.h"
 #include "optim/amp.h"
 
 namespace rg::apps {
@@ -243,6 +244,8 @@ TrainConfig parse_config(const json& c) {
   RG_CHECK(t.epochs > 0 && t.epochs <= kMaxEpochs, "epochs must be in [1, ", kMaxEpochs, "], got ",
            t.epochs);
   RG_CHECK(t.batch_size > 0, "batch_size must be > 0, got ", t.batch_size);
+  RG_CHECK(!nn::is_segmentation_model(t.model), "model '", t.model,
+           "' is a segmentation model; train_cifar trains classifiers (see --help)");
   // NaN fails every comparison; JSON numbers such as 1e400 parse to infinity.
   for (const auto& [name, v] : {std::pair<const char*, double>{"lr", t.lr},
                                 {"momentum", t.momentum},

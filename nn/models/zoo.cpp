@@ -17,6 +17,11 @@ std::vector<std::string> model_names() {
           "preactresnet18", "vgg16",    "mobilenetv2", "unet2d",   "unet3d"};
 }
 
+bool is_segmentation_model(const std::string& name) {
+  const std::string base = name.substr(0, name.find('@'));
+  return base == "unet2d" || base == "unet3d";
+}
+
 std::shared_ptr<Module> make_model(const std::string& name, int64_t num_classes) {
   return make_model(name, ModelOptions{.num_classes = num_classes});
 }

@@ -30,5 +30,8 @@ struct ModelOptions {
 std::shared_ptr<Module> make_model(const std::string& name, const ModelOptions& options = {});
 std::shared_ptr<Module> make_model(const std::string& name, int64_t num_classes);
 std::vector<std::string> model_names();
+// Whether `name` (with or without a width suffix) is one of the segmentation models (the
+// UNets), so that an app can refuse a model of the other kind before it builds anything.
+bool is_segmentation_model(const std::string& name);
 
 }  // namespace rg::nn

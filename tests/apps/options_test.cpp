@@ -53,6 +53,9 @@ TEST(TrainCifarOptions, ValuesThatWrappedOrWereIgnoredAreNamedErrors) {
   c["momentum"] = std::nan("");  // JSON text cannot hold NaN, a program's config can
   EXPECT_TRUE(throws_error([&] { parse_config(c); }, {"momentum", "finite", "nan"}));
   EXPECT_TRUE(throws_error([] { parse({"--set", "clip_grad_norm=-1"}); }, {"clip_grad_norm"}));
+  // A UNet failed only at the first loss, after building 31 M parameters, on a shape mismatch.
+  EXPECT_TRUE(throws_error([] { parse({"--model", "unet2d"}); }, {"unet2d", "segmentation"}));
+  EXPECT_TRUE(throws_error([] { parse({"--model", "unet3d@0.5"}); }, {"unet3d@0.5"}));
   // Limits are not errors where the value is sane.
   EXPECT_EQ(
       parse({"--workers", "256", "--threads", "1024", "--bucket-mb", "1048576"}).config.workers,
