@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 
 cmake -S . -B build-package -DRG_CUDA=OFF -DRG_NATIVE=OFF >/dev/null
-cmake --build build-package -j"$(nproc)" --target rg_parallel rg_emulator
+cmake --build build-package -j"$(nproc)" --target rg_train rg_emulator
 cmake --install build-package --prefix "$tmp/cpu" >/dev/null
 # Nothing of the source tree leaks into the package: the downstream build sees only the prefix.
 if grep -rq "$PWD" "$tmp/cpu/lib/cmake/ringgrad"; then
@@ -44,7 +44,7 @@ downstream "$tmp/cpu" downstream-cpu
 echo "test_package: CPU package passed in $((SECONDS - start)) s"
 
 if grep -qs 'kWithCuda = true' build/generated/core/config.h; then
-  cmake --build build -j"$(nproc)" --target rg_parallel rg_emulator
+  cmake --build build -j"$(nproc)" --target rg_train rg_emulator
   cmake --install build --prefix "$tmp/cuda" >/dev/null
   grep -q 'set(RINGGRAD_WITH_CUDA ON)' "$tmp/cuda/lib/cmake/ringgrad/ringgradConfig.cmake"
   downstream "$tmp/cuda" downstream-cuda

@@ -1,6 +1,7 @@
 // A downstream program on the installed ringgrad: checks its own op (softsign, ops/softsign)
 // against the same math composed of ringgrad's ops, forward and backward, then trains a small
-// MLP that uses it to fit y = sin(2x) on [-2, 2], and fails unless the loss falls 20-fold.
+// MLP that uses it to fit y = sin(2x) on [-2, 2] (SGD on the library's cosine schedule, from
+// train/), and fails unless the loss falls 20-fold.
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "ops/ops.h"
 #include "ops/softsign/softsign.h"
 #include "optim/sgd.h"
+#include "train/schedule.h"
 
 namespace {
 
@@ -67,12 +69,15 @@ int main() {
         std::make_shared<rg::nn::Linear>(32, 32), std::make_shared<Softsign>(),
         std::make_shared<rg::nn::Linear>(32, 1)});
     rg::SGD sgd(model->parameters(), {.lr = 0.05, .momentum = 0.9});
+    // The library's schedules (train/, in the package too): cosine over the 400 steps.
+    const auto schedule = rg::train::make_schedule({.name = "cosine"}, sgd, 400);
     double first = 0, last = 0;
     for (int step = 0; step < 400; ++step) {
       sgd.zero_grad();
       const rg::Tensor loss = rg::mse_loss(model->forward(x), y);
       loss.backward();
       sgd.step();
+      schedule->step();
       last = loss.item();
       if (step == 0) first = last;
       if (step % 100 == 0) std::printf("step %3d  loss %.5f\n", step, last);
