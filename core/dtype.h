@@ -81,6 +81,17 @@ RG_HOST_DEVICE inline To convert(From v) {
       return To(static_cast<float>(v));
     else
       return To(static_cast<double>(v));
+  } else if constexpr (std::is_integral_v<To> && !std::is_integral_v<From>) {
+    // Floating to integer truncates toward zero through int64, as PyTorch's cast to uint8 does:
+    // a negative float straight to an unsigned type is undefined in C++ (-2.7 -> u8 is 254
+    // this way, on every compiler and on the GPU). NaN and values outside int64 become
+    // INT64_MIN, what x86's conversion (so PyTorch on a CPU) returns, instead of undefined
+    // behaviour.
+    const double d = static_cast<double>(static_cast<compute_t<From>>(v));
+    constexpr double kTwoTo63 = 9223372036854775808.0;
+    const int64_t whole =
+        d >= -kTwoTo63 && d < kTwoTo63 ? static_cast<int64_t>(d) : -9223372036854775807LL - 1;
+    return static_cast<To>(whole);  // modulo 2^8 for u8: defined for unsigned types
   } else if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>) {
     return static_cast<To>(static_cast<float>(v));
   } else {

@@ -2,6 +2,8 @@
 // every dtype pair, contiguous and strided on either side. Conversions round exactly as the CPU's.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "core/cuda/copy_kernels.cuh"
 #include "ops/ops.h"
 #include "tests/support/fixtures.h"
@@ -30,6 +32,24 @@ TEST(CopyKernel, EveryDtypePairAndLayoutMatchesTheCpuCopy) {
               << from << " -> " << to << (strided_src ? " strided src" : "")
               << (strided_dst ? " strided dst" : "");
         }
+}
+
+// Floats out of an integer type's range convert as on the CPU (core/dtype.h's convert: through
+// int64, NaN and overflow to INT64_MIN), not as the device's own conversion would.
+TEST(CopyKernel, OutOfRangeFloatsToIntegersMatchTheCpu) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor base =
+      from_vector<double>({-2.7, -0.5, 300.7, 255.9, nan, 1e30, -1e30, -300.2}, {8}, {DType::f64});
+  for (DType from : {DType::f64, DType::f32, DType::f16, DType::bf16})
+    for (DType to : {DType::i64, DType::u8}) {
+      const Tensor src = base.to(from);
+      const Tensor expected = empty({8}, {to});
+      copy_strided(expected, src);
+      const Tensor actual = empty({8}, {to});
+      launch_copy(actual, src, nullptr);
+      EXPECT_TRUE(all_close(actual.to(DType::f64), expected.to(DType::f64), 0, 0))
+          << from << " -> " << to;
+    }
 }
 
 TEST(FillKernel, EveryDtypeMatchesTheCpuFill) {
