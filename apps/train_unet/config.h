@@ -1,0 +1,65 @@
+#pragma once
+// train_unet's options: what to segment (generated shapes in 2-D or 3-D), the UNet, the
+// optimizer, and the same machine, precision and output options as train_cifar. Every value is
+// checked when the options are read, so a typo fails before anything is built.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nn/models/unet.h"
+#include "optim/amp.h"
+
+namespace rg::apps {
+
+struct UnetConfig {
+  // ---- data: data/shapes.h, drawn from the seed (the test set from seed + 1) ----
+  std::string data = "shapes2d";      // shapes2d | shapes3d
+  std::string classes = "binary";     // binary (BCE + Dice) | per-kind (CE + soft Dice)
+  std::vector<int64_t> image_size{};  // {H, W} or {D, H, W}; empty: 64x64, or 32x160x160
+  int64_t channels = 1;
+  int64_t train_size = 1024, test_size = 256;
+  // ---- model: nn/models/unet.h ----
+  int64_t depth = 3, width = 16;       // poolings, channels of the first block
+  std::string decoder = "transposed";  // transposed (conv-transpose) | interpolate
+  // ---- optimization: AdamW on a schedule of train/schedule.h ----
+  int64_t epochs = 10, batch_size = 16;
+  double lr = 3e-3, weight_decay = 1e-4;
+  std::string schedule = "cosine";
+  // ---- precision, machine, output: as train_cifar ----
+  std::string amp = "O0", amp_dtype = "fp16", loss_scale = "dynamic";
+  std::string device = "cpu";
+  int64_t dp = 0;
+  bool sync_bn = false;
+  double bucket_mb = 25;
+  std::string allreduce = "ring";
+  int64_t threads = 0, workers = 2, seed = 0;
+  std::string out = "runs/unet", resume{};
+  bool overwrite = false, progress = true;
+  int64_t stop_after_epochs = 0;
+
+  bool volumes() const { return data == "shapes3d"; }
+  // Classes of the data set (background included) and outputs of the model: one logit for a
+  // binary mask, one per class otherwise.
+  int64_t data_classes() const;
+  int64_t model_classes() const { return classes == "binary" ? 1 : data_classes(); }
+  std::vector<int64_t> resolved_image_size() const;
+  nn::UNetConfig unet() const;
+  AmpOptions amp_options() const;
+  std::string describe() const;  // one line, for the log and the checkpoint
+};
+
+// Throws rg::Error naming the first bad value.
+void check_config(const UnetConfig& config);
+
+struct UnetCommandLine {
+  UnetConfig config;
+  bool help_requested = false;
+  std::string help;
+};
+UnetCommandLine parse_unet_command_line(int argc, char** argv);
+
+// "64x64" or "16x64x64" -> {64, 64} / {16, 64, 64}; throws naming the text.
+std::vector<int64_t> parse_image_size(const std::string& text);
+
+}  // namespace rg::apps
