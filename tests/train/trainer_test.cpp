@@ -116,6 +116,7 @@ struct TinyRun {
   int64_t big_steps = 0;  // steps that hold 64 MiB more (from the first)
   int64_t peak_bytes = 0;
   std::function<void(Task&)> edit_task{};  // changes the task before the run
+  std::vector<int64_t> hooks{};            // before_step(s) records -s, after_step(s) records s
 
   TrainingState run() {
     auto group = parallel::init();
@@ -146,6 +147,8 @@ struct TinyRun {
                      .stop_after_epochs = stop_after,
                      .progress = false,
                      .resumed = resume,
+                     .before_step = [this](int64_t s) { hooks.push_back(-s); },
+                     .after_step = [this](int64_t s) { hooks.push_back(s); },
                      .checkpoint_extra = {{"note", "tiny"}}});
     trainer.resume(checkpoint);
     trainer.wrap({});
@@ -162,6 +165,10 @@ TEST(Trainer, TrainsLogsAndCheckpointsThroughTheTask) {
   EXPECT_EQ(state.epoch, 3);
   EXPECT_EQ(state.step, 3 * 4);                            // 32 images, batches of 8
   EXPECT_EQ(run.logged, (std::vector<int64_t>{1, 2, 3}));  // the task's log hook, per epoch
+  // before_step and after_step around each of the 12 steps, numbered from 1 across epochs.
+  std::vector<int64_t> hooks;
+  for (int64_t s = 1; s <= 12; ++s) hooks.insert(hooks.end(), {-s, s});
+  EXPECT_EQ(run.hooks, hooks);
 
   const auto csv = read_csv(run.out + "/metrics.csv");
   ASSERT_EQ(csv.size(), 1u + 3u);
