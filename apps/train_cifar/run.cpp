@@ -41,6 +41,11 @@ int run(const TrainConfig& options) {
        .check_sequence = options.check_sequence});
   const int world_size = group->size();
   options.faults.check_world(world_size);
+  // DDP registers the parameters that need a gradient when it wraps the model, and refuses a
+  // step in which one of them gets none: the whitening bias, frozen after its epochs, would be.
+  RG_CHECK(world_size == 1 || options.whiten_bias_epochs == 0,
+           "train_cifar: whiten_bias_epochs (airbench94) is for one process; under mpirun set "
+           "whiten_bias_epochs=0 (the bias then trains throughout)");
   const bool lead = group->rank() == 0;  // prints, logs and checkpoints
   TrainConfig cfg = options;
   if (!lead) cfg.progress = false;
