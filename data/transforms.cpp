@@ -14,6 +14,11 @@ int64_t SampleRng::below(int64_t n) {
   return std::min<int64_t>(n - 1, static_cast<int64_t>(uniform() * static_cast<double>(n)));
 }
 
+SampleRng SampleRng::same_every_epoch() const {
+  // Another key (seed), so that its draws are none of epoch 0's.
+  return SampleRng(seed_ ^ 0x9E3779B97F4A7C15ULL, 0, index_);
+}
+
 namespace {
 void check_image(const Tensor& image, const std::string& who) {
   RG_CHECK(image.dim() == 3, who, ": expected an image (C, H, W), got ", image.describe());
@@ -23,6 +28,21 @@ void check_image(const Tensor& image, const std::string& who) {
 void check_image_or_volume(const Tensor& image, const std::string& who) {
   RG_CHECK(image.dim() == 3 || image.dim() == 4, who,
            ": expected an image (C, H, W) or a volume (C, D, H, W), got ", image.describe());
+}
+
+// The image (C, H, W) mirrored left-right.
+Tensor mirror(const Tensor& image) {
+  const int64_t C = image.size(0), H = image.size(1), W = image.size(2);
+  Tensor src = image.contiguous();
+  Tensor out = empty(image.shape(), {image.dtype()});
+  dispatch_all(image.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = src.data<T>();
+    T* o = out.data<T>();
+    for (int64_t r = 0; r < C * H; ++r)
+      for (int64_t x = 0; x < W; ++x) o[r * W + x] = in[r * W + (W - 1 - x)];
+  });
+  return out;
 }
 }  // namespace
 
@@ -37,7 +57,8 @@ Tensor ToFloat::apply(const Tensor& image, SampleRng&) const {
   return out;
 }
 
-RandomCrop::RandomCrop(int64_t size, int64_t padding) : size_(size), padding_(padding) {
+RandomCrop::RandomCrop(int64_t size, int64_t padding, Padding mode)
+    : size_(size), padding_(padding), mode_(mode) {
   RG_CHECK(size > 0 && padding >= 0, "RandomCrop: size must be > 0 and padding >= 0, got size ",
            size, " padding ", padding);
 }
@@ -47,6 +68,15 @@ Tensor RandomCrop::apply(const Tensor& image, SampleRng& rng) const {
   const int64_t C = image.size(0), H = image.size(1), W = image.size(2);
   RG_CHECK(H + 2 * padding_ >= size_ && W + 2 * padding_ >= size_, "RandomCrop: a ", size_, "x",
            size_, " crop does not fit image ", image.describe(), " padded by ", padding_);
+  RG_CHECK(mode_ == Padding::zeros || (padding_ < H && padding_ < W),
+           "RandomCrop: reflect padding ", padding_, " must be smaller than the image ",
+           image.describe());
+  // A padded coordinate's source pixel; -1 for zero padding. Reflection: -1 -> 1, n -> n - 2.
+  auto source = [mode = mode_](int64_t i, int64_t n) -> int64_t {
+    if (i >= 0 && i < n) return i;
+    if (mode == Padding::zeros) return -1;
+    return i < 0 ? -i : 2 * (n - 1) - i;
+  };
   // Offsets of the window in padded coordinates.
   const int64_t top = rng.below(H + 2 * padding_ - size_ + 1);
   const int64_t left = rng.below(W + 2 * padding_ - size_ + 1);
@@ -58,11 +88,11 @@ Tensor RandomCrop::apply(const Tensor& image, SampleRng& rng) const {
     T* o = out.data<T>();
     for (int64_t c = 0; c < C; ++c)
       for (int64_t y = 0; y < size_; ++y) {
-        const int64_t sy = top + y - padding_;
-        if (sy < 0 || sy >= H) continue;
+        const int64_t sy = source(top + y - padding_, H);
+        if (sy < 0) continue;
         for (int64_t x = 0; x < size_; ++x) {
-          const int64_t sx = left + x - padding_;
-          if (sx >= 0 && sx < W) o[(c * size_ + y) * size_ + x] = in[(c * H + sy) * W + sx];
+          const int64_t sx = source(left + x - padding_, W);
+          if (sx >= 0) o[(c * size_ + y) * size_ + x] = in[(c * H + sy) * W + sx];
         }
       }
   });
@@ -76,17 +106,14 @@ RandomHorizontalFlip::RandomHorizontalFlip(double p) : p_(p) {
 Tensor RandomHorizontalFlip::apply(const Tensor& image, SampleRng& rng) const {
   check_image(image, "RandomHorizontalFlip");
   if (rng.uniform() >= p_) return image;
-  const int64_t C = image.size(0), H = image.size(1), W = image.size(2);
-  Tensor src = image.contiguous();
-  Tensor out = empty(image.shape(), {image.dtype()});
-  dispatch_all(image.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    const T* in = src.data<T>();
-    T* o = out.data<T>();
-    for (int64_t r = 0; r < C * H; ++r)
-      for (int64_t x = 0; x < W; ++x) o[r * W + x] = in[r * W + (W - 1 - x)];
-  });
-  return out;
+  return mirror(image);
+}
+
+Tensor AlternatingFlip::apply(const Tensor& image, SampleRng& rng) const {
+  check_image(image, "AlternatingFlip");
+  const bool first = rng.same_every_epoch().uniform() < 0.5;
+  const bool odd_epoch = rng.epoch() % 2 == 1;
+  return first != odd_epoch ? mirror(image) : image;
 }
 
 Normalize::Normalize(std::vector<float> mean, std::vector<float> std)
@@ -138,6 +165,12 @@ bool Compose::moves_pixels() const {
 std::shared_ptr<Transform> cifar10_train_transform() {
   return std::make_shared<Compose>(std::vector<std::shared_ptr<Transform>>{
       std::make_shared<RandomCrop>(32, 4), std::make_shared<RandomHorizontalFlip>(0.5),
+      std::make_shared<ToFloat>(), std::make_shared<Normalize>(kCifar10Mean, kCifar10Std)});
+}
+
+std::shared_ptr<Transform> cifar10_airbench94_transform() {
+  return std::make_shared<Compose>(std::vector<std::shared_ptr<Transform>>{
+      std::make_shared<RandomCrop>(32, 2, Padding::reflect), std::make_shared<AlternatingFlip>(),
       std::make_shared<ToFloat>(), std::make_shared<Normalize>(kCifar10Mean, kCifar10Std)});
 }
 

@@ -18,6 +18,10 @@ class SampleRng {
       : seed_(seed), epoch_(epoch), index_(index) {}
   double uniform();          // [0, 1)
   int64_t below(int64_t n);  // uniform integer in [0, n)
+  uint64_t epoch() const { return epoch_; }
+  // A generator of this sample that draws the same numbers in every epoch (and none that this
+  // one draws): for a choice made once per sample, such as AlternatingFlip's first flip.
+  SampleRng same_every_epoch() const;
 
  private:
   uint64_t seed_, epoch_, index_, draw_ = 0;
@@ -40,16 +44,21 @@ class ToFloat final : public Transform {
   std::string name() const override { return "ToFloat"; }
 };
 
-// Pads every side with `padding` zeros, then crops a random size x size window.
+enum class Padding { zeros, reflect };
+
+// Pads every side with `padding` zeros (or the mirror image of the pixels inside, without
+// repeating the edge: PyTorch's F.pad mode 'reflect'; padding < H and W), then crops a random
+// size x size window.
 class RandomCrop final : public Transform {
  public:
-  RandomCrop(int64_t size, int64_t padding);
+  RandomCrop(int64_t size, int64_t padding, Padding mode = Padding::zeros);
   Tensor apply(const Tensor& image, SampleRng& rng) const override;
   std::string name() const override { return "RandomCrop"; }
   bool moves_pixels() const override { return true; }
 
  private:
   int64_t size_, padding_;
+  Padding mode_;
 };
 
 // Mirrors left-right with probability p.
@@ -62,6 +71,17 @@ class RandomHorizontalFlip final : public Transform {
 
  private:
   double p_;
+};
+
+// airbench94's alternating flip: each image is mirrored in every other epoch — in even epochs
+// (0, 2, ...) when a coin drawn once for the image says so, in odd epochs when it does not. Each
+// image is seen both ways in any two consecutive epochs, where independent random flips repeat
+// the same view half of the time.
+class AlternatingFlip final : public Transform {
+ public:
+  Tensor apply(const Tensor& image, SampleRng& rng) const override;
+  std::string name() const override { return "AlternatingFlip"; }
+  bool moves_pixels() const override { return true; }
 };
 
 // (x - mean[c]) / std[c] per channel, on f32 images.
@@ -90,6 +110,9 @@ class Compose final : public Transform {
 // the data set's per-channel mean and std. Test: scale and normalise only.
 std::shared_ptr<Transform> cifar10_train_transform();
 std::shared_ptr<Transform> cifar10_test_transform();
+// airbench94's training augmentation: translate by up to 2 pixels (reflect-pad 2, random 32x32
+// crop), alternating flip, scale, normalise.
+std::shared_ptr<Transform> cifar10_airbench94_transform();
 inline const std::vector<float> kCifar10Mean = {0.4914f, 0.4822f, 0.4465f};
 inline const std::vector<float> kCifar10Std = {0.2470f, 0.2435f, 0.2616f};
 

@@ -135,6 +135,46 @@ void CosineAnnealingLR::load_options_json(const nlohmann::json& j) {
   eta_min_ = eta_min;
 }
 
+// ---- LinearLR ------------------------------------------------------------------------------
+LinearLR::LinearLR(Optimizer& optimizer, double start_factor, double end_factor,
+                   int64_t total_steps)
+    : LRScheduler("LinearLR", optimizer),
+      start_factor_(start_factor),
+      end_factor_(end_factor),
+      total_steps_(total_steps) {
+  validate(start_factor, end_factor, total_steps);
+  apply();
+}
+
+void LinearLR::validate(double start_factor, double end_factor, int64_t total_steps) {
+  RG_CHECK(std::isfinite(start_factor) && start_factor >= 0 && std::isfinite(end_factor) &&
+               end_factor >= 0,
+           "LinearLR: start_factor and end_factor must be finite and >= 0, got ", start_factor,
+           " and ", end_factor);
+  RG_CHECK(total_steps > 0, "LinearLR: total_steps must be > 0, got ", total_steps);
+}
+
+double LinearLR::lr_at(int64_t step, std::size_t group) const {
+  const double t =
+      static_cast<double>(std::min(step, total_steps_)) / static_cast<double>(total_steps_);
+  return base_lrs_.at(group) * (start_factor_ + (end_factor_ - start_factor_) * t);
+}
+
+nlohmann::json LinearLR::options_json() const {
+  return {
+      {"start_factor", start_factor_}, {"end_factor", end_factor_}, {"total_steps", total_steps_}};
+}
+
+void LinearLR::load_options_json(const nlohmann::json& j) {
+  const double start_factor = j.at("start_factor").get<double>();
+  const double end_factor = j.at("end_factor").get<double>();
+  const int64_t total_steps = j.at("total_steps").get<int64_t>();
+  validate(start_factor, end_factor, total_steps);
+  start_factor_ = start_factor;
+  end_factor_ = end_factor;
+  total_steps_ = total_steps;
+}
+
 // ---- OneCycleLR ----------------------------------------------------------------------------
 OneCycleLR::OneCycleLR(Optimizer& optimizer, std::vector<double> max_lrs, int64_t total_steps,
                        OneCycleOptions options)

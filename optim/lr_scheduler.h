@@ -146,6 +146,26 @@ class OneCycleLR : public LRScheduler {
   OneCycleOptions options_;
 };
 
+// PyTorch's LinearLR: the lr moves linearly from start_factor · base_lr to end_factor · base_lr
+// over total_steps steps, then holds:
+//   lr = base_lr · (start_factor + (end_factor − start_factor) · min(step, total_steps) /
+//   total_steps)
+// (airbench94's decay from 1 to 0.07, after LinearWarmup's rise from 0.2).
+class LinearLR : public LRScheduler {
+ public:
+  LinearLR(Optimizer& optimizer, double start_factor, double end_factor, int64_t total_steps);
+  double lr_at(int64_t step, std::size_t group) const override;
+
+ protected:
+  nlohmann::json options_json() const override;
+  void load_options_json(const nlohmann::json& options) override;
+
+ private:
+  static void validate(double start_factor, double end_factor, int64_t total_steps);
+  double start_factor_, end_factor_;
+  int64_t total_steps_;
+};
+
 // Linear warm-up in front of another schedule. With W = warmup_steps, s = start_factor and
 // L0(g) = after.lr_at(0, g) (the wrapped schedule's first lr, normally the base lr):
 //   step t < W:   lr = L0 · (s + (1 − s) · t / W)     from s·L0 up to (not reaching) L0

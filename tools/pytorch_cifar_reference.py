@@ -13,7 +13,7 @@ import sys
 import torch.nn as nn
 import torch.nn.functional as F
 
-from resnet_reference import BasicBlock
+from resnet_reference import Airbench94, BasicBlock
 
 VGG_CFG = {
     'VGG16': [64, 64, 'M', 128, 128, 'M', 256, 256, 256, 'M', 512, 512, 512, 'M', 512, 512, 512, 'M'],
@@ -200,6 +200,7 @@ class MobileNetV2(nn.Module):
 
 # ringgrad's make_model names -> the pytorch-cifar constructors.
 MODELS = {
+    'airbench94': Airbench94,  # not pytorch-cifar's: airbench94.py's net (resnet_reference.py)
     'vgg16': lambda: VGG('VGG16'),
     'resnet34': lambda: ResNet(BasicBlock, [3, 4, 6, 3]),
     'resnet50': lambda: ResNet(Bottleneck, [3, 4, 6, 3]),

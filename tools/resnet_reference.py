@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The CIFAR ResNets of nn/models/resnet.h and the airbench net of nn/models/airbench.h in
-PyTorch, to check parameter counts and to time PyTorch on the same model
+"""The CIFAR ResNets of nn/models/resnet.h and the airbench nets of nn/models/airbench.h and
+airbench94.h in PyTorch, to check parameter counts and to time PyTorch on the same model
 (tools/bench_train_vs_pytorch.py). ResNet definitions follow pytorch-cifar (kuangliu)."""
 import torch
 import torch.nn as nn
@@ -82,6 +82,56 @@ class Airbench(nn.Module):
         return self.head(y) / 9
 
 
+class Airbench94Group(nn.Module):
+    """airbench94.py's ConvGroup, with our parameter names."""
+
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, padding=1, bias=False)
+        self.norm1 = nn.BatchNorm2d(cout, eps=1e-12, momentum=1 - 0.6)
+        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1, bias=False)
+        self.norm2 = nn.BatchNorm2d(cout, eps=1e-12, momentum=1 - 0.6)
+        for norm in (self.norm1, self.norm2):
+            norm.weight.requires_grad = False
+        for conv in (self.conv1, self.conv2):
+            nn.init.dirac_(conv.weight.data[:cin])
+
+    def forward(self, x):
+        y = F.gelu(self.norm1(F.max_pool2d(self.conv1(x), 2)))
+        return F.gelu(self.norm2(self.conv2(y)))
+
+
+class Airbench94(nn.Module):
+    """nn/models/airbench94.h, as make_net() of Keller Jordan's airbench94.py builds it: a 2x2
+    whitening conv (3 -> 24, bias), GELU, three groups at widths 64, 256, 256 with GELU and
+    BatchNorm (eps 1e-12, momentum 0.4, weight frozen at 1), max-pool 3, a bias-free linear head
+    scaled by 1/9."""
+
+    def __init__(self, num_classes=10):
+        super().__init__()
+        self.whiten = nn.Conv2d(3, 24, 2)
+        self.whiten.bias.data.zero_()
+        self.whiten.weight.requires_grad = False
+        cin = 24
+        for i, c in enumerate((64, 256, 256)):
+            setattr(self, f"group{i + 1}", Airbench94Group(cin, c))
+            cin = c
+        self.head = nn.Linear(cin, num_classes, bias=False)
+
+    def forward(self, x):
+        y = F.gelu(self.whiten(x))
+        y = self.group3(self.group2(self.group1(y)))
+        y = F.max_pool2d(y, 3).flatten(1)
+        return self.head(y) / 9
+
+
+def airbench94(width=1.0):
+    # bench_train_vs_pytorch.py passes a width; airbench94 has only its own.
+    if width != 1.0:
+        raise ValueError("airbench94 takes no width multiplier")
+    return Airbench94()
+
+
 def airbench(width=1.0):
     return Airbench(width=width)
 
@@ -96,5 +146,5 @@ def resnet20(width=1.0):
 
 if __name__ == "__main__":
     for name, m in [("resnet18", resnet18()), ("resnet20", resnet20()), ("airbench", airbench()),
-                    ("airbench@0.5", airbench(0.5))]:
+                    ("airbench@0.5", airbench(0.5)), ("airbench94", airbench94())]:
         print(name, sum(p.numel() for p in m.parameters()))

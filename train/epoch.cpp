@@ -56,6 +56,7 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, const Task&
     amp.update();
     scheduler.step();
     ++step;
+    if (options.after_step) options.after_step(step);
     if (!stepped && group.rank() == 0)  // names the rank and parameter that overflowed
       std::cout << "\r" << describe_skip(*amp.scaler()->last_step()) << "\n";
 

@@ -34,6 +34,9 @@ struct EpochOptions {
   // Called on every rank before each step with its number (from 1 across epochs): e.g. the
   // fault injection of train_cifar --fault. Empty: nothing.
   std::function<void(int64_t step)> before_step{};
+  // Called on every rank after each step (the optimizer's and the schedule's) with its number:
+  // e.g. airbench94's lookahead, which pulls the weights towards their average. Empty: nothing.
+  std::function<void(int64_t step)> after_step{};
 };
 
 // Runs one epoch of optimizer steps (the loader's epoch must be started) at amp's precision;

@@ -112,7 +112,8 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
         .label = "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(options_.epochs),
         .clip_grad_norm = options_.clip_grad_norm,
         .progress = options_.progress,
-        .before_step = options_.before_step};
+        .before_step = options_.before_step,
+        .after_step = options_.after_step};
     const EpochResult train =
         train_epoch(*trained_, train_loader, task_, parts_.optimizer, parts_.scheduler, parts_.amp,
                     parts_.device, epoch_options, state_.step, *parts_.group);

@@ -53,6 +53,8 @@ struct TrainerOptions {
   bool resumed = false;           // the run continues one in `out`: its logs are cut back first
   // Called on every rank before each optimizer step with its number (from 1 across epochs).
   std::function<void(int64_t step)> before_step{};
+  // Called on every rank after each optimizer step (and the schedule's) with its number.
+  std::function<void(int64_t step)> after_step{};
   // Written into every checkpoint's metadata (train.<key>): e.g. the run's configuration.
   std::map<std::string, std::string> checkpoint_extra{};
 };

@@ -23,8 +23,8 @@ Tensor count_correct(const Tensor& logits, const Tensor& labels) {
 // left out and the totals summed over ranks, so every test image counts exactly once.
 class CifarEvaluation : public train::Evaluation {
  public:
-  CifarEvaluation(const parallel::DistributedSampler& sampler, bool tta)
-      : evaluator_(sampler), tta_(tta) {}
+  CifarEvaluation(const parallel::DistributedSampler& sampler, bool tta, bool tta_translate)
+      : evaluator_(sampler), tta_(tta), tta_translate_(tta_translate) {}
 
   void add(nn::Module& model, const data::Batch& batch,
            const train::StepContext& context) override {
@@ -33,9 +33,20 @@ class CifarEvaluation : public train::Evaluation {
       return model.forward(context.amp.cast_input(images.to(context.device, NonBlocking::yes)))
           .to(DType::f32);
     };
-    Tensor logits = forward(batch.images);
     // Test-time augmentation: logits averaged over each image and its mirror image.
-    if (tta_) logits = (logits + forward(flip_horizontal(batch.images))) * 0.5;
+    auto mirrored = [&](const Tensor& images) {
+      Tensor logits = forward(images);
+      return tta_ ? (logits + forward(flip_horizontal(images))) * 0.5 : logits;
+    };
+    Tensor logits = mirrored(batch.images);
+    // airbench94's level 2: half the weight on the image, half on its shifts by one pixel up-left
+    // and down-right (reflect-padded), each with its mirror.
+    if (tta_translate_) {
+      const Tensor shifted =
+          (mirrored(shift_reflect(batch.images, -1)) + mirrored(shift_reflect(batch.images, 1))) *
+          0.5;
+      logits = (logits + shifted) * 0.5;
+    }
     evaluator_.add(logits, batch.labels);
   }
 
@@ -46,7 +57,7 @@ class CifarEvaluation : public train::Evaluation {
 
  private:
   parallel::DistributedEvaluator evaluator_;
-  bool tta_;
+  bool tta_, tta_translate_;
 };
 }  // namespace
 
@@ -71,8 +82,8 @@ train::Task cifar_task(const TrainConfig& cfg, const parallel::DistributedSample
   };
   const train::Metric accuracy{"accuracy", "acc", train::Display::percent};
   task.train_metrics = {accuracy};
-  task.evaluation = [&test_sampler, tta = cfg.tta] {
-    return std::make_unique<CifarEvaluation>(test_sampler, tta);
+  task.evaluation = [&test_sampler, tta = cfg.tta, translate = cfg.tta_translate] {
+    return std::make_unique<CifarEvaluation>(test_sampler, tta, translate);
   };
   task.eval_metrics = {{"loss", "loss", train::Display::plain}, accuracy};
   task.best_metric = "accuracy";
@@ -89,6 +100,25 @@ Tensor flip_horizontal(const Tensor& images) {
   float* o = out.data<float>();
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t x = 0; x < w; ++x) o[r * w + x] = in[r * w + (w - 1 - x)];
+  return out;
+}
+
+Tensor shift_reflect(const Tensor& images, int64_t by) {
+  RG_CHECK(images.dim() == 4 && images.dtype() == DType::f32 && images.device().is_cpu(),
+           "shift_reflect: expected f32 cpu images (N, C, H, W), got ", images.describe());
+  const int64_t h = images.size(2), w = images.size(3);
+  RG_CHECK((by == 1 || by == -1) && h > 1 && w > 1, "shift_reflect: shifts by 1 or -1 pixel of ",
+           "images at least 2x2, got ", by, " and ", images.describe());
+  Tensor src = images.contiguous();
+  Tensor out = empty_like(src);
+  // out[y][x] = in[y + by][x + by], mirrored at the border without repeating the edge.
+  auto reflect = [](int64_t i, int64_t n) { return i < 0 ? -i : i >= n ? 2 * (n - 1) - i : i; };
+  const float* in = src.data<float>();
+  float* o = out.data<float>();
+  for (int64_t plane = 0; plane < src.size(0) * src.size(1); ++plane)
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x)
+        o[(plane * h + y) * w + x] = in[(plane * h + reflect(y + by, h)) * w + reflect(x + by, w)];
   return out;
 }
 

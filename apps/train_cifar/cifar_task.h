@@ -20,6 +20,9 @@ train::Task cifar_task(const TrainConfig& cfg, const parallel::DistributedSample
 Tensor sample_images(const data::Dataset& dataset, int64_t n);
 // Mirrors a batch of images (N, C, H, W) left-right.
 Tensor flip_horizontal(const Tensor& images);
+// Shifts a batch of images (N, C, H, W) by `by` = ±1 pixel along both axes, reflecting at the
+// border: out[y][x] = in[y + by][x + by] (airbench94's TTA crops of F.pad(x, 1, 'reflect')).
+Tensor shift_reflect(const Tensor& images, int64_t by);
 
 // cfg.data, or the first of the usual places that holds CIFAR-10; the error lists them.
 std::string find_cifar10(const std::string& configured);

@@ -41,6 +41,11 @@ struct TrainConfig {
   std::string amp_dtype;   // fp16 | bf16
   std::string loss_scale;  // dynamic | a positive number (a fixed scale)
   double label_smoothing;
+  // airbench94's pieces (train_cifar --preset airbench94); off by default.
+  std::string augmentation;    // classic (crop 4 with zeros, random flip) | airbench94
+  double norm_bias_lr_scale;   // BatchNorm biases: lr x this, weight decay / this (1: one group)
+  int64_t whiten_bias_epochs;  // airbench94 model: its whitening bias trains these epochs (0: all)
+  bool lookahead;              // airbench94's lookahead: weights <- their average every 5 steps
   int64_t workers;
   int64_t threads;  // 0: all hardware threads
   int64_t seed;
@@ -54,6 +59,7 @@ struct TrainConfig {
   double clip_grad_norm;      // 0: off
   bool progress;              // the live progress bar
   bool tta;                   // test-time augmentation: average each image with its mirror
+  bool tta_translate;         // with tta: also over one-pixel shifts (airbench94's TTA level 2)
   bool deterministic;         // GPU convolutions through deterministic algorithms only
   int64_t stop_after_epochs;  // 0: run to the end; >0: stop early, as if interrupted (tests)
   double collective_timeout;  // seconds a collective may wait under mpirun before the job ends

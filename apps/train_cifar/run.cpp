@@ -18,6 +18,7 @@
 #include "core/thread_pool.h"
 #include "data/cifar10.h"
 #include "nn/models/airbench.h"
+#include "nn/models/airbench94.h"
 #include "nn/models/zoo.h"
 #include "parallel/found_inf.h"
 #include "parallel/horovod.h"
@@ -40,6 +41,11 @@ int run(const TrainConfig& options) {
        .check_sequence = options.check_sequence});
   const int world_size = group->size();
   options.faults.check_world(world_size);
+  // DDP registers the parameters that need a gradient when it wraps the model, and refuses a
+  // step in which one of them gets none: the whitening bias, frozen after its epochs, would be.
+  RG_CHECK(world_size == 1 || options.whiten_bias_epochs == 0,
+           "train_cifar: whiten_bias_epochs (airbench94) is for one process; under mpirun set "
+           "whiten_bias_epochs=0 (the bias then trains throughout)");
   const bool lead = group->rank() == 0;  // prints, logs and checkpoints
   TrainConfig cfg = options;
   if (!lead) cfg.progress = false;
@@ -68,7 +74,10 @@ int run(const TrainConfig& options) {
   auto test_sampler = std::make_shared<parallel::DistributedSampler>(
       test_set->size(), *group,
       parallel::DistributedSamplerOptions{.shuffle = parallel::Shuffle::off});
-  data::DataLoader train_loader(train_set, train_sampler, data::cifar10_train_transform(),
+  data::DataLoader train_loader(train_set, train_sampler,
+                                cfg.augmentation == "airbench94"
+                                    ? data::cifar10_airbench94_transform()
+                                    : data::cifar10_train_transform(),
                                 {.batch_size = cfg.batch_size,
                                  .last_batch = data::LastBatch::drop,
                                  .num_workers = workers,
@@ -84,6 +93,8 @@ int run(const TrainConfig& options) {
   std::shared_ptr<nn::Module> model = nn::make_model(cfg.model, classes);
   if (auto* airbench = dynamic_cast<nn::Airbench*>(model.get()))
     airbench->init_whitening(sample_images(*train_set, 5000));
+  auto* airbench94 = dynamic_cast<nn::Airbench94*>(model.get());
+  if (airbench94) airbench94->init_whitening(sample_images(*train_set, 5000));
   // Under --dp, DataParallel converts its replicas instead (over its devices' threads).
   if (cfg.sync_bn && cfg.dp == 0) model = parallel::convert_sync_batchnorm(model, group);
   model->to(device);
@@ -93,10 +104,11 @@ int run(const TrainConfig& options) {
   if (world_size > 1 && amp.scaler()) parallel::sync_found_inf(*amp.scaler(), group);
   const double lr = scale_lr(cfg.lr, world_size,
                              cfg.lr_scaling == "linear" ? LrScaling::linear : LrScaling::none);
-  SGD optimizer(amp.optimizer_params(), {.lr = lr,
-                                         .momentum = cfg.momentum,
-                                         .weight_decay = cfg.weight_decay,
-                                         .nesterov = cfg.nesterov ? Nesterov::on : Nesterov::off});
+  const SGDOptions sgd{.lr = lr,
+                       .momentum = cfg.momentum,
+                       .weight_decay = cfg.weight_decay,
+                       .nesterov = cfg.nesterov ? Nesterov::on : Nesterov::off};
+  SGD optimizer(norm_bias_groups(*model, amp.optimizer_params(), sgd, cfg.norm_bias_lr_scale));
   auto scheduler = train::make_schedule({.name = cfg.schedule,
                                          .peak_lr = lr,  // the schedule peaks at the scaled rate
                                          .epochs = cfg.epochs,
@@ -104,23 +116,39 @@ int run(const TrainConfig& options) {
                                          .milestones = cfg.milestones},
                                         optimizer, train_loader.num_batches());
 
+  // airbench94's lookahead over the model's floating state (weights and BatchNorm statistics).
+  const int64_t steps_per_epoch = train_loader.num_batches();
+  const int64_t total_steps = cfg.epochs * steps_per_epoch;
+  std::unique_ptr<Lookahead> lookahead;  // made after resume(), from the weights it restores
+
   // ---- resume and wrap: rank 0's state on every rank, then DP / DDP -------------------------
-  train::Trainer trainer({group, device, model, amp, optimizer, *scheduler},
-                         cifar_task(cfg, *test_sampler),
-                         {.program = "train_cifar",
-                          .out = cfg.out,
-                          .epochs = cfg.epochs,
-                          .stop_after_epochs = cfg.stop_after_epochs,
-                          .clip_grad_norm = cfg.clip_grad_norm,
-                          .progress = cfg.progress,
-                          .resumed = !cfg.resume.empty(),
-                          .before_step =
-                              [&cfg, rank = group->rank()](int64_t step) {
-                                cfg.faults.at_step(rank, step);  // --fault: injected faults
-                              },
-                          .checkpoint_extra = {{"config", options.to_json().dump()}}});
+  train::Trainer trainer(
+      {group, device, model, amp, optimizer, *scheduler}, cifar_task(cfg, *test_sampler),
+      {.program = "train_cifar",
+       .out = cfg.out,
+       .epochs = cfg.epochs,
+       .stop_after_epochs = cfg.stop_after_epochs,
+       .clip_grad_norm = cfg.clip_grad_norm,
+       .progress = cfg.progress,
+       .resumed = !cfg.resume.empty(),
+       .before_step =
+           [&, rank = group->rank()](int64_t step) {
+             cfg.faults.at_step(rank, step);  // --fault: injected faults
+             // airbench94 trains its whitening bias for the first epochs only.
+             if (cfg.whiten_bias_epochs > 0 && airbench94) {
+               const int64_t epoch = (step - 1) / steps_per_epoch;
+               airbench94->whiten_bias().set_requires_grad(epoch < cfg.whiten_bias_epochs);
+             }
+           },
+       .after_step =
+           [&](int64_t step) {
+             if (lookahead) airbench94_lookahead(*lookahead, step, total_steps);
+           },
+       .checkpoint_extra = {{"config", options.to_json().dump()}}});
   trainer.resume(checkpoint,
                  cfg.eval_only ? train::Restore::weights_only : train::Restore::everything);
+  // Its averages are not in checkpoints: a resumed run restarts them from the resumed weights.
+  if (cfg.lookahead) lookahead = std::make_unique<Lookahead>(model_state(*model));
   trainer.wrap(
       {.dp = static_cast<int>(cfg.dp),
        .replica_factory = [name = cfg.model, classes] { return nn::make_model(name, classes); },

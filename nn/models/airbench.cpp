@@ -65,9 +65,9 @@ Tensor Airbench::forward(const Tensor& x) {
   return head_->forward(y) * (1.0 / 9.0);
 }
 
-void Airbench::init_whitening(const Tensor& images, double eps) {
+Tensor whitening_filters(const Tensor& images, double eps, PatchCovariance covariance) {
   RG_CHECK(images.dim() == 4 && images.size(1) == 3 && images.dtype() == DType::f32,
-           "Airbench::init_whitening: expected f32 images (N, 3, H, W), got ", images.describe());
+           "init_whitening: expected f32 images (N, 3, H, W), got ", images.describe());
   Tensor host = images.to(Device::cpu()).contiguous();
   const int64_t n = host.size(0), h = host.size(2), w = host.size(3);
   const float* px = host.data<float>();
@@ -87,9 +87,10 @@ void Airbench::init_whitening(const Tensor& images, double eps) {
         cov.noalias() += p * p.transpose();
         ++count;
       }
-  RG_CHECK(count > 0, "Airbench::init_whitening: no patches in ", images.describe());
+  RG_CHECK(count > 0, "init_whitening: no patches in ", images.describe());
   mean /= static_cast<double>(count);
-  cov = cov / static_cast<double>(count) - mean * mean.transpose();
+  cov /= static_cast<double>(count);
+  if (covariance == PatchCovariance::centered) cov -= mean * mean.transpose();
   Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, 12, 12>> eig(cov);
   std::vector<float> weight(24 * 12);
   for (int k = 0; k < 12; ++k) {
@@ -102,8 +103,13 @@ void Airbench::init_whitening(const Tensor& images, double eps) {
       weight[static_cast<std::size_t>((12 + k) * 12 + j)] = -v;
     }
   }
+  return from_vector(weight, {24, 3, 2, 2});
+}
+
+void Airbench::init_whitening(const Tensor& images, double eps) {
+  const Tensor weight = whitening_filters(images, eps, PatchCovariance::centered);
   NoGradGuard no_grad;
-  copy_strided(whiten_->weight_, from_vector(weight, {24, 3, 2, 2}).to(whiten_->weight_.device()));
+  copy_strided(whiten_->weight_, weight.to(whiten_->weight_.device()));
   whiten_->weight_.set_requires_grad(false);
 }
 

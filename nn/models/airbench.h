@@ -21,6 +21,15 @@
 
 namespace rg::nn {
 
+// Whether the 2x2x3 patch covariance subtracts the patches' mean first. Our airbench does;
+// airbench94.py takes the plain second moment (patches_flat.T @ patches_flat / n).
+enum class PatchCovariance { centered, uncentered };
+
+// The 24 whitening filters (24, 3, 2, 2) f32 of images (N, 3, H, W) f32: the eigenvectors of the
+// patch covariance scaled by 1/sqrt(eigenvalue + eps), largest eigenvalue first, then their
+// negations. Shared by Airbench and Airbench94.
+Tensor whitening_filters(const Tensor& images, double eps, PatchCovariance covariance);
+
 class AirbenchGroup : public Module {
  public:
   AirbenchGroup(int64_t in, int64_t out);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "nn/models/airbench.h"
+#include "nn/models/airbench94.h"
 #include "nn/models/mobilenetv2.h"
 #include "nn/models/preact_resnet.h"
 #include "nn/models/resnet.h"
@@ -13,8 +14,8 @@
 namespace rg::nn {
 
 std::vector<std::string> model_names() {
-  return {"airbench",       "resnet18", "resnet20",    "resnet34", "resnet50", "resnet101",
-          "preactresnet18", "vgg16",    "mobilenetv2", "unet2d",   "unet3d"};
+  return {"airbench",  "airbench94",     "resnet18", "resnet20",    "resnet34", "resnet50",
+          "resnet101", "preactresnet18", "vgg16",    "mobilenetv2", "unet2d",   "unet3d"};
 }
 
 bool is_segmentation_model(const std::string& name) {
@@ -69,11 +70,13 @@ std::shared_ptr<Module> make_model(const std::string& name, const ModelOptions& 
   if (base == "resnet50") return std::make_shared<ResNet>(resnet50_config(num_classes, width));
   if (base == "resnet101") return std::make_shared<ResNet>(resnet101_config(num_classes, width));
   if (base == "airbench") return std::make_shared<Airbench>(num_classes, width);
-  if (base == "vgg16" || base == "preactresnet18" || base == "mobilenetv2") {
-    // pytorch-cifar's widths only, so that its checkpoints fit.
+  if (base == "vgg16" || base == "preactresnet18" || base == "mobilenetv2" ||
+      base == "airbench94") {
+    // pytorch-cifar's widths only, so that its checkpoints fit; airbench94's, its recipe's.
     RG_CHECK(name == base, "model '", name, "': ", base, " takes no width multiplier");
     if (base == "vgg16") return std::make_shared<VGG>(num_classes);
     if (base == "mobilenetv2") return std::make_shared<MobileNetV2>(num_classes);
+    if (base == "airbench94") return std::make_shared<Airbench94>(num_classes);
   }
   // PreActResNet18, the one name left.
   return std::make_shared<PreActResNet>(std::vector<int64_t>{2, 2, 2, 2}, num_classes);

@@ -22,7 +22,7 @@ struct ModelOptions {
   int64_t in_channels = 0;
 };
 
-// Builds a model by name (model_names(): airbench, the ResNets, pytorch-cifar's vgg16,
+// Builds a model by name (model_names(): airbench, airbench94, the ResNets, pytorch-cifar's vgg16,
 // preactresnet18, mobilenetv2, and unet2d / unet3d with unet.h's default configurations);
 // airbench, the ResNets and the UNets take a width suffix such as "resnet18@0.5" (a UNet's
 // base width 64 or 32 times it, kept even). Unknown names are an error that lists the known

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "apps/train_cifar/cifar_task.h"
 #include "apps/train_cifar/config.h"
 #include "apps/train_cifar/run.h"
 #include "core/rng.h"
@@ -270,6 +271,45 @@ TEST(TrainCifar, EveryPresetParses) {
   EXPECT_EQ(cfg.model, "resnet18");
   EXPECT_EQ(cfg.schedule, "onecycle");
   EXPECT_EQ(cfg.epochs, 30);
+}
+
+// airbench94.py's hyperparameters (per 1024 examples of a summed loss) in our mean-loss form.
+TEST(TrainCifar, Airbench94PresetIsTheRecipe) {
+  nlohmann::json c = default_config();
+  merge_config(c, preset("airbench94"), "--preset airbench94");
+  const TrainConfig cfg = parse_config(c);
+  EXPECT_EQ(cfg.model, "airbench94");
+  EXPECT_EQ(cfg.batch_size, 1024);
+  const double kilostep_scale = 1024 * (1 + 1 / (1 - 0.85));
+  EXPECT_NEAR(cfg.lr, 11.5 / kilostep_scale * 1024, 1e-12);  // 1.5
+  // airbench94.py: p -= lr_s · (Σ_batch g + (wd_s / lr_s) · p): the decay per step is wd_s.
+  const double wd_s = 0.0153 * 1024 / kilostep_scale;
+  EXPECT_NEAR(cfg.lr * cfg.weight_decay, wd_s, 1e-15);
+  EXPECT_DOUBLE_EQ(cfg.norm_bias_lr_scale, 64);
+  EXPECT_DOUBLE_EQ(cfg.momentum, 0.85);
+  EXPECT_TRUE(cfg.nesterov);
+  EXPECT_DOUBLE_EQ(cfg.label_smoothing, 0.2);
+  EXPECT_EQ(cfg.schedule, "airbench94");
+  EXPECT_EQ(cfg.augmentation, "airbench94");
+  EXPECT_EQ(cfg.whiten_bias_epochs, 3);
+  EXPECT_TRUE(cfg.lookahead && cfg.tta && cfg.tta_translate);
+  EXPECT_EQ(cfg.epochs, 10);
+  c["model"] = "airbench";
+  EXPECT_TRUE(throws_error([&] { parse_config(c); }, {"whiten_bias_epochs", "airbench"}));
+  c = default_config();
+  c["tta_translate"] = true;
+  EXPECT_TRUE(throws_error([&] { parse_config(c); }, {"tta_translate", "tta"}));
+}
+
+// out[y][x] = in[y ± 1][x ± 1], reflected: the crops [0:H, 0:W] and [2:H+2, 2:W+2] of
+// F.pad(x, (1, 1, 1, 1), 'reflect').
+TEST(TrainCifar, ShiftReflectIsAirbench94sTranslation) {
+  const Tensor img = arange(0, 9, 1).reshape({1, 1, 3, 3});  // rows 0 1 2 / 3 4 5 / 6 7 8
+  EXPECT_EQ(shift_reflect(img, -1).to_vector<float>(),
+            (std::vector<float>{4, 3, 4, 1, 0, 1, 4, 3, 4}));
+  EXPECT_EQ(shift_reflect(img, 1).to_vector<float>(),
+            (std::vector<float>{4, 5, 4, 7, 8, 7, 4, 5, 4}));
+  EXPECT_TRUE(throws_error([&] { shift_reflect(img, 2); }, {"shift_reflect"}));
 }
 
 TEST(TrainCifar, CommandLineLayering) {

@@ -153,6 +153,52 @@ TEST(Transforms, CropFlipNormalize) {
   EXPECT_TRUE(throws_error([] { RandomHorizontalFlip(2.0); }, {"p must be in [0, 1]"}));
 }
 
+// Reflect padding 2 of a 4-wide axis reads, for padded positions 0..7, these source indices
+// (F.pad(..., mode='reflect')): the edge pixel is not repeated.
+TEST(Transforms, ReflectPaddedCropIsAWindowOfTheMirroredImage) {
+  Tensor img = arange(0, 16, 1, {DType::u8}).reshape({1, 4, 4});
+  const int64_t src[8] = {2, 1, 0, 1, 2, 3, 2, 1};
+  std::set<std::vector<int64_t>> windows;
+  for (int64_t top = 0; top < 5; ++top)
+    for (int64_t left = 0; left < 5; ++left) {
+      std::vector<int64_t> w;
+      for (int64_t y = 0; y < 4; ++y)
+        for (int64_t x = 0; x < 4; ++x) w.push_back(src[top + y] * 4 + src[left + x]);
+      windows.insert(w);
+    }
+  std::set<std::vector<int64_t>> seen;
+  for (uint64_t i = 0; i < 400; ++i) {
+    SampleRng r(3, 0, i);
+    const std::vector<int64_t> c =
+        RandomCrop(4, 2, Padding::reflect).apply(img, r).to_vector<int64_t>();
+    ASSERT_TRUE(windows.count(c)) << "sample " << i << " is no window of the reflected image";
+    seen.insert(c);
+  }
+  EXPECT_EQ(seen.size(), windows.size());  // every one of the 25 offsets drawn
+  SampleRng r(3, 0, 0);
+  EXPECT_TRUE(throws_error([&] { RandomCrop(4, 4, Padding::reflect).apply(img, r); },
+                           {"RandomCrop", "reflect padding 4"}));
+}
+
+TEST(Transforms, AlternatingFlipMirrorsEachImageEveryOtherEpoch) {
+  Tensor img = arange(0, 16, 1, {DType::u8}).reshape({1, 4, 4});
+  auto flipped = [&](uint64_t epoch, uint64_t index) {
+    SampleRng r(7, epoch, index);
+    const int64_t first = AlternatingFlip().apply(img, r).to_vector<int64_t>()[0];
+    EXPECT_TRUE(first == 0 || first == 3);
+    return first == 3;
+  };
+  int flipped_in_epoch0 = 0;
+  for (uint64_t i = 0; i < 200; ++i) {
+    const bool f0 = flipped(0, i);
+    flipped_in_epoch0 += f0;
+    for (uint64_t e = 1; e < 6; ++e) ASSERT_EQ(flipped(e, i), e % 2 == 1 ? !f0 : f0) << i << e;
+  }
+  // A fair coin per image in epoch 0.
+  EXPECT_GT(flipped_in_epoch0, 70);
+  EXPECT_LT(flipped_in_epoch0, 130);
+}
+
 }  // namespace
 }  // namespace rg::data
 

@@ -7,12 +7,14 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "nn/models/zoo.h"
+#include "ops/ops.h"
 #include "tests/support/fixtures.h"
 
 namespace rg::nn {
@@ -91,17 +93,43 @@ TEST(ModelZoo, MobileNetV2MatchesPyTorch) {
   expect_matches_pytorch("mobilenetv2");
 }
 
+// airbench94's twin is tools/resnet_reference.py's Airbench94 (airbench94.py's make_net).
+TEST(ModelZoo, Airbench94MatchesPyTorch) {
+  expect_matches_pytorch("airbench94");
+}
+
+TEST(ModelZoo, Airbench94StartsAsAirbench94Does) {
+  auto model = make_model("airbench94");
+  std::map<std::string, Tensor> p;
+  for (const auto& [key, t] : model->named_parameters()) p[key] = t;
+  // BatchNorm weights fixed at 1; only the biases train.
+  EXPECT_FALSE(p.at("group2.norm1.weight").requires_grad());
+  EXPECT_TRUE(p.at("group2.norm1.bias").requires_grad());
+  EXPECT_EQ(sum(p.at("group2.norm1.weight")).item(), 256.0);
+  // Dirac: the first `in` filters of each 3x3 conv are identity maps, the others random.
+  const Tensor w = p.at("group2.conv1.weight").contiguous();  // (256, 64, 3, 3)
+  const float* v = w.data<float>();
+  for (int64_t o : {0, 17, 63})
+    for (int64_t i = 0; i < 64; ++i)
+      for (int64_t k = 0; k < 9; ++k)
+        ASSERT_EQ(v[(o * 64 + i) * 9 + k], (i == o && k == 4) ? 1.0f : 0.0f) << o << " " << i;
+  EXPECT_NE(v[(64 * 64 + 64) * 9 + 4], 1.0f);  // filter 64, past the identity block
+  // The whitening bias starts at 0.
+  const Tensor b = p.at("whiten.bias");
+  EXPECT_EQ(sum(mul(b, b)).item(), 0.0);
+}
+
 TEST(ModelZoo, NamesAreListed) {
   const auto names = model_names();
-  for (const char* name :
-       {"vgg16", "resnet34", "resnet50", "resnet101", "preactresnet18", "mobilenetv2"}) {
+  for (const char* name : {"airbench94", "vgg16", "resnet34", "resnet50", "resnet101",
+                           "preactresnet18", "mobilenetv2"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
   }
   EXPECT_TRUE(throws_error([] { make_model("vgg19"); }, {"unknown model 'vgg19'", "mobilenetv2"}));
 }
 
 TEST(ModelZoo, FixedWidthModelsRejectAMultiplier) {
-  for (const char* name : {"vgg16@0.5", "preactresnet18@2", "mobilenetv2@0.5"}) {
+  for (const char* name : {"vgg16@0.5", "preactresnet18@2", "mobilenetv2@0.5", "airbench94@0.5"}) {
     EXPECT_TRUE(throws_error([&] { make_model(name); }, {name, "takes no width multiplier"}));
   }
   EXPECT_LT(make_model("resnet50@0.5")->parameter_count(), 23520842 / 3);

@@ -84,6 +84,27 @@ TEST(LRScheduler, LinearWarmupThenMultiStepMatchesSequentialLR) {
   check_sequence("warmup_multistep", m.opt, sched);
 }
 
+// PyTorch's LinearLR(opt, start_factor=0.5, end_factor=0.1, total_iters=4), by hand:
+// factor 0.5, 0.4, 0.3, 0.2, 0.1, then 0.1 held.
+TEST(LRScheduler, LinearLRMovesLinearlyThenHolds) {
+  TwoGroups m;
+  LinearLR sched(m.opt, 0.5, 0.1, 4);
+  const std::vector<double> factor = {0.5, 0.4, 0.3, 0.2, 0.1, 0.1, 0.1};
+  for (std::size_t t = 0; t < factor.size(); ++t) {
+    if (t > 0) sched.step();
+    EXPECT_NEAR(m.opt.lr(0), 0.1 * factor[t], 1e-16) << t;
+    EXPECT_NEAR(m.opt.lr(1), 0.02 * factor[t], 1e-16) << t;
+  }
+  TwoGroups n;
+  LinearLR other(n.opt, 1.0, 1.0, 1);
+  const auto saved = sched.state_dict();
+  other.load_state_dict(saved);
+  EXPECT_EQ(other.last_step(), 6);
+  EXPECT_NEAR(n.opt.lr(0), 0.1 * 0.1, 1e-16);
+  EXPECT_TRUE(throws_error([&] { LinearLR(n.opt, 1.0, 0.5, 0); }, {"LinearLR", "total_steps"}));
+  EXPECT_TRUE(throws_error([&] { LinearLR(n.opt, -1.0, 0.5, 3); }, {"LinearLR", "start_factor"}));
+}
+
 TEST(LRScheduler, LinearWarmupAloneHoldsTheBaseLr) {
   TwoGroups m;
   LinearWarmup sched(m.opt, nullptr, 4, 0.0);

@@ -122,6 +122,7 @@ struct TinyRun {
   int64_t peak_bytes = 0;
   std::function<void(Task&)> edit_task{};  // changes the task before the run
   AmpOptions amp_options{};
+  std::vector<int64_t> hooks{};            // before_step(s) records -s, after_step(s) records s
 
   TrainingState run() {
     auto group = parallel::init();
@@ -152,6 +153,8 @@ struct TinyRun {
                      .stop_after_epochs = stop_after,
                      .progress = false,
                      .resumed = resume,
+                     .before_step = [this](int64_t s) { hooks.push_back(-s); },
+                     .after_step = [this](int64_t s) { hooks.push_back(s); },
                      .checkpoint_extra = {{"note", "tiny"}}});
     trainer.resume(checkpoint);
     trainer.wrap({});
@@ -168,6 +171,10 @@ TEST(Trainer, TrainsLogsAndCheckpointsThroughTheTask) {
   EXPECT_EQ(state.epoch, 3);
   EXPECT_EQ(state.step, 3 * 4);                            // 32 images, batches of 8
   EXPECT_EQ(run.logged, (std::vector<int64_t>{1, 2, 3}));  // the task's log hook, per epoch
+  // before_step and after_step around each of the 12 steps, numbered from 1 across epochs.
+  std::vector<int64_t> hooks;
+  for (int64_t s = 1; s <= 12; ++s) hooks.insert(hooks.end(), {-s, s});
+  EXPECT_EQ(run.hooks, hooks);
 
   const auto csv = read_csv(run.out + "/metrics.csv");
   ASSERT_EQ(csv.size(), 1u + 3u);
@@ -322,6 +329,38 @@ TEST(Trainer, RefusesATaskItCannotRun) {
   EXPECT_TRUE(throws_error([&] { make(no_loss); }, {"loss"}));
   EXPECT_TRUE(throws_error([&] { make_schedule({.name = "cyclic"}, optimizer, 1); },
                            {"unknown schedule", "cyclic"}));
+}
+
+// airbench94.py's get_lr(step), written out as it is there, times each group's lr.
+double airbench94_factor(int64_t step, int64_t total) {
+  const auto warmup_steps = static_cast<int64_t>(static_cast<double>(total) * 0.23);
+  const int64_t warmdown_steps = total - warmup_steps;
+  if (step < warmup_steps) {
+    const double frac = static_cast<double>(step) / static_cast<double>(warmup_steps);
+    return 0.2 * (1 - frac) + 1.0 * frac;
+  }
+  const double frac =
+      static_cast<double>(step - warmup_steps) / static_cast<double>(warmdown_steps);
+  return 1.0 * (1 - frac) + 0.07 * frac;
+}
+
+TEST(Schedule, Airbench94FollowsItsGetLr) {
+  Tensor a = zeros({1}).set_requires_grad(true), b = zeros({1}).set_requires_grad(true);
+  // Two groups as airbench94's (BatchNorm biases at 64x the lr): both follow one curve.
+  SGD optimizer(std::vector<ParamGroup<SGDOptions>>{{{a}, {.lr = 96}}, {{b}, {.lr = 1.5}}});
+  const int64_t steps_per_epoch = 48, epochs = 10, total = steps_per_epoch * epochs;
+  auto schedule =
+      make_schedule({.name = "airbench94", .epochs = epochs}, optimizer, steps_per_epoch);
+  for (int64_t t = 0; t <= total; ++t) {
+    if (t > 0) schedule->step();
+    const double f = airbench94_factor(t, total);
+    ASSERT_NEAR(optimizer.lr(0), 96 * f, 1e-12) << "step " << t;
+    ASSERT_NEAR(optimizer.lr(1), 1.5 * f, 1e-14) << "step " << t;
+  }
+  EXPECT_NEAR(optimizer.lr(1), 1.5 * 0.07, 1e-14);
+  EXPECT_TRUE(throws_error(
+      [&] { make_schedule({.name = "airbench94", .epochs = 2, .warmup_epochs = 1}, optimizer, 4); },
+      {"airbench94", "warmup_epochs must be 0"}));
 }
 
 }  // namespace
