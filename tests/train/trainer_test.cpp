@@ -122,7 +122,7 @@ struct TinyRun {
   int64_t peak_bytes = 0;
   std::function<void(Task&)> edit_task{};  // changes the task before the run
   AmpOptions amp_options{};
-  std::vector<int64_t> hooks{};            // before_step(s) records -s, after_step(s) records s
+  std::vector<int64_t> hooks{};  // before_step(s) records -s, after_step(s) records s
 
   TrainingState run() {
     auto group = parallel::init();
