@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <optional>
+#include <utility>
 
 #include "core/error.h"
 
@@ -77,7 +78,10 @@ void DeviceThreads::work(int index) {
       seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     }
     std::lock_guard lock(mutex_);
-    errors_[static_cast<std::size_t>(index)] = error;
+    // Moved, not copied: this thread then never releases the exception after the mutex, so its
+    // last release happens on the caller's side of the lock (TSan cannot see libstdc++'s
+    // atomic refcount of exception_ptr, and reported the message's release here as a race).
+    errors_[static_cast<std::size_t>(index)] = std::move(error);
     busy_seconds_[static_cast<std::size_t>(index)] = seconds;
     if (--remaining_ == 0) done_.notify_one();
   }
