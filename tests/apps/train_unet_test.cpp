@@ -17,6 +17,7 @@ namespace rg::apps {
 namespace {
 namespace fs = std::filesystem;
 using rg::testing::all_close;
+using rg::testing::read_csv;
 using rg::testing::throws_error;
 
 UnetConfig tiny(const std::string& name) {
@@ -33,18 +34,6 @@ UnetConfig tiny(const std::string& name) {
   c.out = rg::testing::temp_path(name);
   fs::remove_all(c.out);
   return c;
-}
-
-std::vector<std::vector<std::string>> read_csv(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<std::vector<std::string>> rows;
-  for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> cells;
-    std::istringstream cols(line);
-    for (std::string c; std::getline(cols, c, ',');) cells.push_back(c);
-    rows.push_back(cells);
-  }
-  return rows;
 }
 
 int column(const std::vector<std::string>& header, const std::string& name) {

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 namespace rg::testing {
 
@@ -56,6 +58,18 @@ std::string temp_path(const std::string& name) {
   std::string path = ::testing::TempDir() + "rg_" + std::to_string(::getpid());
   if (info) path += std::string("_") + info->test_suite_name() + "_" + info->name();
   return path + "_" + name;
+}
+
+std::vector<std::vector<std::string>> read_csv(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::istringstream cols(line);
+    for (std::string c; std::getline(cols, c, ',');) cells.push_back(c);
+    rows.push_back(cells);
+  }
+  return rows;
 }
 
 ::testing::AssertionResult throws_error(const std::function<void()>& body,

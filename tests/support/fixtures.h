@@ -39,6 +39,9 @@ double device_parity_tolerance(DType dtype);
 // share a file: <tmp>/rg_<pid>_<Suite>_<Test>_<name>.
 std::string temp_path(const std::string& name);
 
+// The cells of a comma-separated file (a run's metrics.csv), row by row; no quoting.
+std::vector<std::vector<std::string>> read_csv(const std::string& path);
+
 // Runs `body` and checks it throws rg::Error whose message contains every one of `parts`.
 ::testing::AssertionResult throws_error(const std::function<void()>& body,
                                         const std::vector<std::string>& parts);

@@ -27,6 +27,7 @@ namespace rg::train {
 namespace {
 namespace fs = std::filesystem;
 using rg::testing::all_close;
+using rg::testing::read_csv;
 using rg::testing::throws_error;
 
 // 2×2 one-channel images: class 1 when the top row is the brighter one.
@@ -97,18 +98,6 @@ Task rows_task(const parallel::DistributedSampler& test_sampler, std::vector<int
       log.tensorboard.add_image("sample", full({1, 2, 2}, 0.5), log.epoch);
     };
   return task;
-}
-
-std::vector<std::vector<std::string>> read_csv(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<std::vector<std::string>> rows;
-  for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> cells;
-    std::istringstream cols(line);
-    for (std::string c; std::getline(cols, c, ',');) cells.push_back(c);
-    rows.push_back(cells);
-  }
-  return rows;
 }
 
 // One whole run: init, data, model, wrap, loop — what an app does.
