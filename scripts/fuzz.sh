@@ -7,6 +7,8 @@
 # committed seeds (tests/fuzz/corpus/<target>) plus what earlier runs found
 # (build-fuzz/corpus/<target>), and writes any crashing input to build-fuzz/findings/<target>/.
 # Exits non-zero when a target found something.
+# FUZZ_RUNS=N stops each target after N executions instead (the long runs of tests/README.md);
+# FUZZ_ARGS adds libFuzzer flags, e.g. FUZZ_ARGS=-max_len=512.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -14,15 +16,27 @@ shift || true
 targets=("$@")
 ((${#targets[@]})) || targets=(safetensors image cifar_binary csv_list image_folder npy mask config)
 
-source scripts/sanitizer_build.sh
-cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]/#/fuzz_}"
+# Two fuzz.sh at once (one lane per core) must not configure and build the tree together:
+# CMake's MPI probe fails when two configures share build-fuzz/.
+mkdir -p build-fuzz
+(
+  flock 9
+  source scripts/sanitizer_build.sh
+  cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]/#/fuzz_}"
+) 9>build-fuzz/.build.lock
+
+limit=(-max_total_time="$seconds")
+[[ -n ${FUZZ_RUNS:-} ]] && limit=(-runs="$FUZZ_RUNS")
+read -r -a extra <<<"${FUZZ_ARGS:-}"
+# The readers write each input to a temporary file: in memory it runs twice as fast.
+[[ -d /dev/shm && -w /dev/shm ]] && export TMPDIR=/dev/shm
 
 failed=()
 for t in "${targets[@]}"; do
   mkdir -p "build-fuzz/corpus/$t" "build-fuzz/findings/$t"
   log="build-fuzz/findings/$t/last_run.log"
-  echo "fuzz: $t for ${seconds}s"
-  if ASAN_OPTIONS=detect_leaks=1 "build-fuzz/tests/fuzz/fuzz_$t" -max_total_time="$seconds" \
+  echo "fuzz: $t for ${FUZZ_RUNS:+$FUZZ_RUNS executions}${FUZZ_RUNS:-${seconds}s}"
+  if ASAN_OPTIONS=detect_leaks=1 "build-fuzz/tests/fuzz/fuzz_$t" "${limit[@]}" "${extra[@]}" \
       -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="build-fuzz/findings/$t/" \
       "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t" >"$log" 2>&1; then
