@@ -25,8 +25,8 @@ mkdir -p build-fuzz
   cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]/#/fuzz_}"
 ) 9>build-fuzz/.build.lock
 
-limit=(-max_total_time="$seconds")
-[[ -n ${FUZZ_RUNS:-} ]] && limit=(-runs="$FUZZ_RUNS")
+limit=(-max_total_time="$seconds") length="${seconds}s"
+[[ -n ${FUZZ_RUNS:-} ]] && limit=(-runs="$FUZZ_RUNS") length="$FUZZ_RUNS executions"
 read -r -a extra <<<"${FUZZ_ARGS:-}"
 # The readers write each input to a temporary file: in memory it runs twice as fast.
 [[ -d /dev/shm && -w /dev/shm ]] && export TMPDIR=/dev/shm
@@ -35,7 +35,7 @@ failed=()
 for t in "${targets[@]}"; do
   mkdir -p "build-fuzz/corpus/$t" "build-fuzz/findings/$t"
   log="build-fuzz/findings/$t/last_run.log"
-  echo "fuzz: $t for ${FUZZ_RUNS:+$FUZZ_RUNS executions}${FUZZ_RUNS:-${seconds}s}"
+  echo "fuzz: $t for $length"
   if ASAN_OPTIONS=detect_leaks=1 "build-fuzz/tests/fuzz/fuzz_$t" "${limit[@]}" "${extra[@]}" \
       -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="build-fuzz/findings/$t/" \
