@@ -78,13 +78,18 @@ TEST(Conv3d, MatchesPyTorch) {
 }
 
 // The result must not depend on how many threads share the tiles (slabs per volume change
-// with the thread count; backward-weight sums its partials in a fixed order).
+// with the thread count; backward-weight sums one partial per thread in a fixed order) beyond
+// rounding. The partials' order does change with the thread count, so the check runs in f64,
+// where a lost or doubled tile cannot hide: in f32 one element of "deep".gw sums terms of 520
+// in magnitude to 0.05286, and 1 and 3 threads give 0.05284 and 0.05285 on a Zen 5: both
+// within f32's rounding of that sum (2^-24 x 520 = 3.1e-5 of the exact value).
 TEST(Conv3d, SameResultForAnyThreadCount) {
   Fixture f("conv3d");
-  const Tensor x = f["deep.x"], w = f["deep.w"], gy = f["deep.gy"];
+  auto f64 = [&](const std::string& name) { return f[name].to(DType::f64); };
+  const Tensor x = f64("deep.x"), w = f64("deep.w"), gy = f64("deep.gy");
   const Conv3dParams p{.padding = {1, 1, 1}};
   // backward-data of a strided conv: Wᵀ·gy split by columns, col2vol by channels.
-  const Tensor sw = f["strided.w"], sgy = f["strided.gy"];
+  const Tensor sw = f64("strided.w"), sgy = f64("strided.gy");
   const Shape sx = f["strided.x"].shape();
   const Conv3dParams sp{.stride = {2, 1, 2}, .padding = {1, 0, 1}};
   const int saved_threads = num_threads();
@@ -97,9 +102,9 @@ TEST(Conv3d, SameResultForAnyThreadCount) {
   const Tensor gw3 = conv3d_backward_weight(gy, x, w.shape(), p);
   const Tensor gx3 = conv3d_backward_data(sgy, sw, sx, sp);
   set_num_threads(saved_threads);
-  EXPECT_TRUE(all_close(y1, y3, 1e-5, 1e-5));
-  EXPECT_TRUE(all_close(gw1, gw3, 1e-5, 1e-5));
-  EXPECT_TRUE(all_close(gx1, gx3, 1e-5, 1e-5));
+  EXPECT_TRUE(all_close(y1, y3, 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(gw1, gw3, 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(gx1, gx3, 1e-12, 1e-12));
 }
 
 TEST(Conv3d, HalfAndBFloat16AreF32MathRoundedOnce) {
