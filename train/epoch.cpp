@@ -115,14 +115,14 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, const Task&
 }
 
 EpochResult evaluate(nn::Module& model, data::DataLoader& loader, const Task& task,
-                     const MixedPrecision& amp, const Device& device, bool progress,
-                     parallel::ProcessGroup& group) {
+                     const EvalPass& pass, const MixedPrecision& amp, const Device& device,
+                     bool progress, parallel::ProcessGroup& group) {
   model.eval();
   NoGradGuard no_grad;
   loader.start_epoch(0);
   ProgressBar bar("  test", loader.num_batches(), progress);
   const auto start = std::chrono::steady_clock::now();
-  const std::unique_ptr<Evaluation> evaluation = task.evaluation();
+  const std::unique_ptr<Evaluation> evaluation = task.evaluation(pass);
   const StepContext context{device, amp};
   int64_t done = 0;
   while (auto batch = loader.next()) {

@@ -52,7 +52,7 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, const Task&
 // The task's evaluation over the loader, in eval mode and without gradients; values holds
 // Task::eval_metrics after the loss. A collective: every rank calls it.
 EpochResult evaluate(nn::Module& model, data::DataLoader& loader, const Task& task,
-                     const MixedPrecision& amp, const Device& device, bool progress,
-                     parallel::ProcessGroup& group);
+                     const EvalPass& pass, const MixedPrecision& amp, const Device& device,
+                     bool progress, parallel::ProcessGroup& group);
 
 }  // namespace rg::train

@@ -64,6 +64,11 @@ class Evaluation {
   virtual Totals all_ranks(parallel::ProcessGroup& group) = 0;
 };
 
+// Which evaluation this is: a task may do more in the last (airbench94 augments only its last).
+struct EvalPass {
+  bool last = true;  // after the run's last epoch, or a lone evaluation (--eval-only)
+};
+
 // Called on rank 0 after each epoch's scalars are logged: images, histograms, anything more.
 struct EpochLog {
   int64_t epoch = 0;  // completed epochs, the TensorBoard step of this epoch's scalars
@@ -78,7 +83,7 @@ struct Task {
   // The metrics of StepOutput::sums, in order ("loss" comes first by itself).
   std::vector<Metric> train_metrics;
   // A fresh evaluation for one pass over the test set.
-  std::function<std::unique_ptr<Evaluation>()> evaluation;
+  std::function<std::unique_ptr<Evaluation>(const EvalPass&)> evaluation;
   // The metrics of Evaluation::Totals::values, in order; the first must be "loss".
   std::vector<Metric> eval_metrics;
   // The eval metric that picks best.safetensors: higher is better (accuracy, Dice).

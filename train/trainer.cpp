@@ -74,8 +74,8 @@ void Trainer::wrap(const WrapOptions& options) {
                                  static_cast<int64_t>(options.bucket_mb * (1 << 20))});
 }
 
-EpochResult Trainer::evaluate(data::DataLoader& test_loader) {
-  return train::evaluate(*parts_.model, test_loader, task_, parts_.amp, parts_.device,
+EpochResult Trainer::evaluate(data::DataLoader& test_loader, const EvalPass& pass) {
+  return train::evaluate(*parts_.model, test_loader, task_, pass, parts_.amp, parts_.device,
                          options_.progress, *parts_.group);
 }
 
@@ -122,7 +122,7 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
       const std::vector<ScalerStep> record = scaler->take_history();
       if (lead()) log_scaler_steps(record, *step_board);
     }
-    const EpochResult test = evaluate(test_loader);
+    const EpochResult test = evaluate(test_loader, {.last = epoch + 1 == options_.epochs});
     const int64_t peak = memory_stats(parts_.device).peak_bytes;
     peak_memory_bytes_ = std::max(peak_memory_bytes_, peak);
     state_.epoch = epoch + 1;

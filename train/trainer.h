@@ -88,7 +88,7 @@ class Trainer {
   // Trains from the current state to options.epochs (or stop_after_epochs more).
   const TrainingState& fit(data::DataLoader& train_loader, data::DataLoader& test_loader);
   // One evaluation of the unwrapped model over the loader (all ranks' samples).
-  EpochResult evaluate(data::DataLoader& test_loader);
+  EpochResult evaluate(data::DataLoader& test_loader, const EvalPass& pass = {.last = true});
 
   const TrainingState& state() const { return state_; }
   // The largest per-epoch peak of the training device's allocator in this run (bytes).

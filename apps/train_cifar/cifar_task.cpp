@@ -82,8 +82,10 @@ train::Task cifar_task(const TrainConfig& cfg, const parallel::DistributedSample
   };
   const train::Metric accuracy{"accuracy", "acc", train::Display::percent};
   task.train_metrics = {accuracy};
-  task.evaluation = [&test_sampler, tta = cfg.tta, translate = cfg.tta_translate] {
-    return std::make_unique<CifarEvaluation>(test_sampler, tta, translate);
+  task.evaluation = [&test_sampler, tta = cfg.tta, translate = cfg.tta_translate,
+                     last_only = cfg.tta_epochs == "last"](const train::EvalPass& pass) {
+    const bool augment = tta && (pass.last || !last_only);
+    return std::make_unique<CifarEvaluation>(test_sampler, augment, augment && translate);
   };
   task.eval_metrics = {{"loss", "loss", train::Display::plain}, accuracy};
   task.best_metric = "accuracy";

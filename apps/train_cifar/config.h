@@ -60,6 +60,7 @@ struct TrainConfig {
   bool progress;              // the live progress bar
   bool tta;                   // test-time augmentation: average each image with its mirror
   bool tta_translate;         // with tta: also over one-pixel shifts (airbench94's TTA level 2)
+  std::string tta_epochs;     // every | last: which epochs' evaluations tta augments
   bool deterministic;         // GPU convolutions through deterministic algorithms only
   int64_t stop_after_epochs;  // 0: run to the end; >0: stop early, as if interrupted (tests)
   double collective_timeout;  // seconds a collective may wait under mpirun before the job ends

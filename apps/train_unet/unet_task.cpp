@@ -123,7 +123,7 @@ train::Task unet_task(const UnetConfig& cfg, const parallel::DistributedSampler&
     return train::StepOutput{
         .loss = segmentation_loss(logits, masks), .samples = masks.size(0), .sums = Tensor()};
   };
-  task.evaluation = [&test_sampler, classes = cfg.model_classes()] {
+  task.evaluation = [&test_sampler, classes = cfg.model_classes()](const train::EvalPass&) {
     return std::make_unique<UnetEvaluation>(test_sampler, classes);
   };
   task.eval_metrics = {{"loss", "loss", train::Display::plain},

@@ -293,12 +293,44 @@ TEST(TrainCifar, Airbench94PresetIsTheRecipe) {
   EXPECT_EQ(cfg.augmentation, "airbench94");
   EXPECT_EQ(cfg.whiten_bias_epochs, 3);
   EXPECT_TRUE(cfg.lookahead && cfg.tta && cfg.tta_translate);
+  EXPECT_EQ(cfg.tta_epochs, "last");
   EXPECT_EQ(cfg.epochs, 10);
   c["model"] = "airbench";
   EXPECT_TRUE(throws_error([&] { parse_config(c); }, {"whiten_bias_epochs", "airbench"}));
   c = default_config();
   c["tta_translate"] = true;
   EXPECT_TRUE(throws_error([&] { parse_config(c); }, {"tta_translate", "tta"}));
+}
+
+// tta_epochs=last (airbench94's): the evaluations before the last are plain, the last one
+// augmented. Evaluation draws no random numbers, so the three runs train identically and their
+// test losses tell which evaluations were augmented.
+TEST(TrainCifar, TtaOnlyAtTheLastEpochAugmentsOnlyTheLastEvaluation) {
+  nlohmann::json bad = default_config();
+  apply_set(bad, "tta_epochs=first");
+  EXPECT_TRUE(throws_error([&] { parse_config(bad); }, {"tta_epochs", "every or last", "first"}));
+  const std::string data = tiny_cifar("data", 8);
+  std::map<std::string, std::vector<std::vector<std::string>>> rows;
+  for (const std::string kind : {"plain", "every", "last"}) {
+    TrainConfig cfg = tiny_config(data, rg::testing::temp_path("tta_" + kind));
+    fs::remove_all(cfg.out);
+    cfg.epochs = 2;
+    cfg.tta = kind != "plain";
+    cfg.tta_translate = cfg.tta;
+    cfg.tta_epochs = kind == "last" ? "last" : "every";
+    ASSERT_EQ(run(cfg), 0) << kind;
+    rows[kind] = rg::testing::read_csv(cfg.out + "/metrics.csv");
+  }
+  const auto& header = rows["plain"].at(0);
+  const std::size_t loss = std::find(header.begin(), header.end(), "test_loss") - header.begin();
+  ASSERT_LT(loss, header.size());
+  auto test_loss = [&](const std::string& kind, int epoch) {
+    return rows[kind].at(epoch).at(loss);
+  };
+  for (int epoch = 1; epoch <= 2; ++epoch)
+    EXPECT_NE(test_loss("plain", epoch), test_loss("every", epoch)) << "epoch " << epoch;
+  EXPECT_EQ(test_loss("last", 1), test_loss("plain", 1));
+  EXPECT_EQ(test_loss("last", 2), test_loss("every", 2));
 }
 
 // out[y][x] = in[y ± 1][x ± 1], reflected: the crops [0:H, 0:W] and [2:H+2, 2:W+2] of

@@ -88,7 +88,9 @@ Task rows_task(const parallel::DistributedSampler& test_sampler, std::vector<int
     }
     parallel::DistributedEvaluator evaluator;
   };
-  task.evaluation = [&test_sampler] { return std::make_unique<RowsEvaluation>(test_sampler); };
+  task.evaluation = [&test_sampler](const EvalPass&) {
+    return std::make_unique<RowsEvaluation>(test_sampler);
+  };
   task.eval_metrics = {{"loss", "loss"}, {"hits", "hit", Display::percent}};
   task.best_metric = "hits";
   // The hook a segmenter uses for its images (input, ground truth, prediction).
