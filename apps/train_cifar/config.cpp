@@ -404,6 +404,18 @@ json TrainConfig::to_json() const {
           {"preset", preset}};
 }
 
+void merge_config_file(json& config, const std::string& path) {
+  const std::string what = "--config '" + path + "'";
+  RG_CHECK(fs::is_regular_file(path), what, ": not a regular file that can be read");
+  RG_CHECK(fs::file_size(path) <= static_cast<uintmax_t>(kMaxConfigFileBytes), what,
+           ": larger than ", kMaxConfigFileBytes, " bytes, too large for a configuration");
+  std::ifstream in(path);
+  RG_CHECK(in.good(), what, ": cannot open the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  merge_config(config, parse_json(text.str(), what, /*allow_invalid=*/false), path);
+}
+
 CommandLine parse_command_line(int argc, char** argv) {
   CLI::App app{"train_cifar: train a ResNet on CIFAR-10 (ringgrad)"};
   json flags = json::object();
@@ -487,17 +499,7 @@ CommandLine parse_command_line(int argc, char** argv) {
     merge_config(config, preset(preset_name), "--preset " + preset_name);
     config["preset"] = preset_name;
   }
-  if (!config_file.empty()) {
-    const std::string what = "--config '" + config_file + "'";
-    RG_CHECK(fs::is_regular_file(config_file), what, ": not a regular file that can be read");
-    RG_CHECK(fs::file_size(config_file) <= static_cast<uintmax_t>(kMaxConfigFileBytes), what,
-             ": larger than ", kMaxConfigFileBytes, " bytes, too large for a configuration");
-    std::ifstream in(config_file);
-    RG_CHECK(in.good(), what, ": cannot open the file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    merge_config(config, parse_json(text.str(), what, /*allow_invalid=*/false), config_file);
-  }
+  if (!config_file.empty()) merge_config_file(config, config_file);
   for (const auto& [flag, _] : keyed) {
     if (app.count("--" + flag) == 0) continue;
     std::string key = flag;

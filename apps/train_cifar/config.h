@@ -91,6 +91,9 @@ nlohmann::json preset(const std::string& name);
 // Merges `overrides` into `config`, refusing unknown keys and type changes.
 void merge_config(nlohmann::json& config, const nlohmann::json& overrides,
                   const std::string& source);
+// Merges the JSON object in the file at `path` (--config), refusing files that are not regular
+// or larger than kMaxConfigFileBytes.
+void merge_config_file(nlohmann::json& config, const std::string& path);
 // Applies "key=value".
 void apply_set(nlohmann::json& config, const std::string& assignment);
 TrainConfig parse_config(const nlohmann::json& config);

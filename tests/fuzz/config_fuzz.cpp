@@ -1,31 +1,26 @@
 // Fuzz target: train_cifar's options. An input starting with 'S' is one --set key=value (the
 // rest); any other input is the text of a --config file. Options parse or give an rg::Error.
+// It calls the two readers of outside text directly rather than parse_command_line: building
+// CLI11's parser for every input made it 14x slower (254 against 3,457 executions/s).
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include "apps/train_cifar/config.h"
 #include "core/error.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
-  std::string text(reinterpret_cast<const char*>(data), size);
-  std::vector<std::string> args = {"train_cifar"};
-  if (!text.empty() && text[0] == 'S') {
-    args.push_back("--set");
-    args.push_back(text.substr(1).c_str());  // argv strings end at their first NUL
-  } else {
-    const std::string path = rg::fuzz::scratch("config.json");
-    rg::fuzz::write_file(path, data, size);
-    args.push_back("--config");
-    args.push_back(path);
-  }
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
+  const std::string text(reinterpret_cast<const char*>(data), size);
   try {
-    rg::apps::CommandLine cli =
-        rg::apps::parse_command_line(static_cast<int>(argv.size()), argv.data());
-    cli.config.to_json().dump();  // what checkpoints store: must not throw
+    nlohmann::json config = rg::apps::default_config();
+    if (!text.empty() && text[0] == 'S') {
+      rg::apps::apply_set(config, text.substr(1).c_str());  // argv strings end at their first NUL
+    } else {
+      const std::string path = rg::fuzz::scratch("config.json");
+      rg::fuzz::write_file(path, data, size);
+      rg::apps::merge_config_file(config, path);
+    }
+    rg::apps::parse_config(config).to_json().dump();  // what checkpoints store: must not throw
   } catch (const rg::Error&) {
   }
   return 0;
