@@ -158,6 +158,14 @@ TEST(DecodeImage, BmpShorterThanItsPixelsIsAnError) {
   EXPECT_TRUE(
       throws_error([&] { decode_image_bytes(whole.substr(0, whole.size() - 1), "cut.bmp"); },
                    {"cut.bmp", "truncated", "3x2 at 24 bits"}));
+  // A header cut short (the fuzzer's 30 bytes of a 40-byte header declaring 11092x1032).
+  const std::string cut_header =
+      read(std::string(RG_SOURCE_DIR) + "/tests/data/images/bmp_header_cut.bmp");
+  ASSERT_EQ(cut_header.size(), 30u);
+  EXPECT_TRUE(throws_error([&] { decode_image_bytes(cut_header, "cut_header.bmp"); },
+                           {"cut_header.bmp", "truncated", "40-byte header ends at byte 30"}));
+  EXPECT_TRUE(throws_error([&] { decode_image_bytes(whole.substr(0, 40), "short.bmp"); },
+                           {"short.bmp", "truncated", "40-byte header ends at byte 40"}));
 }
 
 // libjpeg only warns about a file that ends early and fills the rest with grey; a training
