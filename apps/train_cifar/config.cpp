@@ -165,14 +165,28 @@ std::string shown(const json& v) {
 }
 
 // The offset of the first byte that breaks UTF-8, or npos. Options end up in JSON (the
-// checkpoint's metadata), which holds only UTF-8.
+// checkpoint's metadata), whose writer holds every string to the well-formed sequences of
+// Unicode's table 3-7: besides the shape of lead and continuation bytes, no overlong forms
+// (C0, C1; E0 below A0; F0 below 90), no surrogates (ED above 9F) and nothing past U+10FFFF
+// (F4 above 8F; F5-FF). A shape-only check let "\xC1\xBE" through to a crash (a fuzz finding).
 std::size_t invalid_utf8_at(const std::string& s) {
   for (std::size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
-    const int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    int n = 0;                           // bytes in the sequence
+    unsigned char lo = 0x80, hi = 0xBF;  // the range of its second byte
+    if (c < 0x80)
+      n = 1;
+    else if (c >= 0xC2 && c <= 0xDF)
+      n = 2;
+    else if (c >= 0xE0 && c <= 0xEF)
+      n = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    else if (c >= 0xF0 && c <= 0xF4)
+      n = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
     if (n == 0 || i + n > s.size()) return i;
-    for (int k = 1; k < n; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return i;
+    for (int k = 1; k < n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return i;
+    }
     i += static_cast<std::size_t>(n);
   }
   return std::string::npos;

@@ -62,8 +62,6 @@ TEST(TrainCifarOptions, ValuesThatWrappedOrWereIgnoredAreNamedErrors) {
       256);
 }
 
-// A non-UTF-8 --out (a Latin-1 file name) threw nlohmann's type_error 316 when the options
-// were turned into JSON.
 TEST(TrainCifarOptions, DeterministicFlagAndSetting) {
   EXPECT_FALSE(parse({}).config.deterministic);
   EXPECT_TRUE(parse({"--deterministic"}).config.deterministic);
@@ -80,6 +78,8 @@ TEST(TrainCifarOptions, BareCudaUnderMpirunTakesTheLocalRanksGpu) {
   EXPECT_TRUE(throws_error([] { training_device("tpu", 0, 1); }, {"tpu"}));
 }
 
+// A non-UTF-8 --out (a Latin-1 file name) threw nlohmann's type_error 316 when the options
+// were turned into JSON; so did a --set value with an overlong sequence (a fuzz finding).
 TEST(TrainCifarOptions, NonUtf8TextIsANamedError) {
   EXPECT_TRUE(throws_error(
       [] {
@@ -88,6 +88,23 @@ TEST(TrainCifarOptions, NonUtf8TextIsANamedError) {
       {"--out", "not valid UTF-8", "byte 8"}));
   EXPECT_TRUE(throws_error([] { parse({"--set", "data=\xff"}); }, {"--set data", "UTF-8"}));
   EXPECT_EQ(parse({"--out", "runs/caf\xc3\xa9"}).config.out, "runs/caf\xc3\xa9");  // UTF-8 é
+  // Shaped like UTF-8 but not well formed: overlong (C1 BE, E0 80 80, F0 80 80 80), a surrogate
+  // (ED A0 80), past U+10FFFF (F4 90 80 80, F5 ...). Each is an error, never nlohmann's throw.
+  for (const std::string bad : {"\xc1\xbe", "\xe0\x80\x80", "\xf0\x80\x80\x80", "\xed\xa0\x80",
+                                "\xf4\x90\x80\x80", "\xf5\x80\x80\x80"}) {
+    EXPECT_TRUE(throws_error(
+        [&] {
+          parse({"--set", "data=x" + bad});
+        },
+        {"--set data", "UTF-8"}))
+        << bad.size();
+    EXPECT_TRUE(throws_error([&] { parse({"--out", "runs/" + bad}); }, {"--out", "UTF-8"}));
+  }
+  // The edges that are well formed: U+0080, U+07FF, U+D7FF, U+E000, U+10000, U+10FFFF.
+  const std::string good =
+      "\xc2\x80\xdf\xbf\xed\x9f\xbf\xee\x80\x80\xf0\x90\x80\x80\xf4\x8f\xbf\xbf";
+  EXPECT_EQ(parse({"--out", "runs/" + good}).config.out, "runs/" + good);
+  EXPECT_EQ(parse({"--out", "runs/" + good}).config.to_json()["out"], "runs/" + good);
 }
 
 // Nested 300,000 lists deep, a value crashed train_cifar with a stack overflow while the error
