@@ -93,8 +93,10 @@ class Airbench94Group(nn.Module):
         self.norm2 = nn.BatchNorm2d(cout, eps=1e-12, momentum=1 - 0.6)
         for norm in (self.norm1, self.norm2):
             norm.weight.requires_grad = False
+        # airbench94.py's Conv.reset_parameters: dirac_(w[:w.size(1)]), so as many filters as
+        # input channels start as the identity: min(cin, cout) of conv1 and all of conv2.
         for conv in (self.conv1, self.conv2):
-            nn.init.dirac_(conv.weight.data[:cin])
+            nn.init.dirac_(conv.weight.data[:conv.weight.size(1)])
 
     def forward(self, x):
         y = F.gelu(self.norm1(F.max_pool2d(self.conv1(x), 2)))
