@@ -35,13 +35,18 @@ struct Rgb {
   int64_t width = 0, height = 0;
 };
 
-void check_size(int64_t width, int64_t height, const char* format, const std::string& name) {
+bool size_allowed(int64_t width, int64_t height, int64_t max_pixels) {
+  return width > 0 && height > 0 && width <= kMaxImageSide && height <= kMaxImageSide &&
+         width * height <= max_pixels;
+}
+
+void check_size(int64_t width, int64_t height, int64_t max_pixels, const char* format,
+                const std::string& name) {
   RG_CHECK(width > 0 && height > 0, "image '", name, "': ", format, " header declares ", width, "x",
            height, " pixels");
-  RG_CHECK(width <= kMaxImageSide && height <= kMaxImageSide && width * height <= kMaxImagePixels,
-           "image '", name, "': ", format, " header declares ", width, "x", height,
-           " pixels, over the limit of ", kMaxImageSide, " per side and ", kMaxImagePixels,
-           " in all (data/image_decode.h)");
+  RG_CHECK(size_allowed(width, height, max_pixels), "image '", name, "': ", format,
+           " header declares ", width, "x", height, " pixels, over the limit of ", kMaxImageSide,
+           " per side and ", max_pixels, " in all (data/image_decode.h)");
 }
 
 // ---- JPEG: libjpeg reports errors through a callback that must not return; it longjmps back
@@ -79,7 +84,8 @@ void jpeg_progress(j_common_ptr cinfo) {
 }
 
 // Returns an empty string on success, else why the data was refused.
-std::string decode_jpeg(const std::string& bytes, const std::string& name, Rgb& out) {
+std::string decode_jpeg(const std::string& bytes, const std::string& name, int64_t max_pixels,
+                        Rgb& out) {
   jpeg_decompress_struct cinfo{};
   JpegErrors errors{};
   jpeg_progress_mgr progress{};
@@ -95,15 +101,14 @@ std::string decode_jpeg(const std::string& bytes, const std::string& name, Rgb& 
   cinfo.progress = &progress;
   // libjpeg's own allocation cap, beside the pixel limit (coefficient buffers of progressive
   // images are several times the pixel count).
-  cinfo.mem->max_memory_to_use = 8 * kMaxImagePixels;
+  cinfo.mem->max_memory_to_use = 8 * max_pixels;
   jpeg_mem_src(&cinfo, reinterpret_cast<const unsigned char*>(bytes.data()),
                static_cast<unsigned long>(bytes.size()));
   jpeg_read_header(&cinfo, TRUE);
   const int64_t width = cinfo.image_width, height = cinfo.image_height;
-  if (width <= 0 || height <= 0 || width > kMaxImageSide || height > kMaxImageSide ||
-      width * height > kMaxImagePixels) {
+  if (!size_allowed(width, height, max_pixels)) {
     jpeg_destroy_decompress(&cinfo);
-    check_size(width, height, "JPEG", name);  // throws with the figures
+    check_size(width, height, max_pixels, "JPEG", name);  // throws with the figures
   }
   cinfo.out_color_space = JCS_RGB;  // grey and YCbCr convert; CMYK is refused by libjpeg
   jpeg_start_decompress(&cinfo);
@@ -123,14 +128,14 @@ std::string decode_jpeg(const std::string& bytes, const std::string& name, Rgb& 
 // ---- PNG: libpng's simplified API handles its errors itself and reports them in
 // image.message. RGBA is asked for and alpha dropped, as stb_image and PIL's convert("RGB") do,
 // rather than composing onto a background.
-std::string decode_png(const std::string& bytes, const std::string& name, Rgb& out) {
+std::string decode_png(const std::string& bytes, const std::string& name, int64_t max_pixels,
+                       Rgb& out) {
   png_image image{};
   image.version = PNG_IMAGE_VERSION;
   if (!png_image_begin_read_from_memory(&image, bytes.data(), bytes.size())) return image.message;
-  if (image.width == 0 || image.height == 0 || image.width > kMaxImageSide ||
-      image.height > kMaxImageSide || int64_t{image.width} * image.height > kMaxImagePixels) {
+  if (!size_allowed(image.width, image.height, max_pixels)) {
     png_image_free(&image);
-    check_size(image.width, image.height, "PNG", name);
+    check_size(image.width, image.height, max_pixels, "PNG", name);
   }
   image.format = PNG_FORMAT_RGBA;
   std::vector<uint8_t> rgba(PNG_IMAGE_SIZE(image));
@@ -192,14 +197,15 @@ std::string bmp_pixels_missing(const std::string& bytes) {
          std::to_string(bytes.size());
 }
 
-std::string decode_bmp(const std::string& bytes, const std::string& name, Rgb& out) {
+std::string decode_bmp(const std::string& bytes, const std::string& name, int64_t max_pixels,
+                       Rgb& out) {
   const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
   const int n = static_cast<int>(bytes.size());  // <= kMaxImageFileBytes
   int w = 0, h = 0, c = 0;
   if (!stbi_info_from_memory(data, n, &w, &h, &c)) return stbi_failure_reason();
   // stbi_info gives a top-down BMP's height as stored, negative; the loader decodes its
   // magnitude. A check of w * h alone let 10026 x -65533 through to a 2 GB allocation.
-  check_size(w, h < 0 ? -int64_t{h} : h, "BMP", name);
+  check_size(w, h < 0 ? -int64_t{h} : h, max_pixels, "BMP", name);
   if (std::string why = bmp_pixels_missing(bytes); !why.empty()) return why;
   stbi_uc* pixels = stbi_load_from_memory(data, n, &w, &h, &c, 3);
   if (!pixels) return stbi_failure_reason();
@@ -219,7 +225,9 @@ bool starts_with(const std::string& bytes, std::initializer_list<uint8_t> magic)
 }
 }  // namespace
 
-Tensor decode_image_bytes(const std::string& bytes, const std::string& name) {
+Tensor decode_image_bytes(const std::string& bytes, const std::string& name, int64_t max_pixels) {
+  RG_CHECK(max_pixels > 0 && max_pixels <= kMaxImagePixels, "decode_image_bytes: max_pixels ",
+           max_pixels, " is outside 1..", kMaxImagePixels);
   RG_CHECK(static_cast<int64_t>(bytes.size()) <= kMaxImageFileBytes, "image '", name, "' has ",
            bytes.size(), " bytes, more than the limit of ", kMaxImageFileBytes);
   Rgb rgb;
@@ -227,13 +235,13 @@ Tensor decode_image_bytes(const std::string& bytes, const std::string& name) {
   const char* format = nullptr;
   if (starts_with(bytes, {0xFF, 0xD8, 0xFF})) {
     format = "JPEG";
-    why = decode_jpeg(bytes, name, rgb);
+    why = decode_jpeg(bytes, name, max_pixels, rgb);
   } else if (starts_with(bytes, {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'})) {
     format = "PNG";
-    why = decode_png(bytes, name, rgb);
+    why = decode_png(bytes, name, max_pixels, rgb);
   } else if (starts_with(bytes, {'B', 'M'})) {
     format = "BMP";
-    why = decode_bmp(bytes, name, rgb);
+    why = decode_bmp(bytes, name, max_pixels, rgb);
   } else {
     fail("image '", name,
          "' cannot be decoded: it is not a JPEG, PNG or BMP file (its first bytes are none of "

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
+#include <vector>
 
 #include "data/files.h"
 #include "tests/data/data_test_util.h"
@@ -97,6 +99,26 @@ TEST(DecodeImage, SizesOverTheLimitAreRefusedFromTheHeader) {
   for (int i = 0; i < 4; ++i) bmp[18 + i] = static_cast<char>((10026u >> (8 * i)) & 0xFF);
   EXPECT_TRUE(throws_error([&] { decode_image_bytes(bmp, "tall.bmp"); },
                            {"tall.bmp", "10026x65533", "over the limit"}));
+}
+
+// The fuzz target lowers the pixel limit; each format must honour the caller's figure, and a
+// figure above the app's own limit is refused rather than widening it.
+TEST(DecodeImage, ALowerPixelLimitIsHonouredByEveryFormat) {
+  const std::string path = rg::testing::temp_path("five_by_four.bmp");
+  testing::write_bmp(path, 5, 4, 1, 2, 3);
+  const std::string bmp = read(path);
+  const std::string jpeg = testing::jpeg_bytes(5, 4, 200, 100, 50);
+  const std::string png = testing::png_bytes(5, 4, 3);
+  const std::vector<std::pair<std::string, std::string>> images = {
+      {jpeg, "JPEG"}, {png, "PNG"}, {bmp, "BMP"}};
+  for (const auto& [bytes, format] : images) {
+    EXPECT_EQ(decode_image_bytes(bytes, "img", 20).size(2), 5) << format;
+    EXPECT_TRUE(throws_error([&] { decode_image_bytes(bytes, "img", 19); },
+                             {"img", format, "5x4", "over the limit", "19 in all"}))
+        << format;
+  }
+  EXPECT_TRUE(throws_error([&] { decode_image_bytes(png, "img", kMaxImagePixels + 1); },
+                           {"max_pixels", "outside"}));
 }
 
 TEST(DecodeImage, TopDownBmpDecodes) {

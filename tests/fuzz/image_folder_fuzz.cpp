@@ -32,8 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
       fs::create_directories(root / p, ec);
     } else {
       fs::create_directories((root / p).parent_path(), ec);
-      if (!ec)
-        rg::fuzz::write_file((root / p).string(), rg::fuzz::kTinyBmp, sizeof rg::fuzz::kTinyBmp);
+      if (!ec) rg::fuzz::link_tiny_bmp((root / p).string());
     }
     ++made;
   }
