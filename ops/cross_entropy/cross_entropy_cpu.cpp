@@ -150,7 +150,10 @@ void backward_rows(const T* px, T* pgx, const Lanes& l, int64_t b, int64_t e, co
     C* gx = out_buffer(pgx + row * n, gbuf);
     const LaneCoefs c = lane_coefs(k, row);
     exp_shifted(x, static_cast<C>(k.lse[row]), gx, n);  // p
-    view(gx, n) = view(gx, n) * static_cast<C>(c.kp) - static_cast<C>(c.kw) * view(wc.data(), n);
+    // A plain loop, not an Eigen map: one formula for every element, wherever gx lies (Eigen
+    // splits an unaligned map into scalar and packet parts; see exp_shifted_blocks).
+    const C kp = static_cast<C>(c.kp), kw = static_cast<C>(c.kw);
+    for (int64_t i = 0; i < n; ++i) gx[i] = gx[i] * kp - kw * wc[static_cast<std::size_t>(i)];
     if (c.kt != 0) gx[k.target[row]] -= static_cast<C>(c.kt);
     store(gx, pgx + row * n, n);
   }

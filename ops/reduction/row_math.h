@@ -10,6 +10,7 @@
 // partial sums are also a shallow pairwise split, more accurate than one running sum.
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -95,31 +96,55 @@ inline C exp_floor() {
 
 // GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsics (the self-initialised
 // _mm512_undefined_ps, GCC bug 105593, fixed in GCC 13) wherever Eigen's packet exp is inlined;
-// the build uses -Werror, so the two functions that call it silence that one warning.
+// the build uses -Werror, so the function that calls it silences that one warning.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-// out[i] = exp(x[i] − shift) for a scalar shift (a row's max or logsumexp). NaN stays NaN.
-template <class C>
-void exp_shifted(const C* x, C shift, C* out, int64_t n) {
-  view(out, n) = (view(x, n) - shift).exp();
+// out[i] = exp(x[i] − shift(i)), every element through Eigen's packet exp. Eigen evaluates a
+// Map of unknown alignment with the packet exp from the output's first aligned address on and
+// with the scalar std::exp before it and after the last whole packet; the two differ in the
+// last bit, so an element's value depended on where its buffer lay in memory. malloc's
+// 16-byte alignment varies with what other threads allocate, and with AVX2's 8-float packets
+// the same logits gave a different logsumexp from run to run (training was not reproducible
+// on AVX2 machines; AVX-512's 16-float packets never vectorised CIFAR's 10 classes). Blocks of
+// 64 bytes — a whole number of packets at every width — go through aligned storage instead.
+template <class C, class Shift>
+void exp_shifted_blocks(const C* x, Shift&& shift, C* out, int64_t n) {
+  constexpr int64_t B = 64 / sizeof(C);
+  using Block = Eigen::Array<C, B, 1>;
+  alignas(64) C block[B];
+  Eigen::Map<Block, Eigen::Aligned64> v(block);
+  for (int64_t i = 0; i < n; i += B) {
+    const int64_t len = std::min(B, n - i);
+    for (int64_t k = 0; k < len; ++k) block[k] = x[i + k] - shift(i + k);
+    for (int64_t k = len; k < B; ++k) block[k] = C(0);
+    v = v.exp();
+    for (int64_t k = 0; k < len; ++k) out[i + k] = block[k];
+  }
+  // Below log(smallest normal): exact 0 (see exp_floor). A separate loop, which vectorises.
   const C lo = exp_floor<C>();
-  for (int64_t i = 0; i < n; ++i) out[i] = x[i] - shift < lo ? C(0) : out[i];
-}
-
-// out[i] = exp(x[i] − shift[i]): lanes side by side, one shift each.
-template <class C>
-void exp_shifted(const C* x, const C* shift, C* out, int64_t n) {
-  view(out, n) = (view(x, n) - view(shift, n)).exp();
-  const C lo = exp_floor<C>();
-  for (int64_t i = 0; i < n; ++i) out[i] = x[i] - shift[i] < lo ? C(0) : out[i];
+  for (int64_t i = 0; i < n; ++i) out[i] = x[i] - shift(i) < lo ? C(0) : out[i];
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+
+// out[i] = exp(x[i] − shift) for a scalar shift (a row's max or logsumexp). NaN stays NaN.
+template <class C>
+void exp_shifted(const C* x, C shift, C* out, int64_t n) {
+  exp_shifted_blocks(
+      x, [shift](int64_t) { return shift; }, out, n);
+}
+
+// out[i] = exp(x[i] − shift[i]): lanes side by side, one shift each.
+template <class C>
+void exp_shifted(const C* x, const C* shift, C* out, int64_t n) {
+  exp_shifted_blocks(
+      x, [shift](int64_t i) { return shift[i]; }, out, n);
+}
 
 // Staging for 16-bit dtypes: kernels compute on C = compute_t<T>. For T == C (f32, f64) these
 // hand out the tensor's own memory; for f16/bf16 they go through a C buffer of n elements.
