@@ -55,6 +55,24 @@ TEST(CrossEntropy, GradcheckEveryOption) {
       {grad_input({4, 3})}));
 }
 
+// The cross-entropy twin of Softmax.ARowGivesTheSameBitsWhereverItLies: both copies of a row
+// (logits and target) give the same loss and gradient bits.
+TEST(CrossEntropy, ARowGivesTheSameBitsWhereverItLies) {
+  manual_seed(4);
+  const Tensor x =
+      randn({64, 1, 20}).expand({64, 2, 20}).reshape({128, 20}).set_requires_grad(true);
+  std::vector<int64_t> t(128);
+  for (std::size_t r = 0; r < 128; ++r) t[r] = static_cast<int64_t>(r / 2 % 20);
+  const Tensor loss = cross_entropy(x, targets(t, {128}), Tensor(), Reduction::none, -100, 0.1);
+  loss.backward(ones({128}));
+  const std::vector<float> l = loss.to_vector<float>(), g = x.grad().to_vector<float>();
+  for (std::size_t r = 0; r < 128; r += 2) {
+    ASSERT_EQ(l[r + 1], l[r]) << "row " << r;
+    for (std::size_t c = 0; c < 20; ++c)
+      ASSERT_EQ(g[(r + 1) * 20 + c], g[r * 20 + c]) << "row " << r << " column " << c;
+  }
+}
+
 TEST(CrossEntropy, MatchesPyTorch) {
   Fixture f("cross_entropy");
   struct Case {

@@ -49,6 +49,22 @@ TEST(Softmax, StableForHugeLogitsAndRowsSumToOne) {
   EXPECT_TRUE(all_close(sum(softmax(x, 0), {0}), ones({50, 33}), 1e-5, 0));
 }
 
+// Rows of 20 floats start 80 bytes apart, so the two copies of each of 64 random rows sit at
+// different offsets from a vector register's alignment (AVX2's 32 bytes, AVX-512's 64). Eigen
+// computed the elements before the first aligned address and past the last whole packet with
+// std::exp, the others with its packet exp — a last-bit difference that made a row's softmax
+// depend on where it lay, and training on where malloc put a buffer. Both copies must agree.
+TEST(Softmax, ARowGivesTheSameBitsWhereverItLies) {
+  manual_seed(3);
+  const Tensor x = randn({64, 1, 20}).expand({64, 2, 20}).reshape({128, 20});
+  for (const Tensor& y : {softmax(x, 1), log_softmax(x, 1)}) {
+    const std::vector<float> v = y.to_vector<float>();
+    for (std::size_t r = 0; r < 128; r += 2)
+      for (std::size_t c = 0; c < 20; ++c)
+        ASSERT_EQ(v[(r + 1) * 20 + c], v[r * 20 + c]) << "row " << r << " column " << c;
+  }
+}
+
 TEST(Softmax, HalfTypesAndScalars) {
   manual_seed(2);  // fixed data whatever ran before
   Tensor x = randn({5, 7});
