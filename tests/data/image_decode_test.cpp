@@ -111,7 +111,10 @@ TEST(DecodeImage, ALowerPixelLimitIsHonouredByEveryFormat) {
   const std::string png = testing::png_bytes(5, 4, 3);
   const std::vector<std::pair<std::string, std::string>> images = {
       {jpeg, "JPEG"}, {png, "PNG"}, {bmp, "BMP"}};
-  for (const auto& [bytes, format] : images) {
+  for (const auto& image : images) {
+    // References, not a structured binding: clang 14 cannot capture one in a lambda.
+    const std::string& bytes = image.first;
+    const std::string& format = image.second;
     EXPECT_EQ(decode_image_bytes(bytes, "img", 20).size(2), 5) << format;
     EXPECT_TRUE(throws_error([&] { decode_image_bytes(bytes, "img", 19); },
                              {"img", format, "5x4", "over the limit", "19 in all"}))
