@@ -40,14 +40,14 @@ inline void write_file(const std::string& path, const uint8_t* data, std::size_t
 }
 
 // A file holding kTinyBmp at `path`, as a hard link to one written once: a link is one system
-// call where writing a file is three.
-inline void link_tiny_bmp(const std::string& path) {
+// call where writing a file is three. Returns whether it made the link.
+inline bool link_tiny_bmp(const char* path) {
   static const std::string original = [] {
     const std::string p = scratch("tiny.bmp");
     write_file(p, kTinyBmp, sizeof kTinyBmp);
     return p;
   }();
-  ::link(original.c_str(), path.c_str());  // an existing path keeps its earlier tiny BMP
+  return ::link(original.c_str(), path) == 0;  // an existing path keeps what it holds
 }
 
 }  // namespace rg::fuzz
