@@ -1,9 +1,10 @@
 // Direct convolution kernels (see conv2d_direct.h for the numbering trick).
 //
-// The micro-kernels use GCC/Clang vector extensions: one vector is 64 bytes (16 f32 or 8 f64
-// lanes: one AVX-512 register; the compiler splits it into narrower registers on other CPUs),
-// and `acc += x * w` compiles to a fused multiply-add. The register tiles keep ~24 of the 32
-// vector registers as accumulators, so every loaded value feeds several FMAs:
+// The micro-kernels use GCC/Clang vector extensions: one vector is one register of the widest
+// vector unit (64 bytes, 16 f32, with AVX-512; 32 bytes, 8 f32, otherwise: AVX2, or split by
+// the compiler into narrower registers), and `acc += x * w` compiles to a fused multiply-add.
+// The register tiles keep three quarters of the vector registers (24 of AVX-512's 32, 12 of
+// AVX2's 16) as accumulators, so every loaded value feeds several FMAs:
 //   forward          OR output channels × NV vectors of outputs q; per tap k: NV loads of
 //                    the padded image, OR broadcasts of the packed weight, OR·NV FMAs;
 //   backward-weight  KR taps × NV vectors of output channels; per output (ho, wo): NV loads of
@@ -30,10 +31,22 @@
 namespace rg::detail {
 namespace {
 
+#ifdef __AVX512F__
+constexpr bool kAvx512 = true;
+#else
+constexpr bool kAvx512 = false;
+#endif
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+constexpr bool kFmaVectors = true;  // the register tiles below fit
+#else
+constexpr bool kFmaVectors = false;
+#endif
+constexpr int kVectorBytes = kAvx512 ? 64 : 32;
+
 template <class T>
 struct Simd {
-  typedef T V __attribute__((vector_size(64)));
-  static constexpr int L = 64 / sizeof(T);  // lanes
+  typedef T V __attribute__((vector_size(kVectorBytes)));
+  static constexpr int L = kVectorBytes / sizeof(T);  // lanes
 };
 
 template <class V, class T>
@@ -51,17 +64,14 @@ int64_t round_up(int64_t n, int64_t m) {
   return (n + m - 1) / m * m;
 }
 
-#ifdef __AVX512F__
-constexpr bool kAvx512 = true;
-#else
-constexpr bool kAvx512 = false;
-#endif
-
-// Register tiles of the forward kernel: OR output channels × NV vectors of outputs.
+// Register tiles of the forward kernel: OR output channels × NV vectors of outputs, OR·NV
+// accumulators plus NV image vectors and a broadcast weight within the registers.
 struct ForwardTile {
   int OR, NV;
 };
-constexpr ForwardTile kForwardTiles[] = {{8, 3}, {6, 4}, {4, 5}};
+constexpr ForwardTile kForwardTiles[] = {kAvx512 ? ForwardTile{8, 3} : ForwardTile{6, 2},
+                                         kAvx512 ? ForwardTile{6, 4} : ForwardTile{4, 3},
+                                         kAvx512 ? ForwardTile{4, 5} : ForwardTile{3, 4}};
 
 // The phases (i·d mod s) that the kernel taps of one axis read, in increasing order.
 std::vector<int64_t> used_phases(int64_t k, int64_t d, int64_t s) {
@@ -222,26 +232,24 @@ void forward_image(const Layout& l, int64_t OB, const T* xp, const T* wp, T* ys)
 
 template <class T>
 void forward_image(const Layout& l, int64_t OB, const T* xp, const T* wp, T* ys) {
-  switch (l.tile.NV) {
-    case 3:
-      return forward_image<T, 8, 3>(l, OB, xp, wp, ys);
-    case 4:
-      return forward_image<T, 6, 4>(l, OB, xp, wp, ys);
-    default:
-      return forward_image<T, 4, 5>(l, OB, xp, wp, ys);
-  }
+  constexpr ForwardTile t0 = kForwardTiles[0], t1 = kForwardTiles[1], t2 = kForwardTiles[2];
+  if (l.tile.NV == t0.NV) return forward_image<T, t0.OR, t0.NV>(l, OB, xp, wp, ys);
+  if (l.tile.NV == t1.NV) return forward_image<T, t1.OR, t1.NV>(l, OB, xp, wp, ys);
+  return forward_image<T, t2.OR, t2.NV>(l, OB, xp, wp, ys);
 }
 
-// Tiles: KR taps × NV vectors of output channels, by the number of output channels.
+// Tiles: KR taps × NV vectors of output channels, by the number of output channels (at most
+// one vector, two, more); as for the forward, KR·NV accumulators + NV + 1 within the registers.
 struct ChannelTile {
   int KR, NV;
 };
+constexpr ChannelTile kChannelTiles[] = {kAvx512 ? ChannelTile{8, 1} : ChannelTile{12, 1},
+                                         kAvx512 ? ChannelTile{8, 2} : ChannelTile{6, 2},
+                                         kAvx512 ? ChannelTile{6, 4} : ChannelTile{6, 2}};
 template <class T>
 ChannelTile channel_tile(int64_t O) {
   constexpr int L = Simd<T>::L;
-  if (O <= L) return {8, 1};
-  if (O <= 2 * L) return {8, 2};
-  return {6, 4};
+  return kChannelTiles[O <= L ? 0 : O <= 2 * L ? 1 : 2];
 }
 
 // Transposes an L × L block (L = lanes) in registers: log2(L) butterfly stages; the stage of
@@ -391,19 +399,23 @@ class PaddedImages {
 }  // namespace
 
 bool direct_conv_pays(const DirectConv& g, DirectKernel kernel) {
-  // The tiles are sized for 32 vector registers of 64 bytes; with fewer or narrower ones they
-  // spill (the kernels stay correct, and tested, everywhere).
-  if (!kAvx512 || g.N == 0) return false;
+  // The tiles are sized for the vector registers of AVX-512 or AVX2 with FMA; on other CPUs
+  // they spill (the kernels stay correct, and tested, everywhere).
+  if (!kFmaVectors || g.N == 0) return false;
   const int64_t useful = g.O * g.Ho * g.Wo;
   if (kernel == DirectKernel::forward) {
     // Work wasted on junk columns (Wq/Wo − 1), on rounding q up to whole tiles and on the
     // padding rows of the last output tile: the forward wins up to 25 % of waste (8×8 images
-    // with padding 1) and loses on small images (4×4: 19 outputs for a 48-wide tile).
+    // with padding 1) and loses on small images (4×4: 19 outputs for a tile 48 wide with
+    // AVX-512, 32 with AVX2).
     const Layout l = Layout::of<float>(g);
     return 5 * useful >= 4 * round_up(g.O, l.tile.OR) * l.Qt;
   }
-  // Backward-weight wastes only the channel padding, but transposes gy: one move per K/16
-  // FMAs, too many for 1x1 kernels (measured slower than im2col + GEMM there).
+  // Backward-weight wastes only the channel padding, but transposes gy: one move per K/L
+  // FMAs, too many for 1x1 kernels (measured slower than im2col + GEMM there). With AVX2 it
+  // also loses on 4×4 outputs (ResNet18's last stage: ~0.7× im2col + GEMM, measured), where
+  // each pass over the tiles covers few outputs per read-modify-write of the K × Op sums.
+  if (!kAvx512 && g.Ho * g.Wo < 64) return false;
   const ChannelTile t = channel_tile<float>(g.O);
   return g.kH * g.kW > 1 && 4 * g.O >= 3 * round_up(g.O, t.NV * Simd<float>::L);
 }
@@ -477,12 +489,14 @@ void direct_conv_backward_weight(const DirectConv& g, const T* gy, const T* x, T
             transpose_gy(g.O, P, Op, gy + item * y_group, gyt + i * P * Op);
           }
           T* out = gwt.data() + part * part_size + grp * l.K * Op;
-          if (t.NV == 1)
-            channel_weight_chunk<T, 8, 1>(g, l, xp, gyt, Op, b, off.data(), out);
-          else if (t.NV == 2)
-            channel_weight_chunk<T, 8, 2>(g, l, xp, gyt, Op, b, off.data(), out);
+          constexpr ChannelTile t0 = kChannelTiles[0], t1 = kChannelTiles[1];
+          constexpr ChannelTile t2 = kChannelTiles[2];
+          if (t.NV == t0.NV)
+            channel_weight_chunk<T, t0.KR, t0.NV>(g, l, xp, gyt, Op, b, off.data(), out);
+          else if (t.NV == t1.NV)
+            channel_weight_chunk<T, t1.KR, t1.NV>(g, l, xp, gyt, Op, b, off.data(), out);
           else
-            channel_weight_chunk<T, 6, 4>(g, l, xp, gyt, Op, b, off.data(), out);
+            channel_weight_chunk<T, t2.KR, t2.NV>(g, l, xp, gyt, Op, b, off.data(), out);
         }
       }
     }
