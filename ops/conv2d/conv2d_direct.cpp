@@ -72,6 +72,10 @@ struct ForwardTile {
 constexpr ForwardTile kForwardTiles[] = {kAvx512 ? ForwardTile{8, 3} : ForwardTile{6, 2},
                                          kAvx512 ? ForwardTile{6, 4} : ForwardTile{4, 3},
                                          kAvx512 ? ForwardTile{4, 5} : ForwardTile{3, 4}};
+static_assert(kForwardTiles[0].NV != kForwardTiles[1].NV &&
+                  kForwardTiles[1].NV != kForwardTiles[2].NV &&
+                  kForwardTiles[0].NV != kForwardTiles[2].NV,
+              "forward_image tells the tiles apart by NV");
 
 // The phases (i·d mod s) that the kernel taps of one axis read, in increasing order.
 std::vector<int64_t> used_phases(int64_t k, int64_t d, int64_t s) {

@@ -212,9 +212,9 @@ Tensor reference_backward_data(const DirectConv& g, const Tensor& gy, const Tens
   return from_vector(gx, x_shape(g), {DType::f64});
 }
 
-// Through conv2d: on AVX-512 CPUs the CIFAR ResNet shapes take the direct kernels (forward,
-// stride-1 backward-data as the flipped forward, backward-weight where it pays); the results are
-// the plain loop's.
+// Through conv2d: on AVX-512 or AVX2 CPUs the CIFAR ResNet shapes take the direct kernels
+// (forward, stride-1 backward-data as the flipped forward, backward-weight where it pays); the
+// results are the plain loop's.
 TEST(Conv2dDirect, ResNetShapesThroughConv2d) {
   for (const DirectConv& g :
        {make(2, 1, 16, 16, 16, 16, 3, 3, 1, 1), make(2, 1, 8, 8, 8, 8, 3, 3, 1, 1),
