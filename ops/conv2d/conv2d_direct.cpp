@@ -250,6 +250,10 @@ struct ChannelTile {
 constexpr ChannelTile kChannelTiles[] = {kAvx512 ? ChannelTile{8, 1} : ChannelTile{12, 1},
                                          kAvx512 ? ChannelTile{8, 2} : ChannelTile{6, 2},
                                          kAvx512 ? ChannelTile{6, 4} : ChannelTile{6, 2}};
+static_assert(kChannelTiles[0].NV != kChannelTiles[1].NV &&
+                  (kChannelTiles[1].NV != kChannelTiles[2].NV ||
+                   kChannelTiles[1].KR == kChannelTiles[2].KR),
+              "direct_conv_backward_weight tells the tiles apart by NV");
 template <class T>
 ChannelTile channel_tile(int64_t O) {
   constexpr int L = Simd<T>::L;
