@@ -1,9 +1,10 @@
 // bench_ops: GFLOP/s of the convolution kernels on every distinct convolution of the CIFAR
-// ResNet18 (or ResNet-20, or a 3-D UNet's conv3d layers): on the CPU against a multithreaded 2048³
-// sgemm as the machine's practical peak, or on a GPU (cuDNN, --device cuda[:N]; each call timed to
-// the device's completion). Prints JSON.
+// ResNet18 (or ResNet-20, airbench94, or a 3-D UNet's conv3d layers): on the CPU against a
+// multithreaded 2048³ sgemm as the machine's practical peak, or on a GPU (cuDNN, --device cuda[:N];
+// each call timed to the device's completion). Prints JSON.
 //
-//   ./build/apps/bench_ops [--model resnet18|resnet20|unet3d] [--threads N] [--batch 128]
+//   ./build/apps/bench_ops [--model resnet18|resnet20|airbench94|unet3d] [--threads N] [--batch
+//   128]
 //                          [--repeat 3]
 //                          [--only NAME_PART] [--device cpu|cuda[:N]] [--dtype f32|f16|bf16]
 //
@@ -107,6 +108,14 @@ const std::vector<ConvShape> kResNet20 = {
     {"s2_3x3_16to32_s2", 1, 16, 32, 32, 3, 2, 1}, {"s2_3x3_32_16", 5, 32, 32, 16, 3, 1, 1},
     {"s2_1x1_16to32_s2", 1, 16, 32, 32, 1, 2, 0}, {"s3_3x3_32to64_s2", 1, 32, 64, 16, 3, 2, 1},
     {"s3_3x3_64_8", 5, 64, 64, 8, 3, 1, 1},       {"s3_1x1_32to64_s2", 1, 32, 64, 16, 1, 2, 0},
+};
+
+// airbench94 (its 2x2 whitening conv, then groups of 64/256/256 channels; each group's first
+// conv runs before its 2x2 max-pool, the second after): 32×32 training images.
+const std::vector<ConvShape> kAirbench94 = {
+    {"whiten_2x2_3to24_32", 1, 3, 24, 32, 2, 1, 0}, {"g1_3x3_24to64_31", 1, 24, 64, 31, 3, 1, 1},
+    {"g1_3x3_64_15", 1, 64, 64, 15, 3, 1, 1},       {"g2_3x3_64to256_15", 1, 64, 256, 15, 3, 1, 1},
+    {"g2g3_3x3_256_7", 2, 256, 256, 7, 3, 1, 1},    {"g3_3x3_256_3", 1, 256, 256, 3, 3, 1, 1},
 };
 
 // ---- --op: any registered op ------------------------------------------------------------
@@ -309,11 +318,15 @@ int main(int argc, char** argv) {
       repeat = arg_value(i, argc, argv);
     } else if (!std::strcmp(argv[i], "--model") && i + 1 < argc) {
       const std::string m = argv[++i];
-      if (m != "resnet18" && m != "resnet20" && m != "unet3d") {
-        std::fprintf(stderr, "bench_ops: --model must be resnet18, resnet20 or unet3d\n");
+      if (m != "resnet18" && m != "resnet20" && m != "airbench94" && m != "unet3d") {
+        std::fprintf(stderr,
+                     "bench_ops: --model must be resnet18, resnet20, airbench94 or unet3d\n");
         return 2;
       }
-      shapes = m == "resnet20" ? &kResNet20 : m == "unet3d" ? &kUNet3d : &kResNet18;
+      shapes = m == "resnet20"     ? &kResNet20
+               : m == "airbench94" ? &kAirbench94
+               : m == "unet3d"     ? &kUNet3d
+                                   : &kResNet18;
     } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
     } else if (!std::strcmp(argv[i], "--op") && i + 1 < argc) {
@@ -336,13 +349,13 @@ int main(int argc, char** argv) {
       }
       dtype = rg::dtype_from_name(d);
     } else {
-      std::fprintf(
-          stderr,
-          "usage: bench_ops [--model resnet18|resnet20|unet3d] [--threads N] [--batch 128] "
-          "[--repeat 3] [--only NAME_PART] [--device cpu|cuda[:N]] "
-          "[--dtype f32|f16|bf16]\n"
-          "       bench_ops --op NAME[,NAME...]|list [--shape N,N,...] [--threads N] "
-          "[--repeat 3] [--device cpu|cuda[:N]] [--dtype f32|f16|bf16]\n");
+      std::fprintf(stderr,
+                   "usage: bench_ops [--model resnet18|resnet20|airbench94|unet3d] [--threads N] "
+                   "[--batch 128] "
+                   "[--repeat 3] [--only NAME_PART] [--device cpu|cuda[:N]] "
+                   "[--dtype f32|f16|bf16]\n"
+                   "       bench_ops --op NAME[,NAME...]|list [--shape N,N,...] [--threads N] "
+                   "[--repeat 3] [--device cpu|cuda[:N]] [--dtype f32|f16|bf16]\n");
       return 2;
     }
   }

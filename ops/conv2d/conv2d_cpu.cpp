@@ -1,6 +1,6 @@
-// CPU kernels of conv2d: im2col + Eigen GEMM, parallel over the batch; stride-1 convolutions
-// on images wide enough run on the direct kernels of conv2d_direct.cpp instead (no column
-// matrix: 1.5–2x faster on the 16–64-channel CIFAR ResNet layers). These im2col kernels are
+// CPU kernels of conv2d: im2col + Eigen GEMM, parallel over the batch; most convolutions of
+// CIFAR nets run on the direct kernels of conv2d_direct.cpp instead (no column matrix: 1.5–2x
+// faster on the CIFAR ResNet layers; direct_conv_pays says which). These im2col kernels are
 // their reference too.
 //
 // Performance choices (measured on 2 AVX-512 cores, CIFAR ResNet18 shapes, batch 128):
@@ -347,7 +347,8 @@ Tensor conv2d_forward(OnCpu, const Tensor& x_in, const Tensor& w_in, const Tenso
     dispatch_f32_f64(x.dtype(), "conv2d", [&](auto tag) {
       using T = decltype(tag);
       detail::direct_conv_forward<T>(*d, x.data<T>(), w.data<T>(),
-                                     bias.defined() ? bias.data<T>() : nullptr, y.data<T>());
+                                     bias.defined() ? bias.data<T>() : nullptr, y.data<T>(),
+                                     detail::direct_forward_kind(*d));
     });
     return y;
   }

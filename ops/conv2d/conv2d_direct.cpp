@@ -7,6 +7,9 @@
 // AVX2's 16) as accumulators, so every loaded value feeds several FMAs:
 //   forward          OR output channels × NV vectors of outputs q; per tap k: NV loads of
 //                    the padded image, OR broadcasts of the packed weight, OR·NV FMAs;
+//   forward by       (small images, AVX2) R listed outputs × NV vectors of output channels;
+//   channels         per tap: NV loads of the packed weight, R broadcasts of the padded image,
+//                    R·NV FMAs; valid outputs only, of several images per pass;
 //   backward-weight  KR taps × NV vectors of output channels; per output (ho, wo): NV loads of
 //                    gy transposed to (position, channel), KR broadcasts of the padded image,
 //                    KR·NV FMAs. Vectorised over channels, it visits only the valid outputs
@@ -404,7 +407,148 @@ class PaddedImages {
   int64_t ready_ = 0;         // images 0..ready_ − 1 have their zeros in place
 };
 
+// ---- Forward vectorised over output channels, for small images ----
+// The forward above computes whole vectors of outputs q, junk columns and tile padding
+// included: on 7×7, 4×4 or 3×3 images that is a quarter to a half of its work. This one is the
+// backward-weight's layout turned round: R outputs (any positions, listed) × NV vectors of
+// output channels; per tap: NV loads of the packed weight, R broadcasts of the padded image,
+// R·NV FMAs. It computes only valid outputs (and whole vectors of channels).
+constexpr int kPositionTile = 6;
+constexpr int kChannelVectors = kAvx512 ? 4 : 2;
+
+// out (R rows of stride ld, NV·L channels) (+)= Σ_{k0 <= k < k1} wt[k, ·] · xp[off[k] + pos[r]].
+template <class T, int R, int NV>
+void channel_forward_tile(const T* xp, const int64_t* pos, const int64_t* off, int64_t k0,
+                          int64_t k1, const T* wt, T* out, int64_t ld, bool accumulate) {
+  using V = typename Simd<T>::V;
+  constexpr int L = Simd<T>::L;
+  V acc[R][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[r][v] = accumulate ? loadu<V>(out + r * ld + v * L) : V{};
+  const T* xr[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) xr[r] = xp + pos[r];
+  for (int64_t k = k0; k < k1; ++k) {
+    const int64_t o = off[k];
+    const T* wk = wt + k * NV * L;
+    V wv[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) wv[v] = loadu<V>(wk + v * L);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const T xs = xr[r][o];
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[r][v] += wv[v] * xs;
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) storeu(out + r * ld + v * L, acc[r][v]);
+}
+
+// The positions q = i·xp_size + ho·Wq + wo of the valid outputs of b padded images, padded
+// with the last one to whole tiles.
+std::vector<int64_t> output_positions(const DirectConv& g, const Layout& l, int64_t b) {
+  std::vector<int64_t> pos;
+  for (int64_t i = 0; i < b; ++i)
+    for (int64_t ho = 0; ho < g.Ho; ++ho)
+      for (int64_t wo = 0; wo < g.Wo; ++wo) pos.push_back(i * l.xp_size + ho * l.Wq + wo);
+  pos.resize(static_cast<std::size_t>(round_up(b * g.Ho * g.Wo, kPositionTile)), pos.back());
+  return pos;
+}
+
+// y (O × P, plus bias) = ys (P × Op) transposed: L × L blocks in registers, then the edges.
+template <class T>
+void transpose_out(int64_t O, int64_t P, int64_t Op, const T* ys, const T* bias, T* y) {
+  constexpr int64_t L = Simd<T>::L;
+  const int64_t O_blocks = O / L * L, P_blocks = P / L * L;
+  for (int64_t o = 0; o < O_blocks; o += L)
+    for (int64_t p = 0; p < P_blocks; p += L)
+      transpose_block(ys + p * Op + o, Op, y + o * P + p, P);
+  for (int64_t o = 0; o < O; ++o) {
+    const int64_t p0 = o < O_blocks ? P_blocks : 0;
+    for (int64_t p = p0; p < P; ++p) y[o * P + p] = ys[p * Op + o];
+  }
+  if (!bias) return;
+  for (int64_t o = 0; o < O; ++o)
+    for (int64_t p = 0; p < P; ++p) y[o * P + p] += bias[o];
+}
+
+template <class T>
+void forward_by_channels(const DirectConv& g, const T* x, const T* w, const T* bias, T* y) {
+  constexpr int R = kPositionTile, NV = kChannelVectors;
+  constexpr int64_t CW = NV * Simd<T>::L;
+  const Layout l = Layout::of<T>(g);
+  const int64_t OB = (g.O + CW - 1) / CW, Op = OB * CW, P = g.Ho * g.Wo;
+  // wt[grp][ob] = (K × CW): the weights of output channels ob·CW.., zero past O.
+  std::vector<T> wt(static_cast<std::size_t>(g.G * OB * l.K * CW), T(0));
+  for (int64_t grp = 0; grp < g.G; ++grp)
+    for (int64_t o = 0; o < g.O; ++o)
+      for (int64_t k = 0; k < l.K; ++k)
+        wt[static_cast<std::size_t>(((grp * OB + o / CW) * l.K + k) * CW + o % CW)] =
+            w[(grp * g.O + o) * l.K + k];
+  // Taps per pass: 16 KB of packed weights, which stay in L1 while every position tile uses
+  // them. Small images are taken several at a time (at least 128 outputs, padded images of
+  // at most 512 KB), or each block of weights would be read from memory for a few tiles only
+  // (512 channels of 4×4: 9 MB of weights for 3 tiles per image).
+  const int64_t k_chunk = std::max<int64_t>(1, (16 << 10) / (CW * int64_t{sizeof(T)}));
+  const int64_t B = std::clamp<int64_t>(
+      (128 + P - 1) / P, 1,
+      std::max<int64_t>(1, (512 << 10) / (l.xp_size * static_cast<int64_t>(sizeof(T)))));
+  const int64_t batches = (g.N + B - 1) / B, items = batches * g.G;
+  const int64_t x_group = g.C * g.H * g.W, y_group = g.O * P;
+  std::atomic<int64_t> next{0};
+  parallel_for(std::min<int64_t>(num_threads(), items), 1, [&](int64_t, int64_t) {
+    PaddedImages<T>& images = PaddedImages<T>::get(g, l, B);
+    const T* xp = images.image(0);
+    T* ys = thread_buffer<T>(static_cast<std::size_t>(round_up(B * P, R) * Op));
+    for (int64_t it; (it = next.fetch_add(1)) < items;) {
+      const int64_t grp = it % g.G, n0 = it / g.G * B, b = std::min(B, g.N - n0);
+      for (int64_t i = 0; i < b; ++i) images.pad(g, l, x + ((n0 + i) * g.G + grp) * x_group, i);
+      const std::vector<int64_t> pos = output_positions(g, l, b);
+      const auto Pp = static_cast<int64_t>(pos.size());
+      const T* wg = wt.data() + grp * OB * l.K * CW;
+      for (int64_t k0 = 0; k0 < l.K; k0 += k_chunk) {
+        const int64_t k1 = std::min(l.K, k0 + k_chunk);
+        for (int64_t ob = 0; ob < OB; ++ob)
+          for (int64_t r0 = 0; r0 < Pp; r0 += R)
+            channel_forward_tile<T, R, NV>(xp, pos.data() + r0, l.off.data(), k0, k1,
+                                           wg + ob * l.K * CW, ys + r0 * Op + ob * CW, Op, k0 > 0);
+      }
+      for (int64_t i = 0; i < b; ++i)
+        transpose_out(g.O, P, Op, ys + i * P * Op, bias ? bias + grp * g.O : nullptr,
+                      y + ((n0 + i) * g.G + grp) * y_group);
+    }
+  });
+}
+
 }  // namespace
+
+namespace {
+// The work of each forward, in output-channel × output slots computed (useful or not):
+// by outputs, the junk columns, q rounded up to whole tiles and the padding rows of the last
+// output tile; by channels, the channels rounded up to whole vectors and the outputs to a
+// whole number of tiles.
+int64_t forward_work(const DirectConv& g, DirectForward kind) {
+  if (kind == DirectForward::by_outputs) {
+    const Layout l = Layout::of<float>(g);
+    return round_up(g.O, l.tile.OR) * l.Qt;
+  }
+  return round_up(g.O, kChannelVectors * Simd<float>::L) * round_up(g.Ho * g.Wo, kPositionTile);
+}
+}  // namespace
+
+DirectForward direct_forward_kind(const DirectConv& g) {
+  // By outputs wins up to 25 % of waste (8×8 images with padding 1: on AVX2 it also beat by
+  // channels there, measured); on smaller images (4×4: 19 outputs for a tile 48 wide with
+  // AVX-512, 32 with AVX2) by channels takes over. Only on AVX2: on AVX-512 by channels has
+  // not been measured, and those small images stay on im2col + GEMM (144 GFLOP/s there).
+  const bool outputs_pay = 5 * g.O * g.Ho * g.Wo >= 4 * forward_work(g, DirectForward::by_outputs);
+  return outputs_pay || kAvx512 ? DirectForward::by_outputs : DirectForward::by_channels;
+}
 
 bool direct_conv_pays(const DirectConv& g, DirectKernel kernel) {
   // The tiles are sized for the vector registers of AVX-512 or AVX2 with FMA; on other CPUs
@@ -412,24 +556,31 @@ bool direct_conv_pays(const DirectConv& g, DirectKernel kernel) {
   if (!kFmaVectors || g.N == 0) return false;
   const int64_t useful = g.O * g.Ho * g.Wo;
   if (kernel == DirectKernel::forward) {
-    // Work wasted on junk columns (Wq/Wo − 1), on rounding q up to whole tiles and on the
-    // padding rows of the last output tile: the forward wins up to 25 % of waste (8×8 images
-    // with padding 1) and loses on small images (4×4: 19 outputs for a tile 48 wide with
-    // AVX-512, 32 with AVX2).
-    const Layout l = Layout::of<float>(g);
-    return 5 * useful >= 4 * round_up(g.O, l.tile.OR) * l.Qt;
+    // By outputs up to 25 % of waste (above); by channels up to a third: 3×3 images, 9
+    // outputs in 12 slots, still ran 1.8-2.3× faster than im2col + GEMM (airbench94's
+    // 256-channel layers, AVX2); 7×7 ~1.8×, ResNet18's 4×4 stage ~1.5×.
+    const DirectForward kind = direct_forward_kind(g);
+    return kind == DirectForward::by_outputs ? 5 * useful >= 4 * forward_work(g, kind)
+                                             : 4 * useful >= 3 * forward_work(g, kind);
   }
   // Backward-weight wastes only the channel padding, but transposes gy: one move per K/L
-  // FMAs, too many for 1x1 kernels (measured slower than im2col + GEMM there). With AVX2 it
-  // also loses on 4×4 outputs (ResNet18's last stage: ~0.7× im2col + GEMM, measured), where
-  // each pass over the tiles covers few outputs per read-modify-write of the K × Op sums.
-  if (!kAvx512 && g.Ho * g.Wo < 64) return false;
+  // FMAs, too many for 1x1 kernels (measured slower than im2col + GEMM there). With AVX2 and
+  // outputs under 8×8 it loses where the K × Op sums, read and written once per pass over the
+  // tiles (every 128 outputs), outgrow the caches: ResNet18's 4×4 stage (9 MB of sums: ~0.7×
+  // im2col + GEMM, measured); airbench94's 7×7 and 3×3 layers (2.4 MB) ran 1.2-1.6× faster.
+  if (!kAvx512 && g.Ho * g.Wo < 64) {
+    const int64_t sums =
+        g.C * g.kH * g.kW * round_up(g.O, channel_tile<float>(g.O).NV * Simd<float>::L);
+    if (sums > (1 << 20)) return false;
+  }
   const ChannelTile t = channel_tile<float>(g.O);
   return g.kH * g.kW > 1 && 4 * g.O >= 3 * round_up(g.O, t.NV * Simd<float>::L);
 }
 
 template <class T>
-void direct_conv_forward(const DirectConv& g, const T* x, const T* w, const T* bias, T* y) {
+void direct_conv_forward(const DirectConv& g, const T* x, const T* w, const T* bias, T* y,
+                         DirectForward kind) {
+  if (kind == DirectForward::by_channels) return forward_by_channels(g, x, w, bias, y);
   const Layout l = Layout::of<T>(g);
   const int OR = l.tile.OR;
   const int64_t OB = (g.O + OR - 1) / OR;
@@ -524,9 +675,9 @@ void direct_conv_backward_weight(const DirectConv& g, const T* gy, const T* x, T
 }
 
 template void direct_conv_forward<float>(const DirectConv&, const float*, const float*,
-                                         const float*, float*);
+                                         const float*, float*, DirectForward);
 template void direct_conv_forward<double>(const DirectConv&, const double*, const double*,
-                                          const double*, double*);
+                                          const double*, double*, DirectForward);
 
 template void direct_conv_backward_weight<float>(const DirectConv&, const float*, const float*,
                                                  float*);

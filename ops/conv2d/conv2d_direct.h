@@ -16,7 +16,8 @@
 // ⌈Wp/sW⌉ (phase (a, b) holds the pixels (u·sH + a, v·sW + b)); tap (i, j) of every output
 // then reads one phase plane with a stride-1 offset, and q = ho·Wq + wo.
 //
-//   forward          y[o, q]  = Σ_k W[o, k] · xp[off[k] + q]
+//   forward          y[o, q]  = Σ_k W[o, k] · xp[off[k] + q]   (for q in whole vectors, or for
+//                                                               the valid q only, by channels)
 //   backward-weight  gW[o, k] = Σ_n Σ_{valid q} gy[o, q] · xp[off[k] + q]
 // Stride-1 backward-data is the forward kernel on gy with the flipped kernel (see conv2d_cpu).
 //
@@ -39,9 +40,16 @@ enum class DirectKernel { forward, backward_weight };
 // Whether the direct kernel is expected to beat im2col + GEMM on this convolution.
 bool direct_conv_pays(const DirectConv& g, DirectKernel kernel);
 
+// How the forward is vectorised: along the outputs q (large images), or along the output
+// channels, for listed valid outputs of several images at once (small images: no junk columns).
+enum class DirectForward { by_outputs, by_channels };
+// The faster of the two for g (where direct_conv_pays).
+DirectForward direct_forward_kind(const DirectConv& g);
+
 // y = conv(x, w) + bias (bias may be null). All tensors contiguous.
 template <class T>
-void direct_conv_forward(const DirectConv& g, const T* x, const T* w, const T* bias, T* y);
+void direct_conv_forward(const DirectConv& g, const T* x, const T* w, const T* bias, T* y,
+                         DirectForward kind);
 
 // gw = Σ_n gy ⋆ x, with gy: (N, G·O, Ho, Wo) the full output gradient.
 template <class T>

@@ -1,6 +1,7 @@
 // The direct stride-1 convolution kernels (ops/conv2d/conv2d_direct.h) against a plain loop,
 // on shapes that hit every tail: output channels that do not fill a register tile, tap counts
-// that do not fill a backward-weight tile, images narrower than one vector, groups, dilation.
+// that do not fill a backward-weight tile, images narrower than one vector, groups, dilation;
+// both forwards (by outputs, by channels) on every shape.
 // conv2d routes to these kernels only where they pay (ResNet shapes), so they are called here
 // directly; the last tests check that routing through the public op.
 #include <gtest/gtest.h>
@@ -83,11 +84,15 @@ Tensor reference_backward_weight(const DirectConv& g, const Tensor& gy, const Te
   return from_vector(gw, w_shape(g), {DType::f64});
 }
 
+using detail::DirectForward;
+constexpr DirectForward kForwardKinds[] = {DirectForward::by_outputs, DirectForward::by_channels};
+
 template <class T>
-Tensor run_forward(const DirectConv& g, const Tensor& x, const Tensor& w, const Tensor& b) {
+Tensor run_forward(const DirectConv& g, const Tensor& x, const Tensor& w, const Tensor& b,
+                   DirectForward kind) {
   Tensor y = empty(y_shape(g), {x.dtype()});
   detail::direct_conv_forward<T>(g, x.data<T>(), w.data<T>(), b.defined() ? b.data<T>() : nullptr,
-                                 y.data<T>());
+                                 y.data<T>(), kind);
   return y;
 }
 
@@ -106,10 +111,13 @@ void check_against_reference(const DirectConv& g, double atol, double rtol) {
   const Tensor b = grad_input({g.G * g.O}, -1, 1, 3).detach().to(dt);
   const Tensor gy = grad_input(y_shape(g), -1, 1, 4).detach().to(dt);
   const Tensor x64 = x.to(DType::f64), w64 = w.to(DType::f64), gy64 = gy.to(DType::f64);
-  EXPECT_TRUE(all_close(run_forward<T>(g, x, w, b).to(DType::f64),
-                        reference_forward(g, x64, w64, b.to(DType::f64)), atol, rtol));
-  EXPECT_TRUE(all_close(run_forward<T>(g, x, w, Tensor()).to(DType::f64),
-                        reference_forward(g, x64, w64, Tensor()), atol, rtol));
+  for (DirectForward kind : kForwardKinds) {
+    SCOPED_TRACE(kind == DirectForward::by_outputs ? "forward by outputs" : "forward by channels");
+    EXPECT_TRUE(all_close(run_forward<T>(g, x, w, b, kind).to(DType::f64),
+                          reference_forward(g, x64, w64, b.to(DType::f64)), atol, rtol));
+    EXPECT_TRUE(all_close(run_forward<T>(g, x, w, Tensor(), kind).to(DType::f64),
+                          reference_forward(g, x64, w64, Tensor()), atol, rtol));
+  }
   EXPECT_TRUE(all_close(run_backward_weight<T>(g, gy, x).to(DType::f64),
                         reference_backward_weight(g, gy64, x64), atol, rtol));
 }
@@ -131,6 +139,10 @@ const std::vector<std::pair<const char*, DirectConv>> kShapes = {
     // MobileNetV2's depthwise convolutions: one channel per group, many groups.
     {"depthwise 3x3", make(2, 12, 1, 10, 9, 1, 3, 3, 1, 1)},
     {"depthwise 3x3 stride 2", make(2, 12, 1, 16, 16, 1, 3, 3, 1, 1, 1, 1, 2, 2)},
+    // Forward by channels takes small images several at a time (here 15, then 2) and lists
+    // their outputs across images in its tiles.
+    {"3x3 images, batches of 15", make(17, 2, 3, 3, 3, 5, 3, 3, 1, 1)},
+    {"4x4 stride 2, 40 channels", make(9, 1, 6, 8, 7, 40, 3, 3, 1, 1, 1, 1, 2, 2)},
 };
 
 TEST(Conv2dDirect, MatchesPlainLoopF64) {
@@ -162,8 +174,9 @@ TEST(Conv2dDirect, AlternatingLayoutsKeepTheirBorders) {
       const Tensor x = grad_input(x_shape(g), -1, 1, 7 + round).detach();
       const Tensor w = grad_input(w_shape(g), -1, 1, 2).detach();
       const Tensor gy = grad_input(y_shape(g), -1, 1, 4).detach();
-      EXPECT_TRUE(all_close(run_forward<double>(g, x, w, Tensor()),
-                            reference_forward(g, x, w, Tensor()), 1e-12, 1e-12));
+      for (DirectForward kind : kForwardKinds)
+        EXPECT_TRUE(all_close(run_forward<double>(g, x, w, Tensor(), kind),
+                              reference_forward(g, x, w, Tensor()), 1e-12, 1e-12));
       EXPECT_TRUE(all_close(run_backward_weight<double>(g, gy, x),
                             reference_backward_weight(g, gy, x), 1e-12, 1e-12));
     }
@@ -178,13 +191,16 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
   const Tensor gy = grad_input(y_shape(g), -1, 1, 4).detach();
   const int threads = num_threads();
   set_num_threads(1);
-  const Tensor y1 = run_forward<double>(g, x, w, Tensor());
+  const Tensor y1 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_outputs);
+  const Tensor c1 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_channels);
   const Tensor gw1 = run_backward_weight<double>(g, gy, x);
   set_num_threads(3);
-  const Tensor y3 = run_forward<double>(g, x, w, Tensor());
+  const Tensor y3 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_outputs);
+  const Tensor c3 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_channels);
   const Tensor gw3 = run_backward_weight<double>(g, gy, x);
   set_num_threads(threads);
   EXPECT_TRUE(all_close(y3, y1, 0, 0));
+  EXPECT_TRUE(all_close(c3, c1, 0, 0));
   EXPECT_TRUE(all_close(gw3, gw1, 1e-12, 1e-12));
 }
 
@@ -212,14 +228,15 @@ Tensor reference_backward_data(const DirectConv& g, const Tensor& gy, const Tens
   return from_vector(gx, x_shape(g), {DType::f64});
 }
 
-// Through conv2d: on AVX-512 or AVX2 CPUs the CIFAR ResNet shapes take the direct kernels
-// (forward, stride-1 backward-data as the flipped forward, backward-weight where it pays); the
-// results are the plain loop's.
+// Through conv2d: on AVX-512 or AVX2 CPUs the CIFAR ResNet and airbench shapes take the direct
+// kernels (forward by outputs or, on 7×7 and 4×4 images, by channels; stride-1 backward-data as
+// the flipped forward; backward-weight where it pays); the results are the plain loop's.
 TEST(Conv2dDirect, ResNetShapesThroughConv2d) {
   for (const DirectConv& g :
        {make(2, 1, 16, 16, 16, 16, 3, 3, 1, 1), make(2, 1, 8, 8, 8, 8, 3, 3, 1, 1),
         make(2, 1, 8, 16, 16, 16, 3, 3, 1, 1, 1, 1, 2, 2),
-        make(2, 1, 8, 16, 16, 16, 1, 1, 0, 0, 1, 1, 2, 2)}) {
+        make(2, 1, 8, 16, 16, 16, 1, 1, 0, 0, 1, 1, 2, 2), make(3, 1, 16, 7, 7, 32, 3, 3, 1, 1),
+        make(3, 1, 16, 4, 4, 32, 3, 3, 1, 1)}) {
     SCOPED_TRACE(shape_str(x_shape(g)) + " stride " + std::to_string(g.sH));
     Tensor x = grad_input(x_shape(g)), w = grad_input(w_shape(g), -1, 1, 2);
     const Tensor gy = grad_input(y_shape(g), -1, 1, 4).detach();
