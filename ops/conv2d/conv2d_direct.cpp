@@ -63,6 +63,19 @@ inline void storeu(T* p, const V& v) {
   std::memcpy(p, &v, sizeof v);
 }
 
+// acc[r][v] += vec[v] · src[r][at] for every r < R, v < NV: R broadcasts, R·NV FMAs (the inner
+// step of the two kernels vectorised over output channels).
+template <int R, int NV, class V, class T>
+[[gnu::always_inline]] inline void broadcast_fmas(V (&acc)[R][NV], const V (&vec)[NV],
+                                                  const T* const (&src)[R], int64_t at) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    const T xs = src[r][at];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[r][v] += vec[v] * xs;
+  }
+}
+
 int64_t round_up(int64_t n, int64_t m) {
   return (n + m - 1) / m * m;
 }
@@ -331,12 +344,7 @@ void channel_weight_tile(const DirectConv& g, const Layout& l, const T* xp, cons
         V gv[NV];
 #pragma GCC unroll 8
         for (int v = 0; v < NV; ++v) gv[v] = loadu<V>(gr + v * L);
-#pragma GCC unroll 8
-        for (int c = 0; c < KR; ++c) {
-          const T xs = xr[c][wo];
-#pragma GCC unroll 8
-          for (int v = 0; v < NV; ++v) acc[c][v] += gv[v] * xs;
-        }
+        broadcast_fmas(acc, gv, xr, wo);
       }
     }
   }
@@ -436,12 +444,7 @@ void channel_forward_tile(const T* xp, const int64_t* pos, const int64_t* off, i
     V wv[NV];
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) wv[v] = loadu<V>(wk + v * L);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const T xs = xr[r][o];
-#pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) acc[r][v] += wv[v] * xs;
-    }
+    broadcast_fmas(acc, wv, xr, o);
   }
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
