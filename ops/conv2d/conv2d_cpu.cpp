@@ -1,5 +1,5 @@
 // CPU kernels of conv2d: im2col + Eigen GEMM, parallel over the batch; most convolutions of
-// CIFAR nets run on the direct kernels of conv2d_direct.cpp instead (no column matrix: 1.5–2x
+// CIFAR nets run on the direct kernels of conv2d_direct.h instead (no column matrix: 1.5–2x
 // faster on the CIFAR ResNet layers; direct_conv_pays says which). These im2col kernels are
 // their reference too.
 //
