@@ -31,8 +31,9 @@ TEST(Gelu, MatchesPyTorch) {
   }
 }
 
-// Far tails: Φ underflows to 0 below about −38 (f64), so gelu is −0 and its gradient 0 there,
-// never NaN; far above, gelu(x) = x and the gradient 1. 16-bit inputs compute in f32.
+// Far tails: Φ(x) = ½(1 + erf(x/√2)) rounds to exactly 0 below about −8.3 (f64), so gelu is −0
+// there; φ(x) underflows to 0 below about −38.6, so from there the gradient is exactly 0, never
+// NaN. Far above, gelu(x) = x and the gradient 1. 16-bit inputs compute in f32.
 TEST(Gelu, TailsAndHalfPrecision) {
   const Tensor x = from_vector<double>({-800, -40, 0, 40, 800}, {5}, {DType::f64});
   EXPECT_TRUE(all_close(gelu(x), from_vector<double>({0, 0, 0, 40, 800}, {5}, {DType::f64}), 0, 0));
