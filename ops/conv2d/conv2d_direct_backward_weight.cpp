@@ -67,10 +67,6 @@ void channel_weight_chunk(const DirectConv& g, const Layout& l, const T* xp, con
                                      static_cast<int>(std::min<int64_t>(KR, l.K - kb * KR)),
                                      gwt + kb * KR * Op + ob * CW);
 }
-
-// A per-thread scratch buffer of n elements, 64-byte aligned: rows of gy transposed and ys
-// start on a cache line, so their vector loads and stores never straddle two lines.
-// Reused across calls: fresh large buffers would be page-faulted (and zeroed) every time.
 }  // namespace
 }  // namespace direct
 

@@ -1,5 +1,6 @@
 // The direct forward vectorised along the outputs q (see conv2d_direct_common.h): for images
-// of 8×8 and more, where the junk columns and tile padding stay a small part of the work.
+// large enough that the junk columns and tile padding stay a small part of the work
+// (direct_forward_kind in conv2d_direct.cpp draws the line).
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
