@@ -11,7 +11,9 @@ Runs build/apps/bench_train (forward, cross-entropy, backward, SGD step on rando
 the same step in PyTorch on the twin in tools/resnet_reference.py (the CIFAR ResNets, and
 airbench at any width), alternating the frameworks round by round so that all see the same
 machine load, and prints one JSON object per model: the best round of each (images/s over the
-timed steps) and ringgrad's speed-up. The parameter counts of ringgrad's model and the twin
+timed steps) and ringgrad's speed-up, best round against best round; then each round's speed-up
+(its two figures were measured back to back) and their median, which show how much the speed-up
+moves with the machine's load from one round to the next. The parameter counts of ringgrad's model and the twin
 must agree, or the script stops: a speed comparison of two different nets means nothing.
 --baseline times a second ringgrad build in the same alternation (e.g. one built from main), so
 a change is measured against its reference under the same load.
@@ -24,6 +26,7 @@ PyTorch's torch.autocast with a GradScaler beside ringgrad's O1 (the same policy
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -138,6 +141,10 @@ def main():
         best = {k: max(v, key=lambda r: r["images_per_second"]) for k, v in runs.items()}
         best["speedup"] = round(best["ringgrad"]["images_per_second"] /
                                 best["pytorch"]["images_per_second"], 2)
+        rounds = [rg_round["images_per_second"] / pt_round["images_per_second"]
+                  for rg_round, pt_round in zip(runs["ringgrad"], runs["pytorch"])]
+        best["round_speedups"] = [round(r, 2) for r in rounds]
+        best["median_round_speedup"] = round(statistics.median(rounds), 2)
         if a.baseline:
             best["speedup_over_baseline"] = round(
                 best["ringgrad"]["images_per_second"] /
