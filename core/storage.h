@@ -28,6 +28,8 @@ class Storage {
   bool defined() const { return impl_ != nullptr; }
   bool is_pinned() const { return impl_ && impl_->host == HostMemory::pinned; }
   bool same_as(const Storage& other) const { return impl_ == other.impl_; }
+  // Made by wrap(): the memory belongs to someone else, not to ringgrad's allocators.
+  bool wraps_foreign_memory() const { return impl_ && impl_->release; }
   // How many Storage handles share this memory (0 when undefined). 1 means no other tensor
   // or view can observe an in-place update through this storage.
   long use_count() const { return impl_.use_count(); }

@@ -215,6 +215,11 @@ void cuda::record_stream(const Tensor& tensor, cudaStream_t stream) {
   RG_CHECK(stream != cudaStreamPerThread,
            "record_stream: cudaStreamPerThread names a different stream in every host thread");
   if (!tensor.storage().data()) return;  // nothing allocated (no elements)
+  // Checked on the storage, not by looking the address up: a from_blob over memory that one of
+  // our blocks holds has that block's address, but its lifetime is not the block's.
+  RG_CHECK(!tensor.storage().wraps_foreign_memory(), "record_stream: ", tensor.describe(),
+           " wraps memory ringgrad's allocator does not own (from_blob): its owner must keep it "
+           "alive until the other stream's work is done");
   static_cast<CudaAllocator&>(cuda_allocator(tensor.device().index))
       .record_stream(tensor.storage().data(), stream);
 }
