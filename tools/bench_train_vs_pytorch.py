@@ -19,7 +19,9 @@ must agree, or the script stops: a speed comparison of two different nets means 
 a change is measured against its reference under the same load.
 
 On a GPU (--device cuda) PyTorch runs with cuDNN's autotuner on (torch.backends.cudnn.benchmark,
-its fastest eager setting) and both sides time each step to the device's completion; --amp O1 is
+its fastest eager setting) but TF32 off (torch.backends.cudnn.allow_tf32, on by default in
+PyTorch): ringgrad's f32 convolutions do not run in TF32, so f32 is f32 on both sides. Both
+sides time each step to the device's completion; --amp O1 is
 PyTorch's torch.autocast with a GradScaler beside ringgrad's O1 (the same policy). Needs PyTorch
 (pip install torch) and a built ringgrad (bash scripts/build.sh).
 """
@@ -53,6 +55,7 @@ def pytorch_step_rate(model_name, batch, threads, steps, device, amp, amp_dtype,
     dev = torch.device(device)
     if dev.type == "cuda":
         torch.backends.cudnn.benchmark = True
+        torch.backends.cudnn.allow_tf32 = False  # as ringgrad's f32 (ConvPlanOptions)
         warmup = max(warmup, 3)  # the autotuner tries its algorithms in the first steps
     model = pytorch_model(model_name).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)

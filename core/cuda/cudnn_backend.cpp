@@ -1,5 +1,7 @@
 #include "core/cuda/cudnn_backend.h"
 
+#include <algorithm>
+#include <cstring>
 #include <utility>
 
 namespace rg::cuda {
@@ -57,6 +59,22 @@ CudnnDescriptor device_properties_from_json(const std::string& json, const std::
             static_cast<int64_t>(json.size()), json.data());
   props.finalize();
   return props;
+}
+
+std::string device_properties_json(int device) {
+  const std::string name = "cuda:" + std::to_string(device);
+  CudnnDescriptor props(CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR, "cuDNN device properties of " + name);
+  const int32_t id = device;  // cuDNN takes the id as INT32 (INT64 is refused)
+  props.set(CUDNN_ATTR_DEVICEPROP_DEVICE_ID, CUDNN_TYPE_INT32, 1, &id).finalize();
+  // The attribute is a C string; a description is a few KB, so one generous buffer does.
+  std::string json(1 << 20, '\0');
+  int64_t count = 0;
+  RG_CUDNN_CHECK(cudnnBackendGetAttribute(props.get(), CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION,
+                                          CUDNN_TYPE_CHAR, static_cast<int64_t>(json.size()),
+                                          &count, json.data()),
+                 "cuDNN device properties of ", name, " (JSON)");
+  json.resize(std::min(static_cast<std::size_t>(count), std::strlen(json.c_str())));
+  return json;
 }
 
 }  // namespace rg::cuda

@@ -72,4 +72,9 @@ class CudnnDescriptor {
 // format of CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION). `name` labels errors.
 CudnnDescriptor device_properties_from_json(const std::string& json, const std::string& name);
 
+// cuDNN's JSON description of GPU `device` (CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION of a
+// descriptor finalised from the device id): the format of tests/fixtures/cudnn/. Needs the GPU
+// and its driver; without them cuDNN's reason is in the error.
+std::string device_properties_json(int device);
+
 }  // namespace rg::cuda

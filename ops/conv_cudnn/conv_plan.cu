@@ -156,7 +156,11 @@ ConvGraph conv_graph(const ConvProblem& p, const ConvPlanOptions& options) {
 // The engine a configuration runs, with its numerical notes.
 struct EngineInfo {
   int64_t index = -1;
-  bool nondeterministic = false, tf32 = false;
+  bool nondeterministic = false;
+  // On f32 data an engine on tensor cores computes in TF32 (10-bit mantissa): cuDNN marks
+  // such engines TENSOR_CORE, and some also DOWN_CONVERT_INPUTS. PyTorch's engine filter reads
+  // both notes the same way.
+  bool tensor_cores = false;
 };
 
 EngineInfo engine_info(const CudnnDescriptor& config, const std::string& what) {
@@ -175,9 +179,37 @@ EngineInfo engine_info(const CudnnDescriptor& config, const std::string& what) {
                  what);
   for (int64_t i = 0; i < count; ++i) {
     info.nondeterministic |= notes[i] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC;
-    info.tf32 |= notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
+    info.tensor_cores |= notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE ||
+                         notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
   }
   return info;
+}
+
+// The engine configurations cuDNN's heuristics of `mode` propose for the graph, best first.
+std::vector<CudnnDescriptor> heuristic_configs(const CudnnDescriptor& graph,
+                                               cudnnBackendHeurMode_t mode,
+                                               const CudnnDescriptor& device_props,
+                                               const std::string& what) {
+  CudnnDescriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, what + " (heuristics)");
+  heuristics.set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph)
+      .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode)
+      .set_descriptor(CUDNN_ATTR_ENGINEHEUR_DEVICEPROP, device_props)
+      .finalize();
+  int64_t count = 0;
+  RG_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr),
+                 what);
+  std::vector<CudnnDescriptor> configs;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (int64_t i = 0; i < count; ++i) {
+    configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, what + " (engine config)");
+    raw.push_back(configs.back().get());
+  }
+  RG_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &count, raw.data()),
+                 what);
+  configs.resize(static_cast<std::size_t>(count));
+  return configs;
 }
 
 }  // namespace
@@ -208,50 +240,41 @@ std::vector<ConvPlan> conv_plans(const ConvProblem& problem, const CudnnDescript
   const std::string what = problem.describe();
   const ConvGraph graph = conv_graph(problem, options);
 
-  CudnnDescriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, what + " (heuristics)");
-  const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
-  heuristics.set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph.graph)
-      .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode)
-      .set_descriptor(CUDNN_ATTR_ENGINEHEUR_DEVICEPROP, device_props)
-      .finalize();
-  int64_t count = 0;
-  RG_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr),
-                 what);
-  std::vector<CudnnDescriptor> configs;
-  std::vector<cudnnBackendDescriptor_t> raw;
-  for (int64_t i = 0; i < count; ++i) {
-    configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, what + " (engine config)");
-    raw.push_back(configs.back().get());
-  }
-  RG_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &count, raw.data()),
-                 what);
-
+  const bool no_tf32 = problem.dtype == DType::f32 && !options.allow_tf32;
   std::vector<ConvPlan> plans;
   std::string rejected;
-  for (int64_t i = 0; i < count && static_cast<int>(plans.size()) < options.max_plans; ++i) {
-    const EngineInfo engine = engine_info(configs[static_cast<std::size_t>(i)], what);
-    if (options.deterministic && engine.nondeterministic) continue;
-    if (problem.dtype == DType::f32 && !options.allow_tf32 && engine.tf32) continue;
-    ConvPlan plan{CudnnDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, what + " (plan)"), 0,
-                  engine.index};
-    plan.plan
-        .set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                        configs[static_cast<std::size_t>(i)])
-        .set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP, device_props);
-    // A configuration the heuristics list may still fail to finalise on this device: try the
-    // next, and keep the reasons for the error if none does.
-    if (cudnnBackendFinalize(plan.plan.get()) != CUDNN_STATUS_SUCCESS) {
-      rejected += "\n  engine " + std::to_string(engine.index) + ": " + cudnn_last_error();
-      continue;
+  int64_t proposed = 0;
+  // Mode A ranks the fast engines; for some problems (a grouped, strided 3-D backward-filter in
+  // f16 on an H200, say) it proposes none, and the fallback mode lists the engines that
+  // support the graph at all, as PyTorch's plan search also falls back to.
+  for (const cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    if (!plans.empty()) break;
+    const std::vector<CudnnDescriptor> configs =
+        heuristic_configs(graph.graph, mode, device_props, what);
+    proposed += static_cast<int64_t>(configs.size());
+    for (const CudnnDescriptor& config : configs) {
+      if (static_cast<int>(plans.size()) >= options.max_plans) break;
+      const EngineInfo engine = engine_info(config, what);
+      if (options.deterministic && engine.nondeterministic) continue;
+      if (no_tf32 && engine.tensor_cores) continue;
+      ConvPlan plan{CudnnDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, what + " (plan)"), 0,
+                    engine.index, engine.tensor_cores};
+      plan.plan.set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config)
+          .set_descriptor(CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP, device_props);
+      // A configuration the heuristics list may still fail to finalise on this device: try the
+      // next, and keep the reasons for the error if none does.
+      if (cudnnBackendFinalize(plan.plan.get()) != CUDNN_STATUS_SUCCESS) {
+        rejected += "\n  engine " + std::to_string(engine.index) + ": " + cudnn_last_error();
+        continue;
+      }
+      plan.workspace_bytes = plan.plan.get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE);
+      plans.push_back(std::move(plan));
     }
-    plan.workspace_bytes = plan.plan.get_int64(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE);
-    plans.push_back(std::move(plan));
   }
-  RG_CHECK(!plans.empty(), what, ": no cuDNN engine configuration finalised (", count,
-           " proposed by the heuristics", options.deterministic ? ", deterministic only" : "",
-           problem.dtype == DType::f32 && !options.allow_tf32 ? ", no TF32" : "", ")", rejected);
+  RG_CHECK(!plans.empty(), what, ": no cuDNN engine configuration finalised (", proposed,
+           " proposed by the heuristics, fallback included",
+           options.deterministic ? ", deterministic only" : "", no_tf32 ? ", no TF32" : "", ")",
+           rejected);
   return plans;
 }
 

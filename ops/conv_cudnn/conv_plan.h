@@ -4,10 +4,10 @@
 // project's floating dtypes. CUDA builds only.
 //
 // A problem becomes an operation graph (tensor, convolution and operation descriptors), cuDNN's
-// heuristics (mode A) rank engine configurations for a device, and each is finalised into an
-// execution plan with its workspace size until the options' filters are met. All of this runs
-// without a GPU when the device is described by JSON (core/cuda/cudnn_backend.h); cuDNN checks
-// shapes when the graph is finalised, and its message ends up in the rg::Error.
+// heuristics (mode A, else the fallback list) rank engine configurations for a device, and each is
+// finalised into an execution plan with its workspace size until the options' filters are met. All
+// of this runs without a GPU when the device is described by JSON (core/cuda/cudnn_backend.h);
+// cuDNN checks shapes when the graph is finalised, and its message ends up in the rg::Error.
 
 #include <cstdint>
 #include <string>
@@ -40,8 +40,9 @@ inline constexpr int64_t kConvX = 'x', kConvW = 'w', kConvY = 'y';
 
 struct ConvPlanOptions {
   bool deterministic = false;  // only engines without CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC
-  // f32 on tensor cores rounds inputs to TF32 (CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS).
-  // Off by default, so f32 results match the CPU's to f32 precision.
+  // f32 on tensor cores computes in TF32 (engines noted TENSOR_CORE or DOWN_CONVERT_INPUTS).
+  // Off by default, so f32 results match the CPU's to f32 precision (PyTorch's default for
+  // cuDNN is on: torch.backends.cudnn.allow_tf32).
   bool allow_tf32 = false;
   int64_t alignment = 16;  // bytes: the smallest alignment of the tensors' data pointers
   int max_plans = 1;       // stop after this many finalised plans
@@ -50,7 +51,8 @@ struct ConvPlanOptions {
 struct ConvPlan {
   CudnnDescriptor plan;
   int64_t workspace_bytes = 0;
-  int64_t engine = -1;  // cuDNN's global engine index, for logs
+  int64_t engine = -1;        // cuDNN's global engine index, for logs
+  bool tensor_cores = false;  // the engine is noted TENSOR_CORE or DOWN_CONVERT_INPUTS
 };
 
 // The output shape of a convolution (PyTorch's formula), checked to be positive.
