@@ -147,6 +147,7 @@ int main(int argc, char** argv) {
     return run(argc, argv);
   } catch (const rg::Error& e) {
     std::fprintf(stderr, "bench_allreduce: %s\n", e.what());
+    rg::parallel::end_job_after_error("bench_allreduce stopped on the error above");
     return 1;
   }
 }

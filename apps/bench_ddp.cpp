@@ -29,6 +29,7 @@
 #include "optim/optim.h"
 #include "parallel/ddp.h"
 #include "parallel/horovod.h"
+#include "parallel/world.h"
 
 using namespace rg;
 using namespace rg::parallel;
@@ -128,6 +129,7 @@ int main(int argc, char** argv) {
     if (group->rank() == 0) std::printf("]}\n");
   } catch (const std::exception& e) {
     std::cerr << "bench_ddp: error: " << e.what() << "\n";
+    rg::parallel::end_job_after_error("bench_ddp stopped on the error above");
     return 1;
   }
 }

@@ -168,6 +168,7 @@ int main(int argc, char** argv) {
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "check_equivalence: " << e.what() << "\n";
+    rg::parallel::end_job_after_error("check_equivalence stopped on the error above");
     return 1;
   }
 }

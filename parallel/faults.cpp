@@ -29,6 +29,7 @@ KindFields fields_of(FaultKind kind) {
       return {{"rank", "step", "seconds"}, {}};
     case FaultKind::kill:
     case FaultKind::stop:
+    case FaultKind::error:
       break;
   }
   return {{"rank", "step"}, {}};
@@ -103,6 +104,8 @@ const char* fault_kind_name(FaultKind kind) {
       return "delay";
     case FaultKind::stop:
       return "stop";
+    case FaultKind::error:
+      return "error";
   }
   return "?";
 }
@@ -121,9 +124,11 @@ Fault parse_fault(const std::string& spec) {
     f.kind = FaultKind::delay;
   else if (kind == "stop")
     f.kind = FaultKind::stop;
+  else if (kind == "error")
+    f.kind = FaultKind::error;
   else
     fail("fault '", shown, "': unknown kind '", clipped(kind),
-         "' (expected kill, exit, delay or stop, e.g. kill:rank=1:step=50)");
+         "' (expected kill, exit, delay, stop or error, e.g. kill:rank=1:step=50)");
 
   const KindFields allowed = fields_of(f.kind);
   std::map<std::string, std::string> values;
@@ -196,6 +201,9 @@ void FaultPlan::at_step(int rank, int64_t step) const {
         ::raise(SIGSTOP);
         announce("ringgrad: rank " + std::to_string(rank) + ": continued after SIGSTOP\n");
         break;
+      case FaultKind::error:
+        announce(head + "throwing an rg::Error\n");
+        fail("injected fault ", f.spec, " at step ", step, " (an error of rank ", rank, "'s own)");
     }
   }
 }

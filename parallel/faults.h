@@ -11,6 +11,9 @@
 //                                   job survives when T is below the collective timeout)
 //   stop:rank=R:step=S              rank R sends itself SIGSTOP: alive but frozen (a hung
 //                                   driver, a debugger); only the collective timeout ends it
+//   error:rank=R:step=S             rank R throws an rg::Error, as a bug, a bad batch or a
+//                                   failed device call would; the program's own error path
+//                                   must end the job (parallel::end_job_after_error)
 //
 // Step S is the S-th training step of the run, counted from 1 across epochs (the numbering of
 // the loss scaler's "step S: gradient overflow" lines); the fault fires just before it. Each
@@ -27,7 +30,7 @@
 
 namespace rg::parallel {
 
-enum class FaultKind { kill, exit, delay, stop };
+enum class FaultKind { kill, exit, delay, stop, error };
 
 struct Fault {
   FaultKind kind = FaultKind::kill;
@@ -62,7 +65,8 @@ class FaultPlan {
   // Call once per training step, before the step runs: applies this rank's faults for `step`
   // (1-based). Announces each on stderr first ("ringgrad: rank 1: injected fault
   // kill:rank=1:step=50 at step 50: SIGKILL"), so the job's output shows where it came from.
-  // kill, exit and stop do not return (stop returns only if someone sends SIGCONT).
+  // kill, exit and stop do not return (stop returns only if someone sends SIGCONT); error
+  // throws.
   void at_step(int rank, int64_t step) const;
 
  private:

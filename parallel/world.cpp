@@ -119,6 +119,11 @@ int local_size() {
   return world().local_size();
 }
 
+void end_job_after_error(const std::string& reason) {
+  mpi::Engine* engine = mpi::Engine::instance();
+  if (engine != nullptr && engine->size() > 1) engine->abort_job(reason);
+}
+
 void shutdown() {
   if (mpi::Engine* engine = mpi::Engine::instance()) engine->shutdown();
 }

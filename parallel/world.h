@@ -67,6 +67,14 @@ int size();
 int local_rank();  // among the processes of this machine: which GPU to take
 int local_size();
 
+// For a rank whose program stops on an error of its own, outside any collective (a GPU it does
+// not have, a file it cannot read, a bug): under mpirun the other ranks would wait for it in
+// their next collective until the timeout (300 s by default) while it waits for them in
+// shutdown's barrier. This ends the whole job at once instead (MPI_Abort), printing `reason`
+// with the rank. In a world of one process, or of threads, it does nothing: returning the
+// error is enough there. Program mains call it after printing their error.
+void end_job_after_error(const std::string& reason);
+
 // Lets queued collectives finish, then ends MPI (after a barrier that notices dead peers).
 // Runs by itself at exit; calling it earlier is allowed, and so is calling it twice.
 void shutdown();

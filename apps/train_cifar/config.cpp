@@ -499,7 +499,8 @@ CommandLine parse_command_line(int argc, char** argv) {
   std::vector<std::string> fault_specs;
   app.add_option("--fault", fault_specs,
                  "inject a fault (repeatable): kill:rank=R:step=S, exit:rank=R:step=S[:code=C], "
-                 "delay:rank=R:step=S:seconds=T, stop:rank=R:step=S (parallel/faults.h)");
+                 "delay:rank=R:step=S:seconds=T, stop:rank=R:step=S, error:rank=R:step=S "
+                 "(parallel/faults.h)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

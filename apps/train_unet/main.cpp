@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
     const bool many = par::has_world() && par::world().size() > 1;
     std::cerr << "\ntrain_unet" << (many ? " (rank " + std::to_string(par::rank()) + ")" : "")
               << ": error: " << e.what() << "\n";
+    // The other ranks would wait for this one in their next collective: end the job now.
+    par::end_job_after_error("train_unet stopped on the error above");
     return 1;
   }
 }

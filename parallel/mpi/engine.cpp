@@ -301,6 +301,19 @@ void Engine::fault(const std::string& message) {
   std::fflush(stderr);
 }
 
+void Engine::abort_job(const std::string& reason) {
+  {
+    std::lock_guard lock(mutex_);
+    if (fault_.empty()) fault_ = reason;  // a collective still queued fails rather than runs
+  }
+  const std::string line = "ringgrad: rank " + std::to_string(rank_) + " of " +
+                           std::to_string(size_) + ": " + reason + "; ending the job (MPI_Abort)\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::_Exit(1);  // MPI_Abort does not return; should it, the rank still ends
+}
+
 void Engine::loop() {
   std::unique_lock lock(mutex_);
   auto abort_at = Clock::time_point::max();

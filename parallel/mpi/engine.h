@@ -67,6 +67,11 @@ class Engine {
   // and joins the thread. Idempotent; runs at exit.
   void shutdown();
 
+  // Ends the whole job now: prints `reason` with this rank, then MPI_Abort from the calling
+  // thread (the one MPI call not made on the communication thread: the world initialised at
+  // MPI_THREAD_MULTIPLE, and the thread may be waiting in a collective for a peer).
+  [[noreturn]] void abort_job(const std::string& reason);
+
  private:
   struct Task;
   Engine(milliseconds timeout, OnFault on_fault);

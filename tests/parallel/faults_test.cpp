@@ -33,6 +33,7 @@ TEST(FaultPlan, ParsesEachKind) {
   EXPECT_DOUBLE_EQ(delay.seconds, 2.5);
 
   EXPECT_EQ(parse_fault("stop:rank=3:step=9").kind, FaultKind::stop);
+  EXPECT_EQ(parse_fault("error:rank=0:step=2").kind, FaultKind::error);
 
   const FaultPlan plan({"kill:rank=1:step=5", "delay:rank=0:step=2:seconds=1"});
   ASSERT_EQ(plan.faults().size(), 2u);
@@ -42,7 +43,8 @@ TEST(FaultPlan, ParsesEachKind) {
 }
 
 TEST(FaultPlan, BadSpecsAreNamedErrors) {
-  EXPECT_TRUE(throws_error([] { parse_fault(""); }, {"unknown kind ''", "kill, exit, delay"}));
+  EXPECT_TRUE(throws_error([] { parse_fault(""); },
+                           {"unknown kind ''", "kill, exit, delay, stop or error"}));
   EXPECT_TRUE(throws_error([] { parse_fault("crash:rank=1:step=5"); },
                            {"fault 'crash:rank=1:step=5'", "unknown kind 'crash'"}));
   EXPECT_TRUE(throws_error([] { parse_fault("kill:rank=1"); }, {"kill needs step="}));
@@ -124,6 +126,8 @@ TEST(FaultPlan, AtStepDoesWhatTheSpecSays) {
   EXPECT_TRUE(WIFEXITED(s) && WEXITSTATUS(s) == 1) << s;
   s = status_after(plan, 2, 3);
   EXPECT_TRUE(WIFSTOPPED(s) && WSTOPSIG(s) == SIGSTOP) << s;
+  EXPECT_TRUE(throws_error([] { FaultPlan({"error:rank=1:step=2"}).at_step(1, 2); },
+                           {"injected fault error:rank=1:step=2 at step 2", "rank 1's own"}));
   // A delay returns, and so does every step or rank with nothing planned.
   for (auto [rank, step] : {std::pair{0, 3}, {1, 2}, {1, 5}, {3, 3}}) {
     s = status_after(plan, rank, step);
