@@ -1,6 +1,5 @@
 #include "core/cuda/cudnn_backend.h"
 
-#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -73,7 +72,7 @@ std::string device_properties_json(int device) {
                                           CUDNN_TYPE_CHAR, static_cast<int64_t>(json.size()),
                                           &count, json.data()),
                  "cuDNN device properties of ", name, " (JSON)");
-  json.resize(std::min(static_cast<std::size_t>(count), std::strlen(json.c_str())));
+  json.resize(std::strlen(json.c_str()));  // cuDNN writes a NUL-terminated string
   return json;
 }
 

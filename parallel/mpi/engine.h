@@ -68,8 +68,8 @@ class Engine {
   void shutdown();
 
   // Ends the whole job now: prints `reason` with this rank, then MPI_Abort from the calling
-  // thread (the one MPI call not made on the communication thread: the world initialised at
-  // MPI_THREAD_MULTIPLE, and the thread may be waiting in a collective for a peer).
+  // thread — the one MPI call not made on the communication thread, which may be waiting in a
+  // collective for a peer (set_up asks for MPI_THREAD_MULTIPLE; MPI_Abort is a last resort).
   [[noreturn]] void abort_job(const std::string& reason);
 
  private:
