@@ -8,7 +8,6 @@
 #include "ops/batch_norm/batch_norm_kernels.h"
 #include "ops/batch_norm/batch_norm_math.h"
 #include "ops/elementwise/elementwise.h"
-#include "ops/relu/relu.h"
 
 namespace rg {
 namespace {
@@ -118,7 +117,7 @@ Tensor elemt(const Tensor& x, const Channels& w, const Channels& b, const Channe
 }
 
 // sum_dy = Σ gy, sum_dy_xhat = invstd·Σ gy·(x − mean); gy, x contiguous. With `relu`
-// (batch_norm_relu's backward, CPU only), gy masked by the forward's relu.
+// (batch_norm_relu's backward), gy masked by the forward's relu.
 void grad_sums(const Tensor& gy, const Tensor& x, const Channels& mean, const Channels& invstd,
                Channels& sum_dy, Channels& sum_dy_xhat, const detail::BnReluMask* relu = nullptr) {
   const TensorOptions f64{DType::f64, x.device()};
@@ -182,7 +181,7 @@ class BatchNormBackward : public Node {
     const detail::BnWants wants{next_edges[0].node != nullptr, next_edges[1].node != nullptr,
                                 next_edges[2].node != nullptr};
     if (relu_scale_.defined()) {
-      return dispatch_device<Kernels::cpu_only>(
+      return dispatch_device<Kernels::cpu_and_cuda>(
           "batch_norm_relu_backward", x_.device(), [&](auto on) {
             const detail::BnBackward r = detail::bn_backward(
                 on, g[0].contiguous(), x_, weight_, mean_, invstd_, mode_ == BatchNormMode::train,
@@ -312,28 +311,6 @@ Tensor record_batch_norm(const Tensor& x, const Tensor& xc, const Tensor& weight
   return f.y;
 }
 
-// The CPU kernels fuse the relu into batch_norm's passes (bn_elemt_cpu).
-Tensor batch_norm_relu_on(OnCpu, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                          const Tensor& running_mean, const Tensor& running_var, BatchNormMode mode,
-                          double momentum, double eps) {
-  const Tensor xc = x.detach().contiguous();
-  const detail::BnConfig config{mode == BatchNormMode::train, momentum, eps,
-                                detail::BnActivation::relu};
-  detail::BnForward f =
-      detail::bn_forward(OnCpu{}, xc, weight, bias, running_mean, running_var, config);
-  return record_batch_norm(x, xc, weight, bias, mode, f, detail::BnActivation::relu);
-}
-
-// The GPU kernels (batch_norm_kernels.cuh) have no fused relu yet: the two ops, with the same
-// mask up to a rounding of the value at 0 (see batch_norm.h). Unused in a CPU-only build, where
-// dispatch_device never instantiates the CUDA branch.
-[[maybe_unused]] Tensor batch_norm_relu_on(OnCuda, const Tensor& x, const Tensor& weight,
-                                           const Tensor& bias, const Tensor& running_mean,
-                                           const Tensor& running_var, BatchNormMode mode,
-                                           double momentum, double eps) {
-  return relu(batch_norm(x, weight, bias, running_mean, running_var, mode, momentum, eps));
-}
-
 }  // namespace
 
 Tensor batch_norm_relu(const Tensor& x, const Tensor& weight, const Tensor& bias,
@@ -341,9 +318,14 @@ Tensor batch_norm_relu(const Tensor& x, const Tensor& weight, const Tensor& bias
                        double momentum, double eps) {
   constexpr std::string_view op = "batch_norm_relu";
   check_batch_norm(op, x, weight, bias, running_mean, running_var, mode, eps);
-  return dispatch_device<Kernels::cpu_and_cuda>(op, x.device(), [&](auto on) {
-    return batch_norm_relu_on(on, x, weight, bias, running_mean, running_var, mode, momentum, eps);
+  // Both devices' kernels fuse the relu into batch_norm's passes (bn_elemt_cpu, elemt_kernel).
+  const Tensor xc = x.detach().contiguous();
+  const detail::BnConfig config{mode == BatchNormMode::train, momentum, eps,
+                                detail::BnActivation::relu};
+  detail::BnForward f = dispatch_device<Kernels::cpu_and_cuda>(op, x.device(), [&](auto on) {
+    return detail::bn_forward(on, xc, weight, bias, running_mean, running_var, config);
   });
+  return record_batch_norm(x, xc, weight, bias, mode, f, detail::BnActivation::relu);
 }
 
 Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,

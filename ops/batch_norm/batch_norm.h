@@ -54,7 +54,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
 // must recompute it exactly); the mask is taken on that value before it is rounded to x's
 // dtype. Against relu(batch_norm(...)): the same per-channel sums of the same masked gy, so
 // results agree bit for bit except where the fma rounds differently from batch_norm's
-// multiply-add (the fused op's tests state how often). On a GPU it is the two ops for now.
+// multiply-add (the fused op's tests state how often). The GPU kernels fuse it the same way.
 Tensor batch_norm_relu(const Tensor& x, const Tensor& weight, const Tensor& bias,
                        const Tensor& running_mean, const Tensor& running_var, BatchNormMode mode,
                        double momentum = 0.1, double eps = 1e-5);

@@ -1,13 +1,18 @@
 #pragma once
 // batch_norm on the GPU, forward and backward, with no host round trip: every per-channel value
 // stays in (C) f64 tensors on the device.
-//   forward:  stats (train: a block per channel sums x − k and (x − k)² in f64, k a value of the
-//             channel, as the CPU does) -> a thread per channel: invstd, the running stats'
-//             update, scale = invstd·w and shift = b (eval: from the running stats)
-//             -> a thread per element: y = (x − mean)·scale + shift
-//   backward: a block per channel sums gy and gy·(x − mean) in f64 -> a thread per channel: the
-//             coefficients k, a, b (bn_math::grad_coefs) and gweight, gbias
+//   forward:  stats (train: blocks sum x − k and (x − k)² in f64 over parts of a channel, k a
+//             value of the channel, as the CPU does; a thread per channel adds the parts)
+//             -> a thread per channel: invstd, the running stats' update, scale = invstd·w and
+//             shift = b (eval: from the running stats)
+//             -> a thread per element: y = (x − mean)·scale + shift (batch_norm_relu:
+//             max(y, 0), fused)
+//   backward: blocks sum gy and gy·(x − mean) in f64 over parts of a channel, a thread per
+//             channel adds the parts -> a thread per channel: the coefficients k, a, b
+//             (bn_math::grad_coefs) and gweight, gbias
 //             -> a thread per element: gx = (gy − a − (x − mean)·b)·k
+//   batch_norm_relu's backward reads gy through the relu's mask in both passes, recomputed from
+//   x and the forward's scale and shift (no relu output or masked gradient stored).
 // Element passes compute in compute_t<T> (f32 for f32 and the 16-bit types), where the CPU uses
 // f64 for f32 data: parity within device_parity_tolerance. Parameters and running stats are the
 // input's dtype or, for a 16-bit input, f32 (the mixed mode).
@@ -39,25 +44,88 @@ RG_HOST_DEVICE inline P narrow_to(double v) {
   return P(static_cast<compute_t<P>>(v));
 }
 
+// A channel's n·s values are summed by `parts` blocks, each over whole samples
+// [part·per_part, (part + 1)·per_part): with few channels and many values (ResNet18's first
+// stage: 64 channels of 131072 values) a block per channel would leave half an H100 idle. The
+// parts' sums go to a (C, parts) f64 buffer that a thread per channel then adds in order: no
+// atomics, the same sums in the same order on every run.
+struct Split {
+  int64_t parts = 1, per_part = 1;  // samples per part
+};
+
+inline Split split_for(const Dims& d) {
+#if defined(__CUDACC__)
+  const int64_t target_blocks = 1024, min_values = 4096;
+#else
+  const int64_t target_blocks = 8, min_values = 4;  // emulated: several parts even when tiny
+#endif
+  const int64_t by_blocks = target_blocks / (d.c > 0 ? d.c : 1);
+  const int64_t by_values = d.n * d.s / min_values;
+  int64_t parts = by_blocks < by_values ? by_blocks : by_values;
+  parts = parts < 1 ? 1 : (parts < d.n ? parts : d.n);
+  Split split;
+  split.per_part = d.n > 0 ? (d.n + parts - 1) / parts : 1;
+  split.parts = d.n > 0 ? (d.n + split.per_part - 1) / split.per_part : 1;
+  return split;
+}
+
+// f(offset) for this thread's values of channel c in samples [n0, n1): the block's threads
+// stride over them in memory order. Steps the (sample, position) pair instead of dividing
+// each index: a 64-bit division per value costs more than the value's load.
+template <class F>
+__device__ inline void for_channel_values(const Dims& d, int64_t c, int64_t n0, int64_t n1, F f) {
+  const int64_t step_samples = blockDim.x / d.s, step_pos = blockDim.x % d.s;
+  int64_t sample = n0 + threadIdx.x / d.s, pos = threadIdx.x % d.s;
+  while (sample < n1) {
+    f((sample * d.c + c) * d.s + pos);
+    sample += step_samples;
+    pos += step_pos;
+    if (pos >= d.s) {
+      pos -= d.s;
+      ++sample;
+    }
+  }
+}
+
+// Part sums of channel c: s1 = Σ (x − k), s2 = Σ (x − k)² with k the channel's first value
+// (the CPU's shift, which keeps the variance of a channel far from zero).
 template <class T>
-__global__ void stats_kernel(const T* x, Dims d, double* mean, double* m2) {
-  const int64_t m = d.n * d.s;
-  for (int64_t c = blockIdx.x; c < d.c; c += gridDim.x) {
-    const double k = wide(x[at(d, c, 0)]);  // the shift: a value of the channel
+__global__ void stats_parts_kernel(const T* x, Dims d, Split split, double* s1_parts,
+                                   double* s2_parts) {
+  for (int64_t w = blockIdx.x; w < d.c * split.parts; w += gridDim.x) {
+    const int64_t c = w / split.parts, part = w % split.parts;
+    const int64_t n0 = part * split.per_part,
+                  n1 = n0 + split.per_part < d.n ? n0 + split.per_part : d.n;
+    const double k = wide(x[c * d.s]);
     double s1 = 0, s2 = 0;
-    for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
-      const double e = wide(x[at(d, c, j)]) - k;
+    for_channel_values(d, c, n0, n1, [&](int64_t i) {
+      const double e = wide(x[i]) - k;
       s1 += e;
       s2 += e * e;
-    }
+    });
     s1 = reduce_cuda::block_sum(s1);
     s2 = reduce_cuda::block_sum(s2);
     if (threadIdx.x == 0) {
-      const double cnt = static_cast<double>(m);
-      mean[c] = k + s1 / cnt;
-      const double v = s2 - s1 * (s1 / cnt);
-      m2[c] = v > 0 ? v : 0.0;
+      s1_parts[w] = s1;
+      s2_parts[w] = s2;
     }
+  }
+}
+
+template <class T>
+__global__ void stats_finish_kernel(const T* x, Dims d, int64_t parts, const double* s1_parts,
+                                    const double* s2_parts, double* mean, double* m2) {
+  const double count = static_cast<double>(d.n * d.s);
+  for (int64_t c = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; c < d.c;
+       c += int64_t{gridDim.x} * blockDim.x) {
+    double s1 = 0, s2 = 0;
+    for (int64_t part = 0; part < parts; ++part) {
+      s1 += s1_parts[c * parts + part];
+      s2 += s2_parts[c * parts + part];
+    }
+    mean[c] = wide(x[c * d.s]) + s1 / count;
+    const double v = s2 - s1 * (s1 / count);
+    m2[c] = v > 0 ? v : 0.0;
   }
 }
 
@@ -94,38 +162,73 @@ __global__ void forward_channels(ForwardChannels a, const P* w, const P* b, P* r
   }
 }
 
+// The value before batch_norm_relu's relu, (x − mean)·scale + shift in one fma: the forward
+// and both backward passes compute it alike, so the backward's mask is the forward's relu.
+template <class C>
+RG_HOST_DEVICE inline C affine(C x, double mean, double scale, double shift) {
+  return bn_math::affine(x, static_cast<C>(mean), static_cast<C>(scale), static_cast<C>(shift));
+}
+
+// gy where the forward's relu passed its value (or everywhere without a mask), else 0.
+template <class C>
+RG_HOST_DEVICE inline C masked(C g, C x, const detail::BnReluMask& relu, double mean, int64_t c) {
+  if (relu.scale == nullptr) return g;
+  return affine(x, mean, relu.scale[c], relu.shift[c]) > C(0) ? g : C(0);
+}
+
+// y = (x − mean)·scale + shift, with `relu` max(·, 0) (NaN to 0, as the CPU's fused op).
 template <class T>
 __global__ void elemt_kernel(const T* x, T* y, Dims d, const double* mean, const double* scale,
-                             const double* shift) {
+                             const double* shift, bool relu) {
   using C = compute_t<T>;
   const int64_t numel = d.n * d.c * d.s;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < numel;
        i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t c = i / d.s % d.c;
-    y[i] = T((static_cast<C>(x[i]) - static_cast<C>(mean[c])) * static_cast<C>(scale[c]) +
-             static_cast<C>(shift[c]));
+    const C v = affine(static_cast<C>(x[i]), mean[c], scale[c], shift[c]);
+    y[i] = T(relu ? (v > C(0) ? v : C(0)) : v);
   }
 }
 
+// Part sums of channel c: Σ gy and Σ gy·(x − mean) (gy through `relu`'s mask where it has
+// one), split as the forward's stats.
 template <class T>
-__global__ void backward_reduce_kernel(const T* gy, const T* x, Dims d, const double* mean,
-                                       double* sum_dy, double* sum_dy_xmu) {
-  const int64_t m = d.n * d.s;
-  for (int64_t c = blockIdx.x; c < d.c; c += gridDim.x) {
+__global__ void backward_reduce_parts_kernel(const T* gy, const T* x, Dims d, Split split,
+                                             const double* mean, detail::BnReluMask relu,
+                                             double* s1_parts, double* s2_parts) {
+  for (int64_t w = blockIdx.x; w < d.c * split.parts; w += gridDim.x) {
+    const int64_t c = w / split.parts, part = w % split.parts;
+    const int64_t n0 = part * split.per_part,
+                  n1 = n0 + split.per_part < d.n ? n0 + split.per_part : d.n;
     const double mu = mean[c];
     double s1 = 0, s2 = 0;
-    for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
-      const int64_t i = at(d, c, j);
-      const double g = wide(gy[i]);
+    for_channel_values(d, c, n0, n1, [&](int64_t i) {
+      using C = compute_t<T>;
+      const double g = masked(static_cast<C>(gy[i]), static_cast<C>(x[i]), relu, mu, c);
       s1 += g;
       s2 += g * (wide(x[i]) - mu);
-    }
+    });
     s1 = reduce_cuda::block_sum(s1);
     s2 = reduce_cuda::block_sum(s2);
     if (threadIdx.x == 0) {
-      sum_dy[c] = s1;
-      sum_dy_xmu[c] = s2;
+      s1_parts[w] = s1;
+      s2_parts[w] = s2;
     }
+  }
+}
+
+template <class Acc>
+__global__ void sum_parts_kernel(int64_t channels, int64_t parts, const Acc* s1_parts,
+                                 const Acc* s2_parts, Acc* s1, Acc* s2) {
+  for (int64_t c = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; c < channels;
+       c += int64_t{gridDim.x} * blockDim.x) {
+    Acc t1 = 0, t2 = 0;
+    for (int64_t part = 0; part < parts; ++part) {
+      t1 += s1_parts[c * parts + part];
+      t2 += s2_parts[c * parts + part];
+    }
+    s1[c] = t1;
+    s2[c] = t2;
   }
 }
 
@@ -155,14 +258,16 @@ __global__ void backward_channels(BackwardChannels a, const P* w, P* gweight, P*
 
 template <class T>
 __global__ void backward_elemt_kernel(const T* gy, const T* x, T* gx, Dims d, const double* mean,
-                                      const double* k, const double* a, const double* b) {
+                                      const double* k, const double* a, const double* b,
+                                      detail::BnReluMask relu) {
   using C = compute_t<T>;
   const int64_t numel = d.n * d.c * d.s;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < numel;
        i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t c = i / d.s % d.c;
-    gx[i] = T((static_cast<C>(gy[i]) - static_cast<C>(a[c]) -
-               (static_cast<C>(x[i]) - static_cast<C>(mean[c])) * static_cast<C>(b[c])) *
+    const C xv = static_cast<C>(x[i]);
+    const C g = masked(static_cast<C>(gy[i]), xv, relu, mean[c], c);
+    gx[i] = T((g - static_cast<C>(a[c]) - (xv - static_cast<C>(mean[c])) * static_cast<C>(b[c])) *
               static_cast<C>(k[c]));
   }
 }
@@ -197,45 +302,61 @@ inline int64_t stride_or_zero(const Tensor& t) {
 inline void launch_bn_stats(const Tensor& x, const Tensor& mean, const Tensor& m2,
                             cudaStream_t stream) {
   const bn_cuda::Dims d = bn_cuda::dims_of(x);
+  const bn_cuda::Split split = bn_cuda::split_for(d);
+  const TensorOptions f64{DType::f64, x.device()};
+  const Tensor s1 = empty({d.c * split.parts}, f64), s2 = empty({d.c * split.parts}, f64);
   dispatch_floating(x.dtype(), "batch_norm", [&](auto tag) {
     using T = decltype(tag);
-    cuda::launch(bn_cuda::stats_kernel<T>, dim3(cuda::lane_blocks(d.c)), dim3(cuda::kBlockThreads),
-                 0, stream, static_cast<const T*>(x.data_ptr()), d, mean.data<double>(),
-                 m2.data<double>());
+    const T* xp = static_cast<const T*>(x.data_ptr());
+    cuda::launch(bn_cuda::stats_parts_kernel<T>, dim3(cuda::lane_blocks(d.c * split.parts)),
+                 dim3(cuda::kBlockThreads), 0, stream, xp, d, split, s1.data<double>(),
+                 s2.data<double>());
+    cuda::launch(bn_cuda::stats_finish_kernel<T>, dim3(cuda::grid_for(d.c)),
+                 dim3(cuda::kBlockThreads), 0, stream, xp, d, split.parts, s1.data<double>(),
+                 s2.data<double>(), mean.data<double>(), m2.data<double>());
   });
 }
 
-// y = (x − mean)·scale + shift; per-channel values (C) f64.
+// y = (x − mean)·scale + shift (max(·, 0) with `relu`); per-channel values (C) f64.
 inline void launch_bn_elemt(const Tensor& x, const Tensor& y, const Tensor& mean,
-                            const Tensor& scale, const Tensor& shift, cudaStream_t stream) {
+                            const Tensor& scale, const Tensor& shift, cudaStream_t stream,
+                            bool relu = false) {
   if (x.numel() == 0) return;
   dispatch_floating(x.dtype(), "batch_norm", [&](auto tag) {
     using T = decltype(tag);
     cuda::launch(bn_cuda::elemt_kernel<T>, dim3(cuda::grid_for(x.numel())),
                  dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(x.data_ptr()),
                  static_cast<T*>(y.data_ptr()), bn_cuda::dims_of(x), mean.data<double>(),
-                 scale.data<double>(), shift.data<double>());
+                 scale.data<double>(), shift.data<double>(), relu);
   });
 }
 
-// sum_dy = Σ gy, sum_dy_xmu = Σ gy·(x − mean) per channel ((C) f64).
+// sum_dy = Σ gy, sum_dy_xmu = Σ gy·(x − mean) per channel ((C) f64); gy through `relu`'s
+// mask where it has one (batch_norm_relu's backward).
 inline void launch_bn_backward_reduce(const Tensor& gy, const Tensor& x, const Tensor& mean,
                                       const Tensor& sum_dy, const Tensor& sum_dy_xmu,
-                                      cudaStream_t stream) {
+                                      cudaStream_t stream, detail::BnReluMask relu = {}) {
   const bn_cuda::Dims d = bn_cuda::dims_of(x);
+  const bn_cuda::Split split = bn_cuda::split_for(d);
+  const TensorOptions f64{DType::f64, x.device()};
+  const Tensor s1 = empty({d.c * split.parts}, f64), s2 = empty({d.c * split.parts}, f64);
   dispatch_floating(x.dtype(), "batch_norm_backward", [&](auto tag) {
     using T = decltype(tag);
-    cuda::launch(bn_cuda::backward_reduce_kernel<T>, dim3(cuda::lane_blocks(d.c)),
-                 dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(gy.data_ptr()),
-                 static_cast<const T*>(x.data_ptr()), d, mean.data<double>(), sum_dy.data<double>(),
-                 sum_dy_xmu.data<double>());
+    cuda::launch(bn_cuda::backward_reduce_parts_kernel<T>,
+                 dim3(cuda::lane_blocks(d.c * split.parts)), dim3(cuda::kBlockThreads), 0, stream,
+                 static_cast<const T*>(gy.data_ptr()), static_cast<const T*>(x.data_ptr()), d,
+                 split, mean.data<double>(), relu, s1.data<double>(), s2.data<double>());
   });
+  cuda::launch(bn_cuda::sum_parts_kernel<double>, dim3(cuda::grid_for(d.c)),
+               dim3(cuda::kBlockThreads), 0, stream, d.c, split.parts, s1.data<double>(),
+               s2.data<double>(), sum_dy.data<double>(), sum_dy_xmu.data<double>());
 }
 
-// gx = (gy − a − (x − mean)·b)·k; per-channel values (C) f64.
+// gx = (gy − a − (x − mean)·b)·k; per-channel values (C) f64; gy masked as above.
 inline void launch_bn_backward_elemt(const Tensor& gy, const Tensor& x, const Tensor& gx,
                                      const Tensor& mean, const Tensor& k, const Tensor& a,
-                                     const Tensor& b, cudaStream_t stream) {
+                                     const Tensor& b, cudaStream_t stream,
+                                     detail::BnReluMask relu = {}) {
   if (x.numel() == 0) return;
   dispatch_floating(x.dtype(), "batch_norm_backward", [&](auto tag) {
     using T = decltype(tag);
@@ -243,12 +364,13 @@ inline void launch_bn_backward_elemt(const Tensor& gy, const Tensor& x, const Te
                  dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(gy.data_ptr()),
                  static_cast<const T*>(x.data_ptr()), static_cast<T*>(gx.data_ptr()),
                  bn_cuda::dims_of(x), mean.data<double>(), k.data<double>(), a.data<double>(),
-                 b.data<double>());
+                 b.data<double>(), relu);
   });
 }
 
 // batch_norm's forward (x contiguous) on x's device: y and the saved (C) f64 mean and invstd;
-// in train the running stats, where given, are updated in place.
+// in train the running stats, where given, are updated in place. With config.act relu
+// (batch_norm_relu), y = max(·, 0) and f.scale, f.shift are what the backward's mask needs.
 inline detail::BnForward launch_bn_forward(const Tensor& x, const Tensor& weight,
                                            const Tensor& bias, const Tensor& running_mean,
                                            const Tensor& running_var,
@@ -257,8 +379,8 @@ inline detail::BnForward launch_bn_forward(const Tensor& x, const Tensor& weight
   const bc::Dims d = bc::dims_of(x);
   const TensorOptions f64{DType::f64, x.device()};
   detail::BnForward f{empty(x.shape(), {x.dtype(), x.device()}), empty({d.c}, f64),
-                      empty({d.c}, f64), Tensor(), Tensor()};  // no relu: batch_norm.cpp
-  const Tensor m2 = empty({d.c}, f64), scale = empty({d.c}, f64), shift = empty({d.c}, f64);
+                      empty({d.c}, f64), empty({d.c}, f64), empty({d.c}, f64)};
+  const Tensor m2 = empty({d.c}, f64), scale = f.scale, shift = f.shift;
   const DType param_dtype = weight.defined()         ? weight.dtype()
                             : bias.defined()         ? bias.dtype()
                             : running_mean.defined() ? running_mean.dtype()
@@ -287,16 +409,20 @@ inline detail::BnForward launch_bn_forward(const Tensor& x, const Tensor& weight
                    bc::data_or_null<P>(running_mean), bc::data_or_null<P>(running_var));
     });
   });
-  launch_bn_elemt(x, f.y, f.mean, scale, shift, stream);
+  const bool relu = config.act == detail::BnActivation::relu;
+  launch_bn_elemt(x, f.y, f.mean, scale, shift, stream, relu);
+  if (!relu) f.scale = f.shift = Tensor();  // kept for batch_norm_relu's backward only
   return f;
 }
 
-// batch_norm's backward (gy, x contiguous; mean, invstd (C) f64) on x's device.
+// batch_norm's backward (gy, x contiguous; mean, invstd (C) f64) on x's device; with
+// relu_scale, relu_shift (the forward's f.scale, f.shift) batch_norm_relu's.
 inline detail::BnBackward launch_bn_backward(const Tensor& gy, const Tensor& x,
                                              const Tensor& weight, const Tensor& mean,
                                              const Tensor& invstd, bool train,
                                              detail::BnWants wants, DType param_dtype,
-                                             cudaStream_t stream) {
+                                             cudaStream_t stream, const Tensor& relu_scale = {},
+                                             const Tensor& relu_shift = {}) {
   namespace bc = bn_cuda;
   const bc::Dims d = bc::dims_of(x);
   const TensorOptions f64{DType::f64, x.device()};
@@ -309,7 +435,9 @@ inline detail::BnBackward launch_bn_backward(const Tensor& gy, const Tensor& x,
   if (wants.weight) r.gweight = empty({d.c}, {param_dtype, x.device()});
   if (wants.bias) r.gbias = empty({d.c}, {param_dtype, x.device()});
   const int64_t count = d.n * d.s;
-  if (sums) launch_bn_backward_reduce(gy, x, mean, sum_dy, sum_dy_xmu, stream);
+  const detail::BnReluMask relu{relu_scale.defined() ? relu_scale.data<double>() : nullptr,
+                                relu_shift.defined() ? relu_shift.data<double>() : nullptr};
+  if (sums) launch_bn_backward_reduce(gy, x, mean, sum_dy, sum_dy_xmu, stream, relu);
   dispatch_floating(x.dtype(), "batch_norm_backward", [&](auto tag) {
     using T = decltype(tag);
     const bc::BackwardChannels ch{invstd.data<double>(),
@@ -328,7 +456,7 @@ inline detail::BnBackward launch_bn_backward(const Tensor& gy, const Tensor& x,
                    bc::data_or_null<P>(r.gweight), bc::data_or_null<P>(r.gbias));
     });
   });
-  if (wants.x) launch_bn_backward_elemt(gy, x, r.gx, mean, k, a, b, stream);
+  if (wants.x) launch_bn_backward_elemt(gy, x, r.gx, mean, k, a, b, stream, relu);
   return r;
 }
 

@@ -23,8 +23,7 @@ enum class BnActivation { none, relu };
 struct BnConfig {
   bool train = true;
   double momentum = 0.1, eps = 1e-5;
-  BnActivation act =
-      BnActivation::none;  // relu: batch_norm_relu (CPU only; the GPU runs it unfused)
+  BnActivation act = BnActivation::none;  // relu: batch_norm_relu, fused on either device
 };
 
 // y, and the statistics the backward needs (the batch's in train, the running ones in eval);
@@ -53,7 +52,8 @@ BnBackward bn_backward(OnCpu, const Tensor& gy, const Tensor& x, const Tensor& w
                        const Tensor& relu_shift = {});
 BnBackward bn_backward(OnCuda, const Tensor& gy, const Tensor& x, const Tensor& weight,
                        const Tensor& mean, const Tensor& invstd, bool train, BnWants wants,
-                       DType param_dtype);
+                       DType param_dtype, const Tensor& relu_scale = {},
+                       const Tensor& relu_shift = {});
 
 // The per-pass kernels that the SyncBatchNorm pieces run on either device (the host computes
 // the per-channel coefficients between them): x, gy contiguous (N, C, *); every per-channel

@@ -2,7 +2,9 @@
 // against the CPU path, forward (y, saved mean and invstd, running stats updated in place) and
 // backward (gx, gweight, gbias): every dtype, the mixed mode (16-bit input, f32 parameters),
 // train and eval, with and without affine parameters and running stats; (N, C) and (N, C, H, W)
-// inputs, with a channel far from zero (the shifted sums keep its variance).
+// inputs, with a channel far from zero (the shifted sums keep its variance); batch_norm_relu's
+// fused relu, forward and backward. The per-channel sums
+// split over several blocks (split_for) in most cases, as on a GPU.
 #include <gtest/gtest.h>
 
 #include "ops/batch_norm/batch_norm_kernels.cuh"
@@ -24,7 +26,8 @@ const Case kCases[] = {{{4, 3, 3, 5}, true, true, true},
                        {{2, 3, 7}, true, false, true},
                        {{3, 3, 2, 2}, true, true, false},
                        {{4, 2}, false, true, false},
-                       {{2, 3, 2, 3, 2}, true, true, true}};  // a volume, as the 3-D UNet's
+                       {{2, 3, 2, 3, 2}, true, true, true},  // a volume, as the 3-D UNet's
+                       {{5, 2, 9, 9}, true, false, true}};   // planes wider than a block
 
 Tensor input_for(const Shape& shape, DType dtype) {
   // Channel 1 sits at 40 ± 1: a naive E[x²] − E[x]² in f32 would lose its variance.
@@ -47,10 +50,11 @@ void expect_close(const Tensor& got, const Tensor& expected, double tol, const s
   }
 }
 
-void check_case(const Case& c, DType dtype, DType param_dtype) {
+void check_case(const Case& c, DType dtype, DType param_dtype, detail::BnActivation act) {
+  const bool relu = act == detail::BnActivation::relu;
   const std::string what = std::string(dtype_name(dtype)) + "/" +
                            std::string(dtype_name(param_dtype)) + " " + shape_str(c.shape) +
-                           (c.train ? " train" : " eval");
+                           (c.train ? " train" : " eval") + (relu ? " relu" : "");
   const double tol = device_parity_tolerance(dtype);
   const int64_t ch = c.shape[1];
   const Tensor x = input_for(c.shape, dtype);
@@ -60,12 +64,14 @@ void check_case(const Case& c, DType dtype, DType param_dtype) {
   const Tensor rv = c.running ? channels(ch, param_dtype, 0.5) : Tensor();
   const Tensor rm_gpu = c.running ? rm.clone() : Tensor(),
                rv_gpu = c.running ? rv.clone() : Tensor();
-  const detail::BnConfig config{c.train, 0.1, 1e-5};
+  const detail::BnConfig config{c.train, 0.1, 1e-5, act};
   const detail::BnForward expected = detail::bn_forward(OnCpu{}, x, w, b, rm, rv, config);
   const detail::BnForward got = launch_bn_forward(x, w, b, rm_gpu, rv_gpu, config, nullptr);
   expect_close(got.y, expected.y, tol, "y " + what);
   expect_close(got.mean, expected.mean, 1e-12, "mean " + what);
   expect_close(got.invstd, expected.invstd, 1e-9, "invstd " + what);
+  expect_close(got.scale, expected.scale, 1e-9, "relu scale " + what);
+  expect_close(got.shift, expected.shift, 1e-9, "relu shift " + what);
   expect_close(rm_gpu, rm, device_parity_tolerance(param_dtype), "running_mean " + what);
   expect_close(rv_gpu, rv, device_parity_tolerance(param_dtype), "running_var " + what);
 
@@ -74,10 +80,13 @@ void check_case(const Case& c, DType dtype, DType param_dtype) {
        {detail::BnWants{true, true, true}, detail::BnWants{true, false, false},
         detail::BnWants{false, true, true}}) {
     if (!c.affine && (wants.weight || wants.bias)) continue;
-    const detail::BnBackward e = detail::bn_backward(OnCpu{}, gy, x, w, expected.mean,
-                                                     expected.invstd, c.train, wants, param_dtype);
-    const detail::BnBackward g = launch_bn_backward(gy, x, w, expected.mean, expected.invstd,
-                                                    c.train, wants, param_dtype, nullptr);
+    // batch_norm_relu's backward masks gy with the forward's scale and shift.
+    const detail::BnBackward e =
+        detail::bn_backward(OnCpu{}, gy, x, w, expected.mean, expected.invstd, c.train, wants,
+                            param_dtype, expected.scale, expected.shift);
+    const detail::BnBackward g =
+        launch_bn_backward(gy, x, w, expected.mean, expected.invstd, c.train, wants, param_dtype,
+                           nullptr, expected.scale, expected.shift);
     expect_close(g.gx, e.gx, tol, "gx " + what);
     expect_close(g.gweight, e.gweight, 1e-9, "gweight " + what);
     expect_close(g.gbias, e.gbias, 1e-9, "gbias " + what);
@@ -87,9 +96,17 @@ void check_case(const Case& c, DType dtype, DType param_dtype) {
 TEST(BatchNormKernels, MatchTheCpu) {
   for (DType dtype : kFloatingDtypes)
     for (const Case& c : kCases) {
-      check_case(c, dtype, dtype);
-      if (dtype == DType::f16 || dtype == DType::bf16) check_case(c, dtype, DType::f32);
+      check_case(c, dtype, dtype, detail::BnActivation::none);
+      if (dtype == DType::f16 || dtype == DType::bf16)
+        check_case(c, dtype, DType::f32, detail::BnActivation::none);
     }
+}
+
+// batch_norm_relu: the relu fused into the element pass, and the backward's two passes reading
+// gy through the mask recomputed from x (a relu that zeroes some of every channel's values).
+TEST(BatchNormKernels, FusedReluMatchesTheCpu) {
+  for (DType dtype : kFloatingDtypes)
+    for (const Case& c : kCases) check_case(c, dtype, dtype, detail::BnActivation::relu);
 }
 
 // The per-pass kernels that the SyncBatchNorm pieces run, one by one.
