@@ -5,6 +5,7 @@
 //   ./build/apps/bench_train [--model resnet18] [--batch 128] [--threads 2] [--steps 5]
 //   ./build/apps/bench_train --model resnet20 --amp all      # O0, then O1-O3 in fp16 and bf16
 //   ./build/apps/bench_train --device cuda --amp all         # on a GPU (cuDNN, cuBLAS)
+//   ./build/apps/bench_train --device cuda --cudnn-benchmark # each conv's fastest cuDNN plan
 //
 // 16 bits on the CPU are a storage format: every conv/GEMM widens its operands to f32, so the
 // AMP rows measure the cost of the conversions and the memory that 16-bit activations save,
@@ -88,9 +89,14 @@ int main(int argc, char** argv) {
   app.add_option("--amp", levels, "mixed-precision levels to time (O0..O3, or all)");
   app.add_option("--amp-dtype", dtypes, "16-bit types for O1-O3 (fp16, bf16)");
   app.add_option("--device", device_name, "cpu or cuda[:N]");
+  bool cudnn_benchmark = false;
+  app.add_flag("--cudnn-benchmark", cudnn_benchmark,
+               "time cuDNN's candidate plans for each convolution in the warmup and keep the "
+               "fastest (torch.backends.cudnn.benchmark)");
   CLI11_PARSE(app, argc, argv);
   try {
     if (threads > 0) rg::set_num_threads(threads);
+    rg::set_benchmark_convolutions(cudnn_benchmark);
     const rg::Device device = rg::Device::parse(device_name);
     rg::check_device_available(device);  // no GPU: the clear error, before any model is built
     if (levels == std::vector<std::string>{"all"}) levels = {"O0", "O1", "O2", "O3"};
@@ -112,12 +118,13 @@ int main(int argc, char** argv) {
           "\"threads\": %d, "
           "\"amp\": \"%s\", \"dtype\": \"%s\", \"steps\": %lld, \"images_per_second\": %.1f, "
           "\"best_images_per_second\": %.1f, \"peak_memory_mib\": %.1f, \"skipped_steps\": "
-          "%lld, \"parameters\": %lld}\n",
+          "%lld, \"parameters\": %lld, \"cudnn_benchmark\": %s}\n",
           device.str().c_str(), model_name.c_str(), static_cast<long long>(batch),
           rg::num_threads(), std::string(rg::opt_level_name(c.level)).c_str(),
           f32 ? "fp32" : (c.dtype == rg::DType::f16 ? "fp16" : "bf16"),
           static_cast<long long>(steps), r.images_per_second, r.best_images_per_second, r.peak_mib,
-          static_cast<long long>(r.skipped), static_cast<long long>(r.parameters));
+          static_cast<long long>(r.skipped), static_cast<long long>(r.parameters),
+          cudnn_benchmark ? "true" : "false");
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

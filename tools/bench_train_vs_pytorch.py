@@ -18,12 +18,12 @@ must agree, or the script stops: a speed comparison of two different nets means 
 --baseline times a second ringgrad build in the same alternation (e.g. one built from main), so
 a change is measured against its reference under the same load.
 
-On a GPU (--device cuda) PyTorch runs with cuDNN's autotuner on (torch.backends.cudnn.benchmark,
-its fastest eager setting) but TF32 off (torch.backends.cudnn.allow_tf32, on by default in
-PyTorch): ringgrad's f32 convolutions do not run in TF32, so f32 is f32 on both sides. Both
-sides time each step to the device's completion; --amp O1 is
-PyTorch's torch.autocast with a GradScaler beside ringgrad's O1 (the same policy). Needs PyTorch
-(pip install torch) and a built ringgrad (bash scripts/build.sh).
+On a GPU (--device cuda) both run with cuDNN's autotuner on (torch.backends.cudnn.benchmark,
+PyTorch's fastest eager setting; bench_train --cudnn-benchmark) but TF32 off
+(torch.backends.cudnn.allow_tf32, on by default in PyTorch): ringgrad's f32 convolutions do not
+run in TF32, so f32 is f32 on both sides. Both sides time each step to the device's completion;
+--amp O1 is PyTorch's torch.autocast with a GradScaler beside ringgrad's O1 (the same policy).
+Needs PyTorch (pip install torch) and a built ringgrad (bash scripts/build.sh).
 """
 import argparse
 import json
@@ -47,7 +47,8 @@ def pytorch_model(model_name):
     return getattr(resnet_reference, base)(float(width) if width else 1.0)
 
 
-def pytorch_step_rate(model_name, batch, threads, steps, device, amp, amp_dtype, warmup=1):
+def pytorch_step(model_name, batch, threads, device, amp, amp_dtype):
+    """One PyTorch train step on random data, as bench_train's: a function of no arguments."""
     import torch
 
     torch.set_num_threads(threads)
@@ -56,7 +57,6 @@ def pytorch_step_rate(model_name, batch, threads, steps, device, amp, amp_dtype,
     if dev.type == "cuda":
         torch.backends.cudnn.benchmark = True
         torch.backends.cudnn.allow_tf32 = False  # as ringgrad's f32 (ConvPlanOptions)
-        warmup = max(warmup, 3)  # the autotuner tries its algorithms in the first steps
     model = pytorch_model(model_name).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
     x = torch.randn(batch, 3, 32, 32, device=dev)
@@ -74,6 +74,16 @@ def pytorch_step_rate(model_name, batch, threads, steps, device, amp, amp_dtype,
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)  # a GPU step is done when the device is, as bench_train
 
+    step.parameters = sum(p.numel() for p in model.parameters())
+    return step
+
+
+def pytorch_step_rate(model_name, batch, threads, steps, device, amp, amp_dtype, warmup=1):
+    import torch
+
+    step = pytorch_step(model_name, batch, threads, device, amp, amp_dtype)
+    if torch.device(device).type == "cuda":
+        warmup = max(warmup, 3)  # the autotuner tries its algorithms in the first steps
     for _ in range(warmup):
         step()
     times = []
@@ -84,7 +94,7 @@ def pytorch_step_rate(model_name, batch, threads, steps, device, amp, amp_dtype,
     return {"framework": "pytorch", "version": torch.__version__, "device": device,
             "model": model_name, "amp": amp, "dtype": amp_dtype if amp != "O0" else "fp32",
             "batch": batch, "threads": threads, "steps": steps,
-            "parameters": sum(p.numel() for p in model.parameters()),
+            "parameters": step.parameters,
             "images_per_second": round(batch * steps / sum(times), 1),
             "best_images_per_second": round(batch / min(times), 1)}
 
@@ -93,7 +103,7 @@ def ringgrad_step_rate(exe, model_name, batch, threads, steps, device, amp, amp_
     args = [exe, "--model", model_name, "--batch", str(batch), "--threads", str(threads),
             "--steps", str(steps), "--device", device, "--amp", amp]
     if device != "cpu":
-        args += ["--warmup", "3"]
+        args += ["--warmup", "3", "--cudnn-benchmark"]
     if amp != "O0":
         args += ["--amp-dtype", amp_dtype]
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout

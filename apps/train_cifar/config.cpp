@@ -60,6 +60,7 @@ json default_config() {
           {"tta_translate", false},
           {"tta_epochs", "every"},
           {"deterministic", false},
+          {"cudnn_benchmark", false},
           {"stop_after_epochs", 0},
           {"collective_timeout", 300.0},
           {"check_sequence", false},
@@ -288,6 +289,7 @@ TrainConfig parse_config(const json& c) {
   t.tta_translate = c["tta_translate"];
   t.tta_epochs = c["tta_epochs"];
   t.deterministic = c["deterministic"];
+  t.cudnn_benchmark = c["cudnn_benchmark"];
   t.stop_after_epochs = c["stop_after_epochs"];
   t.collective_timeout = c["collective_timeout"];
   t.check_sequence = c["check_sequence"];
@@ -412,6 +414,7 @@ json TrainConfig::to_json() const {
           {"tta_translate", tta_translate},
           {"tta_epochs", tta_epochs},
           {"deterministic", deterministic},
+          {"cudnn_benchmark", cudnn_benchmark},
           {"stop_after_epochs", stop_after_epochs},
           {"collective_timeout", collective_timeout},
           {"check_sequence", check_sequence},
@@ -485,11 +488,15 @@ CommandLine parse_command_line(int argc, char** argv) {
   auto* overwrite_flag =
       app.add_flag("--overwrite", overwrite,
                    "start over in an --out holding an earlier run (deletes its files)");
-  bool tta = false, sync_bn = false, deterministic = false;
+  bool tta = false, sync_bn = false, deterministic = false, cudnn_benchmark = false;
   auto* tta_flag = app.add_flag("--tta", tta, "test-time augmentation (mirror images)");
   auto* deterministic_flag = app.add_flag(
       "--deterministic", deterministic,
       "GPU convolutions only through algorithms cuDNN marks deterministic (the CPU always is)");
+  auto* cudnn_benchmark_flag = app.add_flag(
+      "--cudnn-benchmark", cudnn_benchmark,
+      "GPU convolutions through the fastest of cuDNN's candidate plans, timed in the first step "
+      "(torch.backends.cudnn.benchmark; --deterministic overrides it)");
   auto* sync_bn_flag =
       app.add_flag("--sync-bn", sync_bn, "BatchNorm statistics over all processes (SyncBN)");
   bool check_sequence = false;
@@ -527,6 +534,7 @@ CommandLine parse_command_line(int argc, char** argv) {
   if (overwrite_flag->count()) config["overwrite"] = true;
   if (tta_flag->count()) config["tta"] = true;
   if (deterministic_flag->count()) config["deterministic"] = true;
+  if (cudnn_benchmark_flag->count()) config["cudnn_benchmark"] = true;
   if (sync_bn_flag->count()) config["sync_bn"] = true;
   if (check_sequence_flag->count()) config["check_sequence"] = true;
   for (const std::string& s : sets) apply_set(config, s);

@@ -56,12 +56,13 @@ struct TrainConfig {
   int64_t train_limit;  // 0: all samples
   int64_t test_limit;
   std::string device;
-  double clip_grad_norm;      // 0: off
-  bool progress;              // the live progress bar
-  bool tta;                   // test-time augmentation: average each image with its mirror
-  bool tta_translate;         // with tta: also over one-pixel shifts (airbench94's TTA level 2)
-  std::string tta_epochs;     // every | last: which epochs' evaluations tta augments
-  bool deterministic;         // GPU convolutions through deterministic algorithms only
+  double clip_grad_norm;   // 0: off
+  bool progress;           // the live progress bar
+  bool tta;                // test-time augmentation: average each image with its mirror
+  bool tta_translate;      // with tta: also over one-pixel shifts (airbench94's TTA level 2)
+  std::string tta_epochs;  // every | last: which epochs' evaluations tta augments
+  bool deterministic;      // GPU convolutions through deterministic algorithms only
+  bool cudnn_benchmark;    // GPU convolutions through the fastest plan timed (not with the above)
   int64_t stop_after_epochs;  // 0: run to the end; >0: stop early, as if interrupted (tests)
   double collective_timeout;  // seconds a collective may wait under mpirun before the job ends
   bool check_sequence;        // debug: compare every collective across ranks (names late ranks)

@@ -52,6 +52,7 @@ int run(const TrainConfig& options) {
   const Device device = training_device(cfg.device, group->local_rank(), group->local_size());
   check_device_available(device);
   set_deterministic_convolutions(cfg.deterministic);
+  set_benchmark_convolutions(cfg.cudnn_benchmark);
   manual_seed(static_cast<uint64_t>(cfg.seed));
   // An --out holding an earlier run is resumed or overwritten only when asked (train/outputs.h).
   const std::string checkpoint = train::prepare_run_folder(

@@ -11,6 +11,7 @@ namespace rg {
 
 namespace {
 std::atomic<bool> deterministic_mode{false};
+std::atomic<bool> benchmark_mode{false};
 }  // namespace
 
 void set_deterministic_convolutions(bool deterministic) {
@@ -19,6 +20,14 @@ void set_deterministic_convolutions(bool deterministic) {
 
 bool deterministic_convolutions() {
   return deterministic_mode;
+}
+
+void set_benchmark_convolutions(bool benchmark) {
+  benchmark_mode = benchmark;
+}
+
+bool benchmark_convolutions() {
+  return benchmark_mode;
 }
 namespace {
 

@@ -31,6 +31,14 @@ using Conv2dPair = std::array<int64_t, 2>;  // {height, width}
 void set_deterministic_convolutions(bool deterministic);
 bool deterministic_convolutions();
 
+// Benchmarked convolutions (PyTorch's torch.backends.cudnn.benchmark): on a GPU, the first run
+// of each convolution problem times cuDNN's candidate plans on the device and keeps the fastest
+// for the problem; off (the default), the plan cuDNN's heuristics rank first. The choice depends
+// on timings, so it can differ between runs: deterministic_convolutions() overrides it.
+// Process-wide; the CPU convolutions ignore it.
+void set_benchmark_convolutions(bool benchmark);
+bool benchmark_convolutions();
+
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
               Conv2dPair stride = {1, 1}, Conv2dPair padding = {0, 0}, Conv2dPair dilation = {1, 1},
               int64_t groups = 1);

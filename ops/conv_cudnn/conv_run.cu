@@ -1,6 +1,7 @@
 // Plan cache and execution of cuDNN convolutions (see conv_run.h).
 #include "ops/conv_cudnn/conv_run.h"
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,22 +47,85 @@ int64_t alignment_of(std::initializer_list<const void*> pointers) {
   return alignment;
 }
 
+// Queues `plan` on the handle's stream for the tensors' data. The workspace comes from the
+// caching allocator on this stream, and goes back to it after the convolution in stream order.
+void execute(cudnnHandle_t handle, const ConvPlan& plan, const Tensor& x, const Tensor& w,
+             const Tensor& y, const std::string& what) {
+  const Tensor workspace =
+      empty({std::max<int64_t>(plan.workspace_bytes, 1)}, {DType::u8, x.device()});
+  void* pointers[] = {x.data_ptr(), w.data_ptr(), y.data_ptr()};
+  const int64_t ids[] = {kConvX, kConvW, kConvY};
+  void* workspace_ptr = workspace.data_ptr();
+  CudnnDescriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, what + " (variant pack)");
+  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers)
+      .set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, ids)
+      .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace_ptr)
+      .finalize();
+  RG_CUDNN_CHECK(cudnnBackendExecute(handle, plan.plan.get(), pack.get()), what);
+}
+
+// Candidates timed when benchmarking: enough to hold the fast engines the heuristics rank
+// below their first, few enough that a network's first step stays short.
+constexpr int kBenchmarkCandidates = 8;
+
+// The fastest of `plans` on these tensors: each runs once untimed (first-launch costs), then
+// twice between timing events, and the host waits for each. The runs write only the problem's
+// output tensor, which the caller's own run then overwrites (alpha 1, beta 0). A plan that
+// fails to run (its workspace does not fit, say) is passed over, as PyTorch's benchmark does.
+std::size_t fastest_plan(const std::vector<ConvPlan>& plans, cudnnHandle_t handle,
+                         cudaStream_t stream, const Tensor& x, const Tensor& w, const Tensor& y,
+                         const std::string& what) {
+  const int device = x.device().index;
+  std::size_t best = 0;
+  float best_ms = std::numeric_limits<float>::infinity();
+  std::string failures;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    try {
+      Event start(device, EventTiming::enabled), end(device, EventTiming::enabled);
+      execute(handle, plans[i], x, w, y, what);
+      start.record(stream);
+      for (int run = 0; run < 2; ++run) execute(handle, plans[i], x, w, y, what);
+      end.record(stream);
+      end.synchronize();
+      const float ms = start.elapsed_ms(end);
+      if (ms < best_ms) best_ms = ms, best = i;
+    } catch (const Error& e) {
+      failures += std::string("\n  engine ") + std::to_string(plans[i].engine) + ": " + e.what();
+    }
+  }
+  RG_CHECK(best_ms < std::numeric_limits<float>::infinity(), what,
+           ": no candidate plan ran while benchmarking", failures);
+  return best;
+}
+
+struct PlanChoice {
+  ConvPlanOptions options;
+  bool benchmark = false;  // time the candidates (benchmark_convolutions(), not deterministic)
+};
+
 std::shared_ptr<const ConvPlan> cached_plan(const ConvProblem& problem, int device,
-                                            const ConvPlanOptions& options, cudnnHandle_t handle) {
+                                            const PlanChoice& choice, cudnnHandle_t handle,
+                                            cudaStream_t stream, const Tensor& x, const Tensor& w,
+                                            const Tensor& y) {
   static std::mutex mutex;
   static auto& cache = *new std::map<std::string, std::shared_ptr<const ConvPlan>>;
-  std::string key = problem.describe() + " x_strides " + shape_str(problem.x_strides) +
-                    " w_strides " + shape_str(problem.w_strides) + " y_strides " +
-                    shape_str(problem.y_strides) + " on cuda:" + std::to_string(device) +
-                    " alignment " + std::to_string(options.alignment) +
-                    (options.deterministic ? " deterministic" : "");
+  const ConvPlanOptions& options = choice.options;
+  std::string key =
+      problem.describe() + " x_strides " + shape_str(problem.x_strides) + " w_strides " +
+      shape_str(problem.w_strides) + " y_strides " + shape_str(problem.y_strides) +
+      " on cuda:" + std::to_string(device) + " alignment " + std::to_string(options.alignment) +
+      (options.deterministic ? " deterministic" : "") + (choice.benchmark ? " benchmark" : "");
   {
     std::lock_guard lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  // Built outside the lock (heuristics take milliseconds); a race builds it twice, harmlessly.
-  auto plan = std::make_shared<const ConvPlan>(
-      std::move(conv_plans(problem, device_properties(device, handle), options).front()));
+  // Built outside the lock (heuristics take milliseconds, benchmarks more); a race builds it
+  // twice, harmlessly.
+  std::vector<ConvPlan> plans = conv_plans(problem, device_properties(device, handle), options);
+  const std::size_t chosen = choice.benchmark && plans.size() > 1
+                                 ? fastest_plan(plans, handle, stream, x, w, y, problem.describe())
+                                 : 0;
+  auto plan = std::make_shared<const ConvPlan>(std::move(plans[chosen]));
   std::lock_guard lock(mutex);
   return cache.emplace(std::move(key), std::move(plan)).first->second;
 }
@@ -97,24 +161,14 @@ void run_conv(const ConvProblem& problem, const Tensor& x, const Tensor& w, cons
   DeviceGuard guard(device);
   const cudaStream_t stream = current_stream(device);
   const cudnnHandle_t handle = cudnn_handle(device, stream);
-  ConvPlanOptions options;
-  options.deterministic = deterministic_convolutions();
-  options.alignment = alignment_of({x.data_ptr(), w.data_ptr(), y.data_ptr()});
-  const std::shared_ptr<const ConvPlan> plan = cached_plan(problem, device, options, handle);
-
-  // The workspace comes from the caching allocator on this stream, and goes back to it after
-  // the convolution in stream order.
-  const Tensor workspace =
-      empty({std::max<int64_t>(plan->workspace_bytes, 1)}, {DType::u8, Device::cuda(device)});
-  void* pointers[] = {x.data_ptr(), w.data_ptr(), y.data_ptr()};
-  const int64_t ids[] = {kConvX, kConvW, kConvY};
-  void* workspace_ptr = workspace.data_ptr();
-  CudnnDescriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, what + " (variant pack)");
-  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers)
-      .set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, ids)
-      .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace_ptr)
-      .finalize();
-  RG_CUDNN_CHECK(cudnnBackendExecute(handle, plan->plan.get(), pack.get()), what);
+  PlanChoice choice;
+  choice.options.deterministic = deterministic_convolutions();
+  choice.options.alignment = alignment_of({x.data_ptr(), w.data_ptr(), y.data_ptr()});
+  choice.benchmark = benchmark_convolutions() && !choice.options.deterministic;
+  if (choice.benchmark) choice.options.max_plans = kBenchmarkCandidates;
+  const std::shared_ptr<const ConvPlan> plan =
+      cached_plan(problem, device, choice, handle, stream, x, w, y);
+  execute(handle, *plan, x, w, y, what);
 }
 
 }  // namespace rg::cuda

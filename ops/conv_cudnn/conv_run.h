@@ -1,6 +1,7 @@
 #pragma once
 // Running a convolution on a GPU through cuDNN: the plan for a problem is built once per
-// device, alignment and mode (conv_plan.h) and cached; each run binds the data pointers and a
+// device, alignment and mode (conv_plan.h) — the heuristics' first, or the fastest of their
+// first few when benchmarking — and cached; each run binds the data pointers and a
 // workspace from the caching allocator and queues the plan on the current stream. CUDA builds.
 
 #include "core/tensor.h"
@@ -11,7 +12,9 @@ namespace rg::cuda {
 // Runs `problem` on the tensors' GPU: forward writes y from x and w, backward_data writes x
 // from y and w, backward_filter writes w from x and y. The tensors must match the problem's
 // shapes, strides and dtype, on one device. Plans are deterministic-only while
-// deterministic_convolutions() (ops/conv2d/conv2d.h) is set.
+// deterministic_convolutions() (ops/conv2d/conv2d.h) is set, and else, while
+// benchmark_convolutions() is, the fastest of cuDNN's first candidates, timed on the problem's
+// first run.
 void run_conv(const ConvProblem& problem, const Tensor& x, const Tensor& w, const Tensor& y);
 
 // The problem of a convolution of these tensors (their shapes and strides).

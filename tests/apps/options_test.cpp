@@ -62,12 +62,16 @@ TEST(TrainCifarOptions, ValuesThatWrappedOrWereIgnoredAreNamedErrors) {
       256);
 }
 
-TEST(TrainCifarOptions, DeterministicFlagAndSetting) {
+TEST(TrainCifarOptions, DeterministicAndCudnnBenchmarkFlagsAndSettings) {
   EXPECT_FALSE(parse({}).config.deterministic);
   EXPECT_TRUE(parse({"--deterministic"}).config.deterministic);
   EXPECT_TRUE(parse({"--set", "deterministic=true"}).config.deterministic);
   EXPECT_TRUE(parse({"--deterministic"}).config.to_json()["deterministic"].get<bool>());
   EXPECT_TRUE(throws_error([] { parse({"--set", "deterministic=3"}); }, {"deterministic"}));
+  EXPECT_FALSE(parse({}).config.cudnn_benchmark);
+  EXPECT_TRUE(parse({"--cudnn-benchmark"}).config.cudnn_benchmark);
+  EXPECT_TRUE(parse({"--set", "cudnn_benchmark=true"}).config.cudnn_benchmark);
+  EXPECT_TRUE(parse({"--cudnn-benchmark"}).config.to_json()["cudnn_benchmark"].get<bool>());
 }
 
 TEST(TrainCifarOptions, BareCudaUnderMpirunTakesTheLocalRanksGpu) {

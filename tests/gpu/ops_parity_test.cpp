@@ -123,10 +123,9 @@ struct ShapedCase {
   Op op;
 };
 
-TEST(GpuOpsParity, CublasAndCudnnOpsMatchTheCpu) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable GPU on this machine";
+std::vector<ShapedCase> library_cases() {
   using V = const std::vector<Tensor>&;
-  const std::vector<ShapedCase> gemm_cases = {
+  return {
       {"matmul batched", {{3, 37, 5}, {3, 5, 7}}, [](V x) { return matmul(x[0], x[1]); }},
       {"matmul broadcast", {{37, 5}, {3, 5, 7}}, [](V x) { return matmul(x[0], x[1]); }},
       {"matmul 2-d weight", {{3, 37, 5}, {5, 7}}, [](V x) { return matmul(x[0], x[1]); }},
@@ -148,6 +147,10 @@ TEST(GpuOpsParity, CublasAndCudnnOpsMatchTheCpu) {
        }},
       {"batch_norm train",
        {{4, 3, 5, 5}, {3}, {3}},
+       [](V x) { return batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), BatchNormMode::train); }},
+      // Enough values per channel that each channel's sums split over several blocks.
+      {"batch_norm train large",
+       {{64, 8, 16, 16}, {8}, {8}},
        [](V x) { return batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), BatchNormMode::train); }},
       {"batch_norm_relu train",
        {{4, 3, 5, 5}, {3}, {3}},
@@ -182,13 +185,32 @@ TEST(GpuOpsParity, CublasAndCudnnOpsMatchTheCpu) {
          return conv_transpose3d(x[0], x[1], x[2], {2, 2, 2});
        }},
   };
-  for (const ShapedCase& c : gemm_cases)
-    for (DType dtype : kDtypes) {
-      std::vector<Tensor> values;
-      for (const Shape& shape : c.shapes)
-        values.push_back(add(mul(rand(shape, {DType::f64}), 2.0), -1.0));
-      expect_parity(c.name, values, c.op, dtype);
-    }
+}
+
+void expect_parity(const ShapedCase& c, DType dtype) {
+  std::vector<Tensor> values;
+  for (const Shape& shape : c.shapes)
+    values.push_back(add(mul(rand(shape, {DType::f64}), 2.0), -1.0));
+  expect_parity(c.name, values, c.op, dtype);
+}
+
+TEST(GpuOpsParity, CublasAndCudnnOpsMatchTheCpu) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable GPU on this machine";
+  for (const ShapedCase& c : library_cases())
+    for (DType dtype : kDtypes) expect_parity(c, dtype);
+}
+
+// With benchmark_convolutions() each problem runs through the fastest of several cuDNN plans,
+// chosen by timing them on its first run: other engines, the same results.
+TEST(GpuOpsParity, BenchmarkedConvolutionsMatchTheCpu) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable GPU on this machine";
+  struct BenchmarkMode {  // off again whatever happens in the test
+    BenchmarkMode() { set_benchmark_convolutions(true); }
+    ~BenchmarkMode() { set_benchmark_convolutions(false); }
+  } mode;
+  for (const ShapedCase& c : library_cases())
+    if (c.name.find("conv") != std::string::npos)
+      for (DType dtype : kDtypes) expect_parity(c, dtype);
 }
 
 // The losses, each with its targets on the logits' device.
