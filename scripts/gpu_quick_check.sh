@@ -14,15 +14,18 @@
 #   cudnn    apps/cudnn_device_json: the GPU's cuDNN description (tests/fixtures/cudnn/)
 #   profile  the time of every kernel in an f32 ResNet18 train step, ringgrad's (Nsight Compute)
 #            beside PyTorch's (torch.profiler), by tools/gpu_step_profile.py (needs ncu, torch)
-#   resnet18 train_cifar --preset resnet18 --device cuda --amp O1 (bf16), 30 epochs: last, as
-#            it takes whatever the budget leaves
+#   mpi      scripts/mpirun.sh 2 train_cifar --device cuda, one epoch of the quick preset: on two
+#            GPUs it trains; on one, rank 1 has no cuda:1 and the job must end at once, naming
+#            why (needs Open MPI's mpirun and .gpu_pack's data)
+#   resnet18 train_cifar --preset resnet18 --device cuda --amp O1 (bf16) --cudnn-benchmark, 30
+#            epochs: last, as it takes whatever the budget leaves
 # Each step gets at most its own cap and what is left of the budget (default 600 s). Reports go
 # to $OUT if set, else gpu_quick_report/: one file per step; one line per result on stdout.
 set -u
 cd "$(dirname "$0")/.."
 budget=600
 if [ "${1:-}" = --budget ]; then budget=$2; shift 2; fi
-steps=" ${*:-env tests bench train pytorch memcheck cudnn profile resnet18} "
+steps=" ${*:-env tests bench train pytorch memcheck cudnn profile mpi resnet18} "
 report=${OUT:-gpu_quick_report}
 mkdir -p "$report"
 export PYTHONUNBUFFERED=1
@@ -158,11 +161,25 @@ if has profile; then
   fi
 fi
 
+if has mpi; then
+  if ! command -v mpirun >/dev/null; then
+    echo "[mpi] skipped: no mpirun on this machine"
+  elif [ -z "$data" ]; then
+    echo "[mpi] skipped: no .gpu_pack/cifar.tar.gz"
+  else
+    echo "[mpi] $(nvidia-smi -L | wc -l) GPU(s) for 2 ranks"
+    step mpirun_2 90 "$report/mpi.txt" scripts/mpirun.sh 2 build/apps/train_cifar --preset quick \
+      --device cuda --no-progress --data "$data" --out "$(mktemp -d)" --workers 4 \
+      --stop-after-epochs 1
+    grep -E "error|abort|^epoch 1|^done" "$report/mpi.txt" | head -n 4
+  fi
+fi
+
 if has resnet18; then
   if [ -n "$data" ]; then
     step train_resnet18 300 "$report/train.txt" build/apps/train_cifar --preset resnet18 \
-      --device cuda --amp O1 --amp-dtype bf16 --no-progress --data "$data" --out "$(mktemp -d)" \
-      --workers 8
+      --device cuda --amp O1 --amp-dtype bf16 --cudnn-benchmark --no-progress --data "$data" \
+      --out "$(mktemp -d)" --workers 8
     grep "^epoch\|^done" "$report/train.txt" | tail -n 2
   else
     echo "[train_resnet18] skipped: no .gpu_pack/cifar.tar.gz"
