@@ -176,15 +176,23 @@ RG_HOST_DEVICE inline C masked(C g, C x, const detail::BnReluMask& relu, double 
   return affine(x, mean, relu.scale[c], relu.shift[c]) > C(0) ? g : C(0);
 }
 
+// The element passes find each value's channel by a division: in 32 bits (I = uint32_t) when
+// the tensor has fewer than 2^31 values, a few times cheaper on a GPU than a 64-bit one.
+template <class I>
+struct ElementIndex {
+  I numel, s, c;
+  explicit ElementIndex(const Dims& d)
+      : numel(static_cast<I>(d.n * d.c * d.s)), s(static_cast<I>(d.s)), c(static_cast<I>(d.c)) {}
+};
+
 // y = (x − mean)·scale + shift, with `relu` max(·, 0) (NaN to 0, as the CPU's fused op).
-template <class T>
-__global__ void elemt_kernel(const T* x, T* y, Dims d, const double* mean, const double* scale,
-                             const double* shift, bool relu) {
+template <class T, class I>
+__global__ void elemt_kernel(const T* x, T* y, ElementIndex<I> e, const double* mean,
+                             const double* scale, const double* shift, bool relu) {
   using C = compute_t<T>;
-  const int64_t numel = d.n * d.c * d.s;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < numel;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t c = i / d.s % d.c;
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < e.numel;
+       i += static_cast<I>(gridDim.x) * blockDim.x) {
+    const I c = i / e.s % e.c;
     const C v = affine(static_cast<C>(x[i]), mean[c], scale[c], shift[c]);
     y[i] = T(relu ? (v > C(0) ? v : C(0)) : v);
   }
@@ -256,15 +264,14 @@ __global__ void backward_channels(BackwardChannels a, const P* w, P* gweight, P*
   }
 }
 
-template <class T>
-__global__ void backward_elemt_kernel(const T* gy, const T* x, T* gx, Dims d, const double* mean,
-                                      const double* k, const double* a, const double* b,
-                                      detail::BnReluMask relu) {
+template <class T, class I>
+__global__ void backward_elemt_kernel(const T* gy, const T* x, T* gx, ElementIndex<I> e,
+                                      const double* mean, const double* k, const double* a,
+                                      const double* b, detail::BnReluMask relu) {
   using C = compute_t<T>;
-  const int64_t numel = d.n * d.c * d.s;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < numel;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t c = i / d.s % d.c;
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < e.numel;
+       i += static_cast<I>(gridDim.x) * blockDim.x) {
+    const I c = i / e.s % e.c;
     const C xv = static_cast<C>(x[i]);
     const C g = masked(static_cast<C>(gy[i]), xv, relu, mean[c], c);
     gx[i] = T((g - static_cast<C>(a[c]) - (xv - static_cast<C>(mean[c])) * static_cast<C>(b[c])) *
@@ -276,6 +283,20 @@ inline Dims dims_of(const Tensor& x) {
   Dims d{x.size(0), x.size(1), 1};
   for (int64_t i = 2; i < x.dim(); ++i) d.s *= x.size(i);
   return d;
+}
+
+// f(ElementIndex<I>) with 32-bit indices where x's values allow (the grid-stride loop's index
+// plus its stride then stays below 2^32), else 64-bit ones. Emulated, tensors past 64 values
+// take the 64-bit path, so that the tests run both.
+template <class F>
+void with_element_index(const Tensor& x, F f) {
+#if defined(__CUDACC__)
+  constexpr int64_t kLimit32 = int64_t{1} << 31;
+#else
+  constexpr int64_t kLimit32 = 64;
+#endif
+  if (x.numel() < kLimit32) return f(ElementIndex<uint32_t>(dims_of(x)));
+  f(ElementIndex<int64_t>(dims_of(x)));
 }
 
 // f(P{}) for the parameters' C++ type: f32 beside a 16-bit input (mixed mode), else T.
@@ -324,10 +345,13 @@ inline void launch_bn_elemt(const Tensor& x, const Tensor& y, const Tensor& mean
   if (x.numel() == 0) return;
   dispatch_floating(x.dtype(), "batch_norm", [&](auto tag) {
     using T = decltype(tag);
-    cuda::launch(bn_cuda::elemt_kernel<T>, dim3(cuda::grid_for(x.numel())),
-                 dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(x.data_ptr()),
-                 static_cast<T*>(y.data_ptr()), bn_cuda::dims_of(x), mean.data<double>(),
-                 scale.data<double>(), shift.data<double>(), relu);
+    bn_cuda::with_element_index(x, [&](auto e) {
+      using I = decltype(e.numel);
+      cuda::launch(bn_cuda::elemt_kernel<T, I>, dim3(cuda::grid_for(x.numel())),
+                   dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(x.data_ptr()),
+                   static_cast<T*>(y.data_ptr()), e, mean.data<double>(), scale.data<double>(),
+                   shift.data<double>(), relu);
+    });
   });
 }
 
@@ -360,11 +384,13 @@ inline void launch_bn_backward_elemt(const Tensor& gy, const Tensor& x, const Te
   if (x.numel() == 0) return;
   dispatch_floating(x.dtype(), "batch_norm_backward", [&](auto tag) {
     using T = decltype(tag);
-    cuda::launch(bn_cuda::backward_elemt_kernel<T>, dim3(cuda::grid_for(x.numel())),
-                 dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(gy.data_ptr()),
-                 static_cast<const T*>(x.data_ptr()), static_cast<T*>(gx.data_ptr()),
-                 bn_cuda::dims_of(x), mean.data<double>(), k.data<double>(), a.data<double>(),
-                 b.data<double>(), relu);
+    bn_cuda::with_element_index(x, [&](auto e) {
+      using I = decltype(e.numel);
+      cuda::launch(bn_cuda::backward_elemt_kernel<T, I>, dim3(cuda::grid_for(x.numel())),
+                   dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(gy.data_ptr()),
+                   static_cast<const T*>(x.data_ptr()), static_cast<T*>(gx.data_ptr()), e,
+                   mean.data<double>(), k.data<double>(), a.data<double>(), b.data<double>(), relu);
+    });
   });
 }
 
