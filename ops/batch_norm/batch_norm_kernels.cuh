@@ -319,9 +319,14 @@ inline int64_t stride_or_zero(const Tensor& t) {
 
 }  // namespace bn_cuda
 
-// mean, m2 ((C) f64) of x (contiguous, at least one value per channel).
+// mean, m2 ((C) f64) of x (contiguous; zeros when x has no values).
 inline void launch_bn_stats(const Tensor& x, const Tensor& mean, const Tensor& m2,
                             cudaStream_t stream) {
+  if (x.numel() == 0) {  // no values (batch_norm_stats' empty shard): zeros
+    fill_(mean, 0.0);
+    fill_(m2, 0.0);
+    return;
+  }
   const bn_cuda::Dims d = bn_cuda::dims_of(x);
   const bn_cuda::Split split = bn_cuda::split_for(d);
   const TensorOptions f64{DType::f64, x.device()};
@@ -360,6 +365,11 @@ inline void launch_bn_elemt(const Tensor& x, const Tensor& y, const Tensor& mean
 inline void launch_bn_backward_reduce(const Tensor& gy, const Tensor& x, const Tensor& mean,
                                       const Tensor& sum_dy, const Tensor& sum_dy_xmu,
                                       cudaStream_t stream, detail::BnReluMask relu = {}) {
+  if (x.numel() == 0) {  // eval over no values: nothing to sum (and no plane to step over)
+    fill_(sum_dy, 0.0);
+    fill_(sum_dy_xmu, 0.0);
+    return;
+  }
   const bn_cuda::Dims d = bn_cuda::dims_of(x);
   const bn_cuda::Split split = bn_cuda::split_for(d);
   const TensorOptions f64{DType::f64, x.device()};

@@ -27,7 +27,8 @@ const Case kCases[] = {{{4, 3, 3, 5}, true, true, true},
                        {{3, 3, 2, 2}, true, true, false},
                        {{4, 2}, false, true, false},
                        {{2, 3, 2, 3, 2}, true, true, true},  // a volume, as the 3-D UNet's
-                       {{5, 2, 9, 9}, true, false, true}};   // planes wider than a block
+                       {{5, 2, 9, 9}, true, false, true},    // planes wider than a block
+                       {{3, 2, 0}, true, true, false}};      // no values: eval's sums are 0
 
 Tensor input_for(const Shape& shape, DType dtype) {
   // Channel 1 sits at 40 ± 1: a naive E[x²] − E[x]² in f32 would lose its variance.
