@@ -278,4 +278,22 @@ std::vector<ConvPlan> conv_plans(const ConvProblem& problem, const CudnnDescript
   return plans;
 }
 
+std::size_t fastest_candidate(std::size_t count, const std::function<float(std::size_t)>& time,
+                              const std::string& what) {
+  std::size_t best = count;
+  float best_ms = 0;
+  std::string failures;
+  for (std::size_t i = 0; i < count; ++i) {
+    try {
+      const float ms = time(i);
+      if (best == count || ms < best_ms) best = i, best_ms = ms;
+    } catch (const Error& e) {
+      failures += "\n  candidate " + std::to_string(i) + ": " + e.what();
+    }
+  }
+  RG_CHECK(best < count, what, ": none of the ", count, " candidate plans ran while benchmarking",
+           failures);
+  return best;
+}
+
 }  // namespace rg::cuda

@@ -10,6 +10,7 @@
 // cuDNN checks shapes when the graph is finalised, and its message ends up in the rg::Error.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -64,5 +65,12 @@ Shape conv_output_shape(const Shape& x, const Shape& w, const std::vector<int64_
 // configuration passes the filters.
 std::vector<ConvPlan> conv_plans(const ConvProblem& problem, const CudnnDescriptor& device_props,
                                  const ConvPlanOptions& options = {});
+
+// Benchmark mode's choice among `count` candidate plans: time(i) runs candidate i and returns
+// its milliseconds, or throws rg::Error when it cannot run (its workspace does not fit, say), and
+// is then passed over. The fastest's index; the first of equals. Throws, with every candidate's
+// error, when none runs.
+std::size_t fastest_candidate(std::size_t count, const std::function<float(std::size_t)>& time,
+                              const std::string& what);
 
 }  // namespace rg::cuda

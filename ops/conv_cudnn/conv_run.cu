@@ -1,7 +1,6 @@
 // Plan cache and execution of cuDNN convolutions (see conv_run.h).
 #include "ops/conv_cudnn/conv_run.h"
 
-#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -68,34 +67,26 @@ void execute(cudnnHandle_t handle, const ConvPlan& plan, const Tensor& x, const 
 // below their first, few enough that a network's first step stays short.
 constexpr int kBenchmarkCandidates = 8;
 
-// The fastest of `plans` on these tensors: each runs once untimed (first-launch costs), then
-// twice between timing events, and the host waits for each. The runs write only the problem's
-// output tensor, which the caller's own run then overwrites (alpha 1, beta 0). A plan that
-// fails to run (its workspace does not fit, say) is passed over, as PyTorch's benchmark does.
+// The fastest of `plans` on these tensors (fastest_candidate): each runs once untimed
+// (first-launch costs), then twice between timing events, and the host waits for each. The runs
+// write only the problem's output tensor, which the caller's own run then overwrites (alpha 1,
+// beta 0). A plan that fails to run is passed over, as PyTorch's benchmark does.
 std::size_t fastest_plan(const std::vector<ConvPlan>& plans, cudnnHandle_t handle,
                          cudaStream_t stream, const Tensor& x, const Tensor& w, const Tensor& y,
                          const std::string& what) {
   const int device = x.device().index;
-  std::size_t best = 0;
-  float best_ms = std::numeric_limits<float>::infinity();
-  std::string failures;
-  for (std::size_t i = 0; i < plans.size(); ++i) {
-    try {
-      Event start(device, EventTiming::enabled), end(device, EventTiming::enabled);
-      execute(handle, plans[i], x, w, y, what);
-      start.record(stream);
-      for (int run = 0; run < 2; ++run) execute(handle, plans[i], x, w, y, what);
-      end.record(stream);
-      end.synchronize();
-      const float ms = start.elapsed_ms(end);
-      if (ms < best_ms) best_ms = ms, best = i;
-    } catch (const Error& e) {
-      failures += std::string("\n  engine ") + std::to_string(plans[i].engine) + ": " + e.what();
-    }
-  }
-  RG_CHECK(best_ms < std::numeric_limits<float>::infinity(), what,
-           ": no candidate plan ran while benchmarking", failures);
-  return best;
+  return fastest_candidate(
+      plans.size(),
+      [&](std::size_t i) {
+        Event start(device, EventTiming::enabled), end(device, EventTiming::enabled);
+        execute(handle, plans[i], x, w, y, what);
+        start.record(stream);
+        for (int run = 0; run < 2; ++run) execute(handle, plans[i], x, w, y, what);
+        end.record(stream);
+        end.synchronize();
+        return start.elapsed_ms(end);
+      },
+      what);
 }
 
 struct PlanChoice {

@@ -184,6 +184,25 @@ TEST(CudnnPlans, ProblemsTheHeuristicsSkipGetAFallbackPlan) {
           << dtype;
 }
 
+// Benchmark mode's choice: the fastest candidate that runs; one that cannot run is passed over;
+// when none runs, every reason is in the error.
+TEST(CudnnPlans, BenchmarkKeepsTheFastestCandidateThatRuns) {
+  const std::vector<float> ms = {3.0f, 1.5f, 0.5f, 1.5f};
+  auto timed = [&](std::size_t i) { return ms[i]; };
+  EXPECT_EQ(fastest_candidate(ms.size(), timed, "conv"), 2u);
+  auto third_fails = [&](std::size_t i) {
+    if (i == 2) fail("workspace of 9 GiB does not fit");
+    return ms[i];
+  };
+  EXPECT_EQ(fastest_candidate(ms.size(), third_fails, "conv"), 1u);  // the first of equals
+  EXPECT_TRUE(throws_error(
+      [] {
+        fastest_candidate(
+            2, [](std::size_t i) -> float { fail("engine ", i, " refused"); }, "conv fwd");
+      },
+      {"conv fwd", "none of the 2 candidate plans ran", "engine 0 refused", "engine 1 refused"}));
+}
+
 TEST(CudnnPlans, BadShapesGetCudnnsMessage) {
   ConvProblem p = problem(model_convolutions()[1], ConvDirection::forward, DType::f32);
   p.y[1] = 65;  // the filter makes 64 channels
