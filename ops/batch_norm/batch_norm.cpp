@@ -180,19 +180,14 @@ class BatchNormBackward : public Node {
   std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
     const detail::BnWants wants{next_edges[0].node != nullptr, next_edges[1].node != nullptr,
                                 next_edges[2].node != nullptr};
-    if (relu_scale_.defined()) {
-      return dispatch_device<Kernels::cpu_and_cuda>(
-          "batch_norm_relu_backward", x_.device(), [&](auto on) {
-            const detail::BnBackward r = detail::bn_backward(
-                on, g[0].contiguous(), x_, weight_, mean_, invstd_, mode_ == BatchNormMode::train,
-                wants, param_dtype_, relu_scale_, relu_shift_);
-            return std::vector<Tensor>{r.gx, r.gweight, r.gbias};
-          });
-    }
+    // relu_scale_, relu_shift_ undefined (batch_norm): no mask.
+    const std::string_view op =
+        relu_scale_.defined() ? "batch_norm_relu_backward" : "batch_norm_backward";
     const detail::BnBackward r =
-        dispatch_device<Kernels::cpu_and_cuda>("batch_norm_backward", x_.device(), [&](auto on) {
+        dispatch_device<Kernels::cpu_and_cuda>(op, x_.device(), [&](auto on) {
           return detail::bn_backward(on, g[0].contiguous(), x_, weight_, mean_, invstd_,
-                                     mode_ == BatchNormMode::train, wants, param_dtype_);
+                                     mode_ == BatchNormMode::train, wants, param_dtype_,
+                                     relu_scale_, relu_shift_);
         });
     return {r.gx, r.gweight, r.gbias};
   }
@@ -291,12 +286,19 @@ void check_batch_norm(std::string_view op, const Tensor& x, const Tensor& weight
   }
 }
 
-// Records batch_norm's (or batch_norm_relu's) backward node when a gradient is wanted, and
-// returns the forward's output. With the relu the node keeps f.scale and f.shift, from which
-// its backward recomputes the relu's mask (no weight needed: scale = invstd·weight, as used).
-Tensor record_batch_norm(const Tensor& x, const Tensor& xc, const Tensor& weight,
-                         const Tensor& bias, BatchNormMode mode, detail::BnForward& f,
-                         detail::BnActivation activation) {
+// batch_norm, or batch_norm_relu with `activation` relu (both devices' kernels fuse the relu
+// into batch_norm's passes: bn_elemt_cpu, elemt_kernel). Records the backward node when a
+// gradient is wanted; with the relu the node keeps f.scale and f.shift, from which its backward
+// recomputes the relu's mask (no weight needed: scale = invstd·weight, as used).
+Tensor batch_norm_with(std::string_view op, detail::BnActivation activation, const Tensor& x,
+                       const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                       const Tensor& running_var, BatchNormMode mode, double momentum, double eps) {
+  check_batch_norm(op, x, weight, bias, running_mean, running_var, mode, eps);
+  const Tensor xc = x.detach().contiguous();
+  const detail::BnConfig config{mode == BatchNormMode::train, momentum, eps, activation};
+  detail::BnForward f = dispatch_device<Kernels::cpu_and_cuda>(op, x.device(), [&](auto on) {
+    return detail::bn_forward(on, xc, weight, bias, running_mean, running_var, config);
+  });
   if (needs_grad({x, weight, bias})) {
     const bool relu = activation == detail::BnActivation::relu;
     auto node = std::make_shared<BatchNormBackward>(
@@ -316,30 +318,15 @@ Tensor record_batch_norm(const Tensor& x, const Tensor& xc, const Tensor& weight
 Tensor batch_norm_relu(const Tensor& x, const Tensor& weight, const Tensor& bias,
                        const Tensor& running_mean, const Tensor& running_var, BatchNormMode mode,
                        double momentum, double eps) {
-  constexpr std::string_view op = "batch_norm_relu";
-  check_batch_norm(op, x, weight, bias, running_mean, running_var, mode, eps);
-  // Both devices' kernels fuse the relu into batch_norm's passes (bn_elemt_cpu, elemt_kernel).
-  const Tensor xc = x.detach().contiguous();
-  const detail::BnConfig config{mode == BatchNormMode::train, momentum, eps,
-                                detail::BnActivation::relu};
-  detail::BnForward f = dispatch_device<Kernels::cpu_and_cuda>(op, x.device(), [&](auto on) {
-    return detail::bn_forward(on, xc, weight, bias, running_mean, running_var, config);
-  });
-  return record_batch_norm(x, xc, weight, bias, mode, f, detail::BnActivation::relu);
+  return batch_norm_with("batch_norm_relu", detail::BnActivation::relu, x, weight, bias,
+                         running_mean, running_var, mode, momentum, eps);
 }
 
 Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
                   const Tensor& running_mean, const Tensor& running_var, BatchNormMode mode,
                   double momentum, double eps) {
-  constexpr std::string_view op = "batch_norm";
-  check_batch_norm(op, x, weight, bias, running_mean, running_var, mode, eps);
-  const bool train = mode == BatchNormMode::train;
-  const Tensor xc = x.detach().contiguous();
-  const detail::BnConfig config{train, momentum, eps};
-  detail::BnForward f = dispatch_device<Kernels::cpu_and_cuda>(op, x.device(), [&](auto on) {
-    return detail::bn_forward(on, xc, weight, bias, running_mean, running_var, config);
-  });
-  return record_batch_norm(x, xc, weight, bias, mode, f, detail::BnActivation::none);
+  return batch_norm_with("batch_norm", detail::BnActivation::none, x, weight, bias, running_mean,
+                         running_var, mode, momentum, eps);
 }
 
 // ---- pieces for SyncBatchNorm --------------------------------------------------------------

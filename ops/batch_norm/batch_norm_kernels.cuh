@@ -87,21 +87,27 @@ __device__ inline void for_channel_values(const Dims& d, int64_t c, int64_t n0, 
   }
 }
 
-// Part sums of channel c: s1 = Σ (x − k), s2 = Σ (x − k)² with k the channel's first value
-// (the CPU's shift, which keeps the variance of a channel far from zero).
-template <class T>
-__global__ void stats_parts_kernel(const T* x, Dims d, Split split, double* s1_parts,
-                                   double* s2_parts) {
+// The two sums a reduction adds per value.
+struct TermPair {
+  double first, second;
+};
+
+// Both reductions' blocks: for each work item w = c·parts + part, the block sums terms(c)(i)
+// over channel c's values i in the part's samples, into s1_parts[w], s2_parts[w]. terms(c)
+// reads what the channel needs once and returns the per-value function.
+template <class Terms>
+__device__ inline void part_sums(const Dims& d, const Split& split, Terms terms, double* s1_parts,
+                                 double* s2_parts) {
   for (int64_t w = blockIdx.x; w < d.c * split.parts; w += gridDim.x) {
     const int64_t c = w / split.parts, part = w % split.parts;
     const int64_t n0 = part * split.per_part,
                   n1 = n0 + split.per_part < d.n ? n0 + split.per_part : d.n;
-    const double k = wide(x[c * d.s]);
+    const auto term = terms(c);
     double s1 = 0, s2 = 0;
     for_channel_values(d, c, n0, n1, [&](int64_t i) {
-      const double e = wide(x[i]) - k;
-      s1 += e;
-      s2 += e * e;
+      const TermPair t = term(i);
+      s1 += t.first;
+      s2 += t.second;
     });
     s1 = reduce_cuda::block_sum(s1);
     s2 = reduce_cuda::block_sum(s2);
@@ -112,17 +118,38 @@ __global__ void stats_parts_kernel(const T* x, Dims d, Split split, double* s1_p
   }
 }
 
+// Σ of channel c's parts, in order (the same sum on every run).
+template <class Acc>
+RG_HOST_DEVICE inline Acc sum_of_parts(const Acc* parts_sums, int64_t c, int64_t parts) {
+  Acc total = 0;
+  for (int64_t part = 0; part < parts; ++part) total += parts_sums[c * parts + part];
+  return total;
+}
+
+// Part sums of channel c: Σ (x − k), Σ (x − k)² with k the channel's first value (the CPU's
+// shift, which keeps the variance of a channel far from zero).
+template <class T>
+__global__ void stats_parts_kernel(const T* x, Dims d, Split split, double* s1_parts,
+                                   double* s2_parts) {
+  part_sums(
+      d, split,
+      [&](int64_t c) {
+        const double k = wide(x[c * d.s]);
+        return [x, k](int64_t i) {
+          const double e = wide(x[i]) - k;
+          return TermPair{e, e * e};
+        };
+      },
+      s1_parts, s2_parts);
+}
+
 template <class T>
 __global__ void stats_finish_kernel(const T* x, Dims d, int64_t parts, const double* s1_parts,
                                     const double* s2_parts, double* mean, double* m2) {
   const double count = static_cast<double>(d.n * d.s);
   for (int64_t c = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; c < d.c;
        c += int64_t{gridDim.x} * blockDim.x) {
-    double s1 = 0, s2 = 0;
-    for (int64_t part = 0; part < parts; ++part) {
-      s1 += s1_parts[c * parts + part];
-      s2 += s2_parts[c * parts + part];
-    }
+    const double s1 = sum_of_parts(s1_parts, c, parts), s2 = sum_of_parts(s2_parts, c, parts);
     mean[c] = wide(x[c * d.s]) + s1 / count;
     const double v = s2 - s1 * (s1 / count);
     m2[c] = v > 0 ? v : 0.0;
@@ -204,25 +231,17 @@ template <class T>
 __global__ void backward_reduce_parts_kernel(const T* gy, const T* x, Dims d, Split split,
                                              const double* mean, detail::BnReluMask relu,
                                              double* s1_parts, double* s2_parts) {
-  for (int64_t w = blockIdx.x; w < d.c * split.parts; w += gridDim.x) {
-    const int64_t c = w / split.parts, part = w % split.parts;
-    const int64_t n0 = part * split.per_part,
-                  n1 = n0 + split.per_part < d.n ? n0 + split.per_part : d.n;
-    const double mu = mean[c];
-    double s1 = 0, s2 = 0;
-    for_channel_values(d, c, n0, n1, [&](int64_t i) {
-      using C = compute_t<T>;
-      const double g = masked(static_cast<C>(gy[i]), static_cast<C>(x[i]), relu, mu, c);
-      s1 += g;
-      s2 += g * (wide(x[i]) - mu);
-    });
-    s1 = reduce_cuda::block_sum(s1);
-    s2 = reduce_cuda::block_sum(s2);
-    if (threadIdx.x == 0) {
-      s1_parts[w] = s1;
-      s2_parts[w] = s2;
-    }
-  }
+  part_sums(
+      d, split,
+      [&](int64_t c) {
+        const double mu = mean[c];
+        return [gy, x, relu, mu, c](int64_t i) {
+          using C = compute_t<T>;
+          const double g = masked(static_cast<C>(gy[i]), static_cast<C>(x[i]), relu, mu, c);
+          return TermPair{g, g * (wide(x[i]) - mu)};
+        };
+      },
+      s1_parts, s2_parts);
 }
 
 template <class Acc>
@@ -230,13 +249,8 @@ __global__ void sum_parts_kernel(int64_t channels, int64_t parts, const Acc* s1_
                                  const Acc* s2_parts, Acc* s1, Acc* s2) {
   for (int64_t c = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; c < channels;
        c += int64_t{gridDim.x} * blockDim.x) {
-    Acc t1 = 0, t2 = 0;
-    for (int64_t part = 0; part < parts; ++part) {
-      t1 += s1_parts[c * parts + part];
-      t2 += s2_parts[c * parts + part];
-    }
-    s1[c] = t1;
-    s2[c] = t2;
+    s1[c] = sum_of_parts(s1_parts, c, parts);
+    s2[c] = sum_of_parts(s2_parts, c, parts);
   }
 }
 
@@ -285,6 +299,18 @@ inline Dims dims_of(const Tensor& x) {
   return d;
 }
 
+// x's dims, how its channels split, and the (C, parts) f64 sums the part kernels write.
+struct PartSums {
+  Dims d;
+  Split split;
+  Tensor s1, s2;
+  explicit PartSums(const Tensor& x)
+      : d(dims_of(x)),
+        split(split_for(d)),
+        s1(empty({d.c * split.parts}, {DType::f64, x.device()})),
+        s2(empty({d.c * split.parts}, {DType::f64, x.device()})) {}
+};
+
 // f(ElementIndex<I>) with 32-bit indices where x's values allow (the grid-stride loop's index
 // plus its stride then stays below 2^32), else 64-bit ones. Emulated, tensors past 64 values
 // take the 64-bit path, so that the tests run both.
@@ -327,19 +353,16 @@ inline void launch_bn_stats(const Tensor& x, const Tensor& mean, const Tensor& m
     fill_(m2, 0.0);
     return;
   }
-  const bn_cuda::Dims d = bn_cuda::dims_of(x);
-  const bn_cuda::Split split = bn_cuda::split_for(d);
-  const TensorOptions f64{DType::f64, x.device()};
-  const Tensor s1 = empty({d.c * split.parts}, f64), s2 = empty({d.c * split.parts}, f64);
+  const bn_cuda::PartSums p(x);
   dispatch_floating(x.dtype(), "batch_norm", [&](auto tag) {
     using T = decltype(tag);
     const T* xp = static_cast<const T*>(x.data_ptr());
-    cuda::launch(bn_cuda::stats_parts_kernel<T>, dim3(cuda::lane_blocks(d.c * split.parts)),
-                 dim3(cuda::kBlockThreads), 0, stream, xp, d, split, s1.data<double>(),
-                 s2.data<double>());
-    cuda::launch(bn_cuda::stats_finish_kernel<T>, dim3(cuda::grid_for(d.c)),
-                 dim3(cuda::kBlockThreads), 0, stream, xp, d, split.parts, s1.data<double>(),
-                 s2.data<double>(), mean.data<double>(), m2.data<double>());
+    cuda::launch(bn_cuda::stats_parts_kernel<T>, dim3(cuda::lane_blocks(p.s1.numel())),
+                 dim3(cuda::kBlockThreads), 0, stream, xp, p.d, p.split, p.s1.data<double>(),
+                 p.s2.data<double>());
+    cuda::launch(bn_cuda::stats_finish_kernel<T>, dim3(cuda::grid_for(p.d.c)),
+                 dim3(cuda::kBlockThreads), 0, stream, xp, p.d, p.split.parts, p.s1.data<double>(),
+                 p.s2.data<double>(), mean.data<double>(), m2.data<double>());
   });
 }
 
@@ -370,20 +393,17 @@ inline void launch_bn_backward_reduce(const Tensor& gy, const Tensor& x, const T
     fill_(sum_dy_xmu, 0.0);
     return;
   }
-  const bn_cuda::Dims d = bn_cuda::dims_of(x);
-  const bn_cuda::Split split = bn_cuda::split_for(d);
-  const TensorOptions f64{DType::f64, x.device()};
-  const Tensor s1 = empty({d.c * split.parts}, f64), s2 = empty({d.c * split.parts}, f64);
+  const bn_cuda::PartSums p(x);
   dispatch_floating(x.dtype(), "batch_norm_backward", [&](auto tag) {
     using T = decltype(tag);
-    cuda::launch(bn_cuda::backward_reduce_parts_kernel<T>,
-                 dim3(cuda::lane_blocks(d.c * split.parts)), dim3(cuda::kBlockThreads), 0, stream,
-                 static_cast<const T*>(gy.data_ptr()), static_cast<const T*>(x.data_ptr()), d,
-                 split, mean.data<double>(), relu, s1.data<double>(), s2.data<double>());
+    cuda::launch(bn_cuda::backward_reduce_parts_kernel<T>, dim3(cuda::lane_blocks(p.s1.numel())),
+                 dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(gy.data_ptr()),
+                 static_cast<const T*>(x.data_ptr()), p.d, p.split, mean.data<double>(), relu,
+                 p.s1.data<double>(), p.s2.data<double>());
   });
-  cuda::launch(bn_cuda::sum_parts_kernel<double>, dim3(cuda::grid_for(d.c)),
-               dim3(cuda::kBlockThreads), 0, stream, d.c, split.parts, s1.data<double>(),
-               s2.data<double>(), sum_dy.data<double>(), sum_dy_xmu.data<double>());
+  cuda::launch(bn_cuda::sum_parts_kernel<double>, dim3(cuda::grid_for(p.d.c)),
+               dim3(cuda::kBlockThreads), 0, stream, p.d.c, p.split.parts, p.s1.data<double>(),
+               p.s2.data<double>(), sum_dy.data<double>(), sum_dy_xmu.data<double>());
 }
 
 // gx = (gy − a − (x − mean)·b)·k; per-channel values (C) f64; gy masked as above.
