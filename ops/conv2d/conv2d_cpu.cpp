@@ -420,7 +420,8 @@ Tensor conv2d_backward_weight(OnCpu, const Tensor& gy_in, const Tensor& x_in,
       d && gy.shape() == y_shape) {
     dispatch_f32_f64(x.dtype(), "conv2d_backward_weight", [&](auto tag) {
       using T = decltype(tag);
-      detail::direct_conv_backward_weight<T>(*d, gy.data<T>(), x.data<T>(), gw.data<T>());
+      detail::direct_conv_backward_weight<T>(*d, gy.data<T>(), x.data<T>(), gw.data<T>(),
+                                             detail::direct_backward_weight_kind(*d));
     });
     return gw;
   }

@@ -47,17 +47,22 @@ bool direct_conv_pays(const DirectConv& g, DirectKernel kernel) {
                                              : 4 * useful >= 3 * forward_work(g, kind);
   }
   // Backward-weight wastes only the channel padding, but transposes gy: one move per K/L
-  // FMAs, too many for 1x1 kernels (measured slower than im2col + GEMM there). With AVX2 and
-  // outputs under 8×8 it loses where the K × Op sums, read and written once per pass over the
-  // tiles (every 128 outputs), outgrow the caches: ResNet18's 4×4 stage (9 MB of sums: ~0.7×
-  // im2col + GEMM, measured); airbench94's 7×7 and 3×3 layers (2.4 MB) ran 1.2-1.6× faster.
-  if (!kAvx512 && g.Ho * g.Wo < 64) {
-    const int64_t sums =
-        g.C * g.kH * g.kW * round_up(g.O, channel_tile<float>(g.O).NV * Simd<float>::L);
-    if (sums > (1 << 20)) return false;
-  }
+  // FMAs, too many for 1x1 kernels (measured slower than im2col + GEMM there). Over padded
+  // images with AVX2 and outputs under 8×8 it lost where the K × Op sums, read and written
+  // once per pass over the tiles (every 128 outputs), outgrow the caches (ResNet18's 4×4
+  // stage, 9 MB: ~0.7× im2col + GEMM): those images take the gathered rows instead.
   const ChannelTile t = channel_tile<float>(g.O);
   return g.kH * g.kW > 1 && 4 * g.O >= 3 * round_up(g.O, t.NV * Simd<float>::L);
+}
+
+DirectBackwardWeight direct_backward_weight_kind(const DirectConv& g) {
+  // Gathered rows stream gy of the whole batch per block of channels, so they want few
+  // positions per image: with AVX2, at batch 128, 1.6-2× faster than im2col + GEMM on
+  // ResNet18's 4×4 stage, 1.3-1.5× faster than padded images on airbench94's 7×7 and 3×3
+  // layers, but even at 8×8 and 3-4× slower at 32×32 (measured). AVX-512 keeps padded images
+  // (gathered rows not measured there).
+  return !kAvx512 && g.Ho * g.Wo < 64 ? DirectBackwardWeight::gathered_rows
+                                      : DirectBackwardWeight::padded_images;
 }
 
 template <class T>
@@ -71,5 +76,18 @@ template void direct_conv_forward<float>(const DirectConv&, const float*, const 
                                          const float*, float*, DirectForward);
 template void direct_conv_forward<double>(const DirectConv&, const double*, const double*,
                                           const double*, double*, DirectForward);
+
+template <class T>
+void direct_conv_backward_weight(const DirectConv& g, const T* gy, const T* x, T* gw,
+                                 DirectBackwardWeight kind) {
+  if (kind == DirectBackwardWeight::gathered_rows)
+    return backward_weight_gathered_rows(g, gy, x, gw);
+  backward_weight_padded_images(g, gy, x, gw);
+}
+
+template void direct_conv_backward_weight<float>(const DirectConv&, const float*, const float*,
+                                                 float*, DirectBackwardWeight);
+template void direct_conv_backward_weight<double>(const DirectConv&, const double*, const double*,
+                                                  double*, DirectBackwardWeight);
 
 }  // namespace rg::detail

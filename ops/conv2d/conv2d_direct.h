@@ -18,11 +18,13 @@
 //
 //   forward          y[o, q]  = Σ_k W[o, k] · xp[off[k] + q]   (for q in whole vectors, or for
 //                                                               the valid q only, by channels)
-//   backward-weight  gW[o, k] = Σ_n Σ_{valid q} gy[o, q] · xp[off[k] + q]
+//   backward-weight  gW[o, k] = Σ_n Σ_{valid q} gy[o, q] · xp[off[k] + q]   (or over the
+//                                                        rows k of im2col, for small images)
 // Stride-1 backward-data is the forward kernel on gy with the flipped kernel (see conv2d_cpu).
 //
-// Results per image do not depend on the thread count; backward-weight sums a fixed part of
-// the batch per thread, as the im2col kernels do.
+// Results per image do not depend on the thread count; backward-weight over padded images
+// sums a fixed part of the batch per thread, as the im2col kernels do, and over gathered rows
+// sums the whole batch in one chain per weight.
 
 #include <cstdint>
 
@@ -51,8 +53,16 @@ template <class T>
 void direct_conv_forward(const DirectConv& g, const T* x, const T* w, const T* bias, T* y,
                          DirectForward kind);
 
+// How backward-weight reads x: per pass of a few padded images (the sums of every tap and
+// channel added into memory per pass), or over rows of taps gathered across the whole batch
+// (small images: each sum stays in registers for the whole batch).
+enum class DirectBackwardWeight { padded_images, gathered_rows };
+// The faster of the two for g (where direct_conv_pays).
+DirectBackwardWeight direct_backward_weight_kind(const DirectConv& g);
+
 // gw = Σ_n gy ⋆ x, with gy: (N, G·O, Ho, Wo) the full output gradient.
 template <class T>
-void direct_conv_backward_weight(const DirectConv& g, const T* gy, const T* x, T* gw);
+void direct_conv_backward_weight(const DirectConv& g, const T* gy, const T* x, T* gw,
+                                 DirectBackwardWeight kind);
 
 }  // namespace rg::detail

@@ -1,4 +1,5 @@
-// The direct backward-weight, vectorised over output channels (see conv2d_direct_common.h).
+// The direct backward-weight over padded images, vectorised over output channels (see
+// conv2d_direct_common.h).
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -68,14 +69,11 @@ void channel_weight_chunk(const DirectConv& g, const Layout& l, const T* xp, con
                                      gwt + kb * KR * Op + ob * CW);
 }
 }  // namespace
-}  // namespace direct
-
-using namespace direct;
 
 // Backward-weight vectorised over output channels: gwt (K × Op) per thread part, then
 // gw (O × K) = Σ_parts gwtᵀ in a fixed order.
 template <class T>
-void direct_conv_backward_weight(const DirectConv& g, const T* gy, const T* x, T* gw) {
+void backward_weight_padded_images(const DirectConv& g, const T* gy, const T* x, T* gw) {
   const Layout l = Layout::of<T>(g);
   const ChannelTile t = channel_tile<T>(g.O);
   const int64_t Op = round_up(g.O, t.NV * Simd<T>::L), P = g.Ho * g.Wo;
@@ -130,9 +128,10 @@ void direct_conv_backward_weight(const DirectConv& g, const T* gy, const T* x, T
   });
 }
 
-template void direct_conv_backward_weight<float>(const DirectConv&, const float*, const float*,
-                                                 float*);
-template void direct_conv_backward_weight<double>(const DirectConv&, const double*, const double*,
-                                                  double*);
+template void backward_weight_padded_images<float>(const DirectConv&, const float*, const float*,
+                                                   float*);
+template void backward_weight_padded_images<double>(const DirectConv&, const double*, const double*,
+                                                    double*);
 
+}  // namespace direct
 }  // namespace rg::detail

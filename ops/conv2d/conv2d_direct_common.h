@@ -19,7 +19,9 @@
 //                    gy transposed to (position, channel), KR broadcasts of the padded image,
 //                    KR·NV FMAs. Vectorised over channels, it visits only the valid outputs
 //                    (no junk columns) and needs no horizontal sums
-//                    (conv2d_direct_backward_weight.cpp).
+//                    (conv2d_direct_backward_weight.cpp); for small images the same tile over
+//                    rows of taps gathered across the batch
+//                    (conv2d_direct_backward_weight_rows.cpp).
 // Which kernel runs where is decided in conv2d_direct.cpp.
 
 #include <algorithm>
@@ -348,5 +350,10 @@ template <class T>
 void forward_by_outputs(const DirectConv& g, const T* x, const T* w, const T* bias, T* y);
 template <class T>
 void forward_by_channels(const DirectConv& g, const T* x, const T* w, const T* bias, T* y);
+// The two backward-weights (direct_conv_backward_weight picks one).
+template <class T>
+void backward_weight_padded_images(const DirectConv& g, const T* gy, const T* x, T* gw);
+template <class T>
+void backward_weight_gathered_rows(const DirectConv& g, const T* gy, const T* x, T* gw);
 
 }  // namespace rg::detail::direct

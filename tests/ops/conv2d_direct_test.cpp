@@ -86,6 +86,13 @@ Tensor reference_backward_weight(const DirectConv& g, const Tensor& gy, const Te
 
 using detail::DirectForward;
 constexpr DirectForward kForwardKinds[] = {DirectForward::by_outputs, DirectForward::by_channels};
+using detail::DirectBackwardWeight;
+constexpr DirectBackwardWeight kWeightKinds[] = {DirectBackwardWeight::padded_images,
+                                                 DirectBackwardWeight::gathered_rows};
+const char* weight_kind_name(DirectBackwardWeight kind) {
+  return kind == DirectBackwardWeight::padded_images ? "backward-weight over padded images"
+                                                     : "backward-weight over gathered rows";
+}
 
 template <class T>
 Tensor run_forward(const DirectConv& g, const Tensor& x, const Tensor& w, const Tensor& b,
@@ -97,9 +104,10 @@ Tensor run_forward(const DirectConv& g, const Tensor& x, const Tensor& w, const 
 }
 
 template <class T>
-Tensor run_backward_weight(const DirectConv& g, const Tensor& gy, const Tensor& x) {
+Tensor run_backward_weight(const DirectConv& g, const Tensor& gy, const Tensor& x,
+                           DirectBackwardWeight kind) {
   Tensor gw = empty(w_shape(g), {x.dtype()});
-  detail::direct_conv_backward_weight<T>(g, gy.data<T>(), x.data<T>(), gw.data<T>());
+  detail::direct_conv_backward_weight<T>(g, gy.data<T>(), x.data<T>(), gw.data<T>(), kind);
   return gw;
 }
 
@@ -118,8 +126,11 @@ void check_against_reference(const DirectConv& g, double atol, double rtol) {
     EXPECT_TRUE(all_close(run_forward<T>(g, x, w, Tensor(), kind).to(DType::f64),
                           reference_forward(g, x64, w64, Tensor()), atol, rtol));
   }
-  EXPECT_TRUE(all_close(run_backward_weight<T>(g, gy, x).to(DType::f64),
-                        reference_backward_weight(g, gy64, x64), atol, rtol));
+  for (DirectBackwardWeight kind : kWeightKinds) {
+    SCOPED_TRACE(weight_kind_name(kind));
+    EXPECT_TRUE(all_close(run_backward_weight<T>(g, gy, x, kind).to(DType::f64),
+                          reference_backward_weight(g, gy64, x64), atol, rtol));
+  }
 }
 
 const std::vector<std::pair<const char*, DirectConv>> kShapes = {
@@ -143,6 +154,9 @@ const std::vector<std::pair<const char*, DirectConv>> kShapes = {
     // their outputs across images in its tiles.
     {"3x3 images, batches of 15", make(17, 2, 3, 3, 3, 5, 3, 3, 1, 1)},
     {"4x4 stride 2, 40 channels", make(9, 1, 6, 8, 7, 40, 3, 3, 1, 1, 1, 1, 2, 2)},
+    // Backward-weight over gathered rows: a batch of 2560 positions leaves room for one tile
+    // of taps per block (11 blocks, the last one 3 taps), 20 channels in 2 or 3 blocks.
+    {"2560 positions, 63 taps", make(40, 1, 7, 8, 8, 20, 3, 3, 1, 1)},
 };
 
 TEST(Conv2dDirect, MatchesPlainLoopF64) {
@@ -177,31 +191,36 @@ TEST(Conv2dDirect, AlternatingLayoutsKeepTheirBorders) {
       for (DirectForward kind : kForwardKinds)
         EXPECT_TRUE(all_close(run_forward<double>(g, x, w, Tensor(), kind),
                               reference_forward(g, x, w, Tensor()), 1e-12, 1e-12));
-      EXPECT_TRUE(all_close(run_backward_weight<double>(g, gy, x),
-                            reference_backward_weight(g, gy, x), 1e-12, 1e-12));
+      for (DirectBackwardWeight kind : kWeightKinds)
+        EXPECT_TRUE(all_close(run_backward_weight<double>(g, gy, x, kind),
+                              reference_backward_weight(g, gy, x), 1e-12, 1e-12));
     }
 }
 
 // Images are claimed by the threads in any order, but each is computed alone: bit-identical
-// forward results for any thread count. Backward-weight sums per-thread parts of the batch
-// (as the im2col kernel does): equal up to rounding.
+// forward results for any thread count. Backward-weight over padded images sums per-thread
+// parts of the batch (as the im2col kernel does): equal up to rounding; over gathered rows
+// threads split the taps, each weight one sum over the batch: bit-identical.
 TEST(Conv2dDirect, SameResultForAnyThreadCount) {
-  const DirectConv g = make(5, 1, 4, 6, 6, 3, 3, 3, 1, 1);
+  const DirectConv g = make(5, 1, 8, 6, 6, 3, 3, 3, 1, 1);
   const Tensor x = grad_input(x_shape(g)).detach(), w = grad_input(w_shape(g), -1, 1, 2).detach();
   const Tensor gy = grad_input(y_shape(g), -1, 1, 4).detach();
   const int threads = num_threads();
   set_num_threads(1);
   const Tensor y1 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_outputs);
   const Tensor c1 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_channels);
-  const Tensor gw1 = run_backward_weight<double>(g, gy, x);
+  const Tensor gw1 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::padded_images);
+  const Tensor r1 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::gathered_rows);
   set_num_threads(3);
   const Tensor y3 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_outputs);
   const Tensor c3 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_channels);
-  const Tensor gw3 = run_backward_weight<double>(g, gy, x);
+  const Tensor gw3 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::padded_images);
+  const Tensor r3 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::gathered_rows);
   set_num_threads(threads);
   EXPECT_TRUE(all_close(y3, y1, 0, 0));
   EXPECT_TRUE(all_close(c3, c1, 0, 0));
   EXPECT_TRUE(all_close(gw3, gw1, 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(r3, r1, 0, 0));
 }
 
 // gx of the convolution g from gy, by the plain loop (the adjoint of reference_forward).

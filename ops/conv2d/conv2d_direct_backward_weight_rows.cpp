@@ -1,0 +1,161 @@
+// The direct backward-weight for small images, over gathered rows (see conv2d_direct_common.h).
+//
+// With 4×4 outputs the kernel over padded images (conv2d_direct_backward_weight.cpp) adds its
+// K × O sums into memory every 128 outputs, and for 512 channels those sums are 9 MB: the
+// memory traffic, not the FMAs, sets its speed (and im2col + GEMM's, ~55 GFLOP/s on AVX2).
+// Here each register tile runs over the whole batch at once, so every sum is written once:
+//   gyb    gy of the whole batch, packed per block of CW = NV·L output channels as
+//          (N·Ho·Wo positions × CW): one contiguous stream per tile;
+//   rows   a block of taps k of the im2col matrix, (taps × N·Ho·Wo), gathered by the thread
+//          that owns the block (zeros where a tap reads the padding);
+//   tile   gW[o, k] for KR taps × CW channels = Σ_q rows[k, q] · gyb[q, o], in registers.
+// Threads split the taps, not the batch: no partial sums to add, and each gW value is one
+// chain of FMAs in the order of q, whatever the thread count.
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+
+#include "core/thread_pool.h"
+#include "ops/conv2d/conv2d_direct_common.h"
+
+namespace rg::detail {
+namespace direct {
+namespace {
+
+// gyb[grp, block, q, lane] = gy[n, grp·O + block·CW + lane, p] for q = n·P + p; zeros past O.
+template <class T>
+void pack_gy(const DirectConv& g, int64_t CW, const T* gy, T* gyb) {
+  const int64_t P = g.Ho * g.Wo, Q = g.N * P, blocks = round_up(g.O, CW) / CW;
+  parallel_for(g.N * g.G, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t item = i0; item < i1; ++item) {
+      const int64_t n = item / g.G, grp = item % g.G;
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        T* dst = gyb + ((grp * blocks + blk) * Q + n * P) * CW;
+        const int64_t lanes = std::min(CW, g.O - blk * CW);
+        const T* src = gy + ((n * g.G + grp) * g.O + blk * CW) * P;
+        for (int64_t p = 0; p < P; ++p) {
+          for (int64_t c = 0; c < lanes; ++c) dst[p * CW + c] = src[c * P + p];
+          std::fill(dst + p * CW + lanes, dst + (p + 1) * CW, T(0));
+        }
+      }
+    }
+  });
+}
+
+// rows[r, q] = the padded input that tap k0 + r of group grp reads for output q = (n, ho, wo).
+template <class T>
+void gather_rows(const DirectConv& g, const T* x, int64_t grp, int64_t k0, int64_t rows_n,
+                 T* rows) {
+  const int64_t P = g.Ho * g.Wo;
+  for (int64_t r = 0; r < rows_n; ++r) {
+    const int64_t k = k0 + r, c = k / (g.kH * g.kW), i = k / g.kW % g.kH, j = k % g.kW;
+    // The outputs wo whose column lies inside the image: w = wo·sW − pW + j·dW in [0, W).
+    int64_t lo = 0, hi = g.Wo;
+    while (lo < g.Wo && lo * g.sW - g.pW + j * g.dW < 0) ++lo;
+    while (hi > lo && (hi - 1) * g.sW - g.pW + j * g.dW >= g.W) --hi;
+    T* out = rows + r * g.N * P;
+    for (int64_t n = 0; n < g.N; ++n) {
+      const T* image = x + ((n * g.G + grp) * g.C + c) * g.H * g.W;
+      for (int64_t ho = 0; ho < g.Ho; ++ho, out += g.Wo) {
+        const int64_t h = ho * g.sH - g.pH + i * g.dH;
+        if (h < 0 || h >= g.H) {
+          std::fill(out, out + g.Wo, T(0));
+          continue;
+        }
+        const T* src = image + h * g.W - g.pW + j * g.dW;
+        std::fill(out, out + lo, T(0));
+        for (int64_t wo = lo; wo < hi; ++wo) out[wo] = src[wo * g.sW];
+        std::fill(out + hi, out + g.Wo, T(0));
+      }
+    }
+  }
+}
+
+// Positions summed in registers before the sum is added into the tile's total: one chain of
+// 2560 f32 FMAs (a test's shape) ended 2e-5 from the exact sum, past the tolerance that the
+// padded-image kernel (a chain per 128 outputs) meets; two levels stay within it.
+constexpr int64_t kPositionsPerSum = 256;
+
+// gw[o0 + o, k0 + r] = Σ_q rows[r, q] · gyb[q, o] for r < kr_valid, o < o_valid. Rows past
+// kr_valid repeat the last one (computed, dropped).
+template <class T, int KR, int NV>
+void rows_tile(int64_t Q, int64_t K, const T* rows, int kr_valid, const T* gyb, int o_valid,
+               T* gw) {
+  using V = typename Simd<T>::V;
+  constexpr int L = Simd<T>::L, CW = NV * L;
+  const T* xr[KR];
+  for (int r = 0; r < KR; ++r) xr[r] = rows + std::min(r, kr_valid - 1) * Q;
+  V total[KR][NV] = {};
+  for (int64_t q0 = 0; q0 < Q; q0 += kPositionsPerSum) {
+    V acc[KR][NV] = {};
+    const int64_t q1 = std::min(Q, q0 + kPositionsPerSum);
+    for (int64_t q = q0; q < q1; ++q) {
+      V gv[NV];
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) gv[v] = loadu<V>(gyb + q * CW + v * L);
+      broadcast_fmas(acc, gv, xr, q);
+    }
+    for (int r = 0; r < KR; ++r)
+      for (int v = 0; v < NV; ++v) total[r][v] += acc[r][v];
+  }
+  T tile[KR][CW];
+  for (int r = 0; r < KR; ++r)
+    for (int v = 0; v < NV; ++v) storeu(&tile[r][v * L], total[r][v]);
+  for (int o = 0; o < o_valid; ++o)
+    for (int r = 0; r < kr_valid; ++r) gw[o * K + r] = tile[r][o];
+}
+
+template <class T, int KR, int NV>
+void rows_block(const DirectConv& g, int64_t K, const T* rows, int64_t rows_n, const T* gyb,
+                T* gw) {
+  constexpr int64_t CW = NV * Simd<T>::L;
+  const int64_t Q = g.N * g.Ho * g.Wo, blocks = round_up(g.O, CW) / CW;
+  for (int64_t blk = 0; blk < blocks; ++blk)
+    for (int64_t r = 0; r < rows_n; r += KR)
+      rows_tile<T, KR, NV>(Q, K, rows + r * Q, static_cast<int>(std::min<int64_t>(KR, rows_n - r)),
+                           gyb + blk * Q * CW,
+                           static_cast<int>(std::min<int64_t>(CW, g.O - blk * CW)),
+                           gw + blk * CW * K + r);
+}
+
+}  // namespace
+
+template <class T>
+void backward_weight_gathered_rows(const DirectConv& g, const T* gy, const T* x, T* gw) {
+  const ChannelTile t = channel_tile<T>(g.O);
+  const int64_t CW = t.NV * Simd<T>::L, Op = round_up(g.O, CW);
+  const int64_t Q = g.N * g.Ho * g.Wo, K = g.C * g.kH * g.kW;
+  std::unique_ptr<T[]> gyb(new T[static_cast<std::size_t>(g.G * Op * Q)]);
+  pack_gy(g, CW, gy, gyb.get());
+  // Blocks of taps whose rows fill about 128 KB (a tile streams KR of them and gy's block),
+  // at most 8 tiles tall.
+  const int64_t fit = (128 << 10) / static_cast<int64_t>(sizeof(T)) / std::max<int64_t>(1, Q);
+  const int64_t block = std::clamp<int64_t>(fit / t.KR, 1, 8) * t.KR;
+  const int64_t k_blocks = (K + block - 1) / block;
+  parallel_for(g.G * k_blocks, 1, [&](int64_t b0, int64_t b1) {
+    T* rows = thread_buffer<T>(static_cast<std::size_t>(block * Q));
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t grp = b / k_blocks, k0 = b % k_blocks * block;
+      const int64_t rows_n = std::min(block, K - k0);
+      gather_rows(g, x, grp, k0, rows_n, rows);
+      const T* gyg = gyb.get() + grp * Op * Q;
+      T* out = gw + grp * g.O * K + k0;
+      constexpr ChannelTile t0 = kChannelTiles[0], t1 = kChannelTiles[1];
+      constexpr ChannelTile t2 = kChannelTiles[2];
+      if (t.NV == t0.NV)
+        rows_block<T, t0.KR, t0.NV>(g, K, rows, rows_n, gyg, out);
+      else if (t.NV == t1.NV)
+        rows_block<T, t1.KR, t1.NV>(g, K, rows, rows_n, gyg, out);
+      else
+        rows_block<T, t2.KR, t2.NV>(g, K, rows, rows_n, gyg, out);
+    }
+  });
+}
+
+template void backward_weight_gathered_rows<float>(const DirectConv&, const float*, const float*,
+                                                   float*);
+template void backward_weight_gathered_rows<double>(const DirectConv&, const double*, const double*,
+                                                    double*);
+
+}  // namespace direct
+}  // namespace rg::detail
