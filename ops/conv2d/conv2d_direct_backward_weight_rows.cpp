@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "core/thread_pool.h"
 #include "ops/conv2d/conv2d_direct_common.h"
@@ -43,32 +44,31 @@ void pack_gy(const DirectConv& g, int64_t CW, const T* gy, T* gyb) {
 }
 
 // rows[r, q] = the padded input that tap k0 + r of group grp reads for output q = (n, ho, wo).
+// Each image's channel is padded once into `plane` (its zero border written once), and every
+// tap of the block on that channel copies its window from there, without bounds checks: a
+// valid output's taps stay inside the padded plane.
 template <class T>
 void gather_rows(const DirectConv& g, const T* x, int64_t grp, int64_t k0, int64_t rows_n,
                  T* rows) {
-  const int64_t P = g.Ho * g.Wo;
-  for (int64_t r = 0; r < rows_n; ++r) {
-    const int64_t k = k0 + r, c = k / (g.kH * g.kW), i = k / g.kW % g.kH, j = k % g.kW;
-    // The outputs wo whose column lies inside the image: w = wo·sW − pW + j·dW in [0, W).
-    int64_t lo = 0, hi = g.Wo;
-    while (lo < g.Wo && lo * g.sW - g.pW + j * g.dW < 0) ++lo;
-    while (hi > lo && (hi - 1) * g.sW - g.pW + j * g.dW >= g.W) --hi;
-    T* out = rows + r * g.N * P;
-    for (int64_t n = 0; n < g.N; ++n) {
+  const int64_t P = g.Ho * g.Wo, Q = g.N * P, taps = g.kH * g.kW;
+  const int64_t Hp = g.H + 2 * g.pH, Wp = g.W + 2 * g.pW;
+  std::vector<T> plane(static_cast<std::size_t>(Hp * Wp), T(0));
+  const int64_t c0 = k0 / taps, c1 = (k0 + rows_n - 1) / taps;
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t c = c0; c <= c1; ++c) {
       const T* image = x + ((n * g.G + grp) * g.C + c) * g.H * g.W;
-      for (int64_t ho = 0; ho < g.Ho; ++ho, out += g.Wo) {
-        const int64_t h = ho * g.sH - g.pH + i * g.dH;
-        if (h < 0 || h >= g.H) {
-          std::fill(out, out + g.Wo, T(0));
-          continue;
+      for (int64_t h = 0; h < g.H; ++h)
+        std::copy(image + h * g.W, image + (h + 1) * g.W, plane.data() + (h + g.pH) * Wp + g.pW);
+      const int64_t k_end = std::min(k0 + rows_n, (c + 1) * taps);
+      for (int64_t k = std::max(k0, c * taps); k < k_end; ++k) {
+        const int64_t i = k / g.kW % g.kH, j = k % g.kW;
+        T* out = rows + (k - k0) * Q + n * P;
+        for (int64_t ho = 0; ho < g.Ho; ++ho, out += g.Wo) {
+          const T* src = plane.data() + (ho * g.sH + i * g.dH) * Wp + j * g.dW;
+          for (int64_t wo = 0; wo < g.Wo; ++wo) out[wo] = src[wo * g.sW];
         }
-        const T* src = image + h * g.W - g.pW + j * g.dW;
-        std::fill(out, out + lo, T(0));
-        for (int64_t wo = lo; wo < hi; ++wo) out[wo] = src[wo * g.sW];
-        std::fill(out + hi, out + g.Wo, T(0));
       }
     }
-  }
 }
 
 // Positions summed in registers before the sum is added into the tile's total: one chain of
