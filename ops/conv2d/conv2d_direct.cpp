@@ -56,11 +56,12 @@ bool direct_conv_pays(const DirectConv& g, DirectKernel kernel) {
 }
 
 DirectBackwardWeight direct_backward_weight_kind(const DirectConv& g) {
-  // Gathered rows stream gy of the whole batch per block of channels, so they want few
-  // positions per image: with AVX2, at batch 128, 1.6-2× faster than im2col + GEMM on
-  // ResNet18's 4×4 stage, 1.3-1.5× faster than padded images on airbench94's 7×7 and 3×3
-  // layers, but even at 8×8 and 3-4× slower at 32×32 (measured). AVX-512 keeps padded images
-  // (gathered rows not measured there).
+  // Gathered rows copy every tap's window of x and read gy once per block of taps; that pays
+  // on small images, where layers are wide and the padded-image kernel's K × O sums outgrow
+  // the caches: with AVX2, at batch 128,
+  // 1.6-2× faster than im2col + GEMM on ResNet18's 4×4 stage, 1.2-1.5× faster than padded
+  // images on airbench94's 7×7 and 3×3 layers, but 0.7-1.0× at 8×8 and 0.5-0.6× at 16×16 and
+  // 32×32 (measured). AVX-512 keeps padded images (gathered rows not measured there).
   return !kAvx512 && g.Ho * g.Wo < 64 ? DirectBackwardWeight::gathered_rows
                                       : DirectBackwardWeight::padded_images;
 }

@@ -24,7 +24,7 @@
 //
 // Results per image do not depend on the thread count; backward-weight over padded images
 // sums a fixed part of the batch per thread, as the im2col kernels do, and over gathered rows
-// sums the whole batch in one chain per weight.
+// sums each weight over the batch by one thread, in a fixed order.
 
 #include <cstdint>
 
@@ -55,7 +55,7 @@ void direct_conv_forward(const DirectConv& g, const T* x, const T* w, const T* b
 
 // How backward-weight reads x: per pass of a few padded images (the sums of every tap and
 // channel added into memory per pass), or over rows of taps gathered across the whole batch
-// (small images: each sum stays in registers for the whole batch).
+// (small images: each sum stays in registers over ~1024 positions).
 enum class DirectBackwardWeight { padded_images, gathered_rows };
 // The faster of the two for g (where direct_conv_pays).
 DirectBackwardWeight direct_backward_weight_kind(const DirectConv& g);
