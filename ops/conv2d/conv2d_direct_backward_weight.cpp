@@ -11,21 +11,6 @@ namespace rg::detail {
 namespace direct {
 namespace {
 
-// gyt (P × Op) = gy of one (image, group), (O × P), transposed; channels O.. are zero.
-template <class T>
-void transpose_gy(int64_t O, int64_t P, int64_t Op, const T* gy, T* gyt) {
-  constexpr int64_t L = Simd<T>::L;
-  const int64_t O_blocks = O / L * L, P_blocks = P / L * L;
-  for (int64_t o = 0; o < O_blocks; o += L)
-    for (int64_t p = 0; p < P_blocks; p += L)
-      transpose_block(gy + o * P + p, P, gyt + p * Op + o, Op);
-  for (int64_t o = 0; o < O; ++o) {  // the edges
-    const int64_t p0 = o < O_blocks ? P_blocks : 0;
-    for (int64_t p = p0; p < P; ++p) gyt[p * Op + o] = gy[o * P + p];
-  }
-  for (int64_t p = 0; p < P; ++p) std::fill(gyt + p * Op + O, gyt + (p + 1) * Op, T(0));
-}
-
 // out (KR rows of stride Op, NV·L channels) += Σ over b images, Σ over the valid outputs
 // (ho, wo) of xp[off[c] + ho·Wq + wo] · gyt[ho·Wo + wo, channels]. Taps past kr_valid are
 // computed (repeated taps) but dropped.
@@ -102,14 +87,9 @@ void backward_weight_padded_images(const DirectConv& g, const T* gy, const T* x,
             transpose_gy(g.O, P, Op, gy + item * y_group, gyt + i * P * Op);
           }
           T* out = gwt.data() + part * part_size + grp * l.K * Op;
-          constexpr ChannelTile t0 = kChannelTiles[0], t1 = kChannelTiles[1];
-          constexpr ChannelTile t2 = kChannelTiles[2];
-          if (t.NV == t0.NV)
-            channel_weight_chunk<T, t0.KR, t0.NV>(g, l, xp, gyt, Op, b, off.data(), out);
-          else if (t.NV == t1.NV)
-            channel_weight_chunk<T, t1.KR, t1.NV>(g, l, xp, gyt, Op, b, off.data(), out);
-          else
-            channel_weight_chunk<T, t2.KR, t2.NV>(g, l, xp, gyt, Op, b, off.data(), out);
+          with_channel_tile(t, [&]<int KR, int NV>() {
+            channel_weight_chunk<T, KR, NV>(g, l, xp, gyt, Op, b, off.data(), out);
+          });
         }
       }
     }

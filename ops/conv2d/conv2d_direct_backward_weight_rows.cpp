@@ -36,10 +36,7 @@ void pack_gy(const DirectConv& g, int64_t CW, const T* gy, T* gyb) {
         T* dst = gyb + ((grp * blocks + blk) * Q + n * P) * CW;
         const int64_t lanes = std::min(CW, g.O - blk * CW);
         const T* src = gy + ((n * g.G + grp) * g.O + blk * CW) * P;
-        for (int64_t p = 0; p < P; ++p) {
-          for (int64_t c = 0; c < lanes; ++c) dst[p * CW + c] = src[c * P + p];
-          std::fill(dst + p * CW + lanes, dst + (p + 1) * CW, T(0));
-        }
+        transpose_gy(lanes, P, CW, src, dst);
       }
     }
   });
@@ -132,12 +129,12 @@ template <class T>
 void backward_weight_gathered_rows(const DirectConv& g, const T* gy, const T* x, T* gw) {
   const ChannelTile t = channel_tile<T>(g.O);
   const int64_t CW = t.NV * Simd<T>::L, Op = round_up(g.O, CW);
-  const int64_t Q = g.N * g.Ho * g.Wo, K = g.C * g.kH * g.kW;
+  const int64_t P = g.Ho * g.Wo, Q = g.N * P, K = g.C * g.kH * g.kW;
   std::unique_ptr<T[]> gyb(new T[static_cast<std::size_t>(g.G * Op * Q)]);
   pack_gy(g, CW, gy, gyb.get());
   // Chunks of whole images, ~1024 positions; blocks of taps whose rows over a chunk fill at
   // most 192 KB, at most 8 tiles tall.
-  const int64_t P = g.Ho * g.Wo, images = std::max<int64_t>(1, kChunkPositions / P);
+  const int64_t images = std::max<int64_t>(1, kChunkPositions / P);
   const int64_t fit = (192 << 10) / static_cast<int64_t>(sizeof(T)) / (images * P);
   const int64_t block = std::clamp<int64_t>(fit / t.KR, 1, 8) * t.KR;
   const int64_t k_blocks = (K + block - 1) / block;
@@ -151,14 +148,9 @@ void backward_weight_gathered_rows(const DirectConv& g, const T* gy, const T* x,
         gather_rows(g, x, grp, k0, rows_n, n0, nb, rows);
         const T* gyg = gyb.get() + grp * Op * Q + n0 * P * CW;
         T* out = gw + grp * g.O * K + k0;
-        constexpr ChannelTile t0 = kChannelTiles[0], t1 = kChannelTiles[1];
-        constexpr ChannelTile t2 = kChannelTiles[2];
-        if (t.NV == t0.NV)
-          rows_block<T, t0.KR, t0.NV>(g, K, rows, rows_n, nb * P, gyg, n0 == 0, out);
-        else if (t.NV == t1.NV)
-          rows_block<T, t1.KR, t1.NV>(g, K, rows, rows_n, nb * P, gyg, n0 == 0, out);
-        else
-          rows_block<T, t2.KR, t2.NV>(g, K, rows, rows_n, nb * P, gyg, n0 == 0, out);
+        with_channel_tile(t, [&]<int KR, int NV>() {
+          rows_block<T, KR, NV>(g, K, rows, rows_n, nb * P, gyg, n0 == 0, out);
+        });
       }
     }
   });

@@ -229,11 +229,23 @@ constexpr ChannelTile kChannelTiles[] = {kAvx512 ? ChannelTile{8, 1} : ChannelTi
 static_assert(kChannelTiles[0].NV != kChannelTiles[1].NV &&
                   (kChannelTiles[1].NV != kChannelTiles[2].NV ||
                    kChannelTiles[1].KR == kChannelTiles[2].KR),
-              "direct_conv_backward_weight tells the tiles apart by NV");
+              "with_channel_tile tells the tiles apart by NV");
 template <class T>
 ChannelTile channel_tile(int64_t O) {
   constexpr int L = Simd<T>::L;
   return kChannelTiles[O <= L ? 0 : O <= 2 * L ? 1 : 2];
+}
+// Calls f.template operator()<KR, NV>() with the sizes of t, one of kChannelTiles, as
+// compile-time constants (the tile functions are instantiated per tile).
+template <class F>
+void with_channel_tile(const ChannelTile& t, F&& f) {
+  constexpr ChannelTile t0 = kChannelTiles[0], t1 = kChannelTiles[1], t2 = kChannelTiles[2];
+  if (t.NV == t0.NV)
+    f.template operator()<t0.KR, t0.NV>();
+  else if (t.NV == t1.NV)
+    f.template operator()<t1.KR, t1.NV>();
+  else
+    f.template operator()<t2.KR, t2.NV>();
 }
 
 // Transposes an L × L block (L = lanes) in registers: log2(L) butterfly stages; the stage of
@@ -266,6 +278,22 @@ void transpose_block(const T* in, int64_t ldi, T* out, int64_t ldo) {
   }
   (std::make_integer_sequence<int, std::countr_zero(static_cast<unsigned>(L))>{});
   for (int i = 0; i < L; ++i) storeu(out + i * ldo, r[i]);
+}
+
+// gyt (P × Op) = gy (O × P: one image and group, or O ≤ Op of its channels) transposed, in
+// L × L blocks; channels O.. of each row are zero.
+template <class T>
+void transpose_gy(int64_t O, int64_t P, int64_t Op, const T* gy, T* gyt) {
+  constexpr int64_t L = Simd<T>::L;
+  const int64_t O_blocks = O / L * L, P_blocks = P / L * L;
+  for (int64_t o = 0; o < O_blocks; o += L)
+    for (int64_t p = 0; p < P_blocks; p += L)
+      transpose_block(gy + o * P + p, P, gyt + p * Op + o, Op);
+  for (int64_t o = 0; o < O; ++o) {  // the edges
+    const int64_t p0 = o < O_blocks ? P_blocks : 0;
+    for (int64_t p = p0; p < P; ++p) gyt[p * Op + o] = gy[o * P + p];
+  }
+  for (int64_t p = 0; p < P; ++p) std::fill(gyt + p * Op + O, gyt + (p + 1) * Op, T(0));
 }
 
 // ---- Forward vectorised over output channels (conv2d_direct_by_channels.cpp) ----
