@@ -16,7 +16,8 @@
 //   fixed order, so its result does not depend on thread timing either.
 // - 1x1 stride-1 unpadded convolutions use the image itself as the column matrix.
 // - Stride-1 backward-data is the forward kernel on gy with the flipped, transposed weight
-//   (see conv2d_backward_data): deep GEMMs and no col2im.
+//   (see conv2d_backward_data): deep GEMMs and no col2im. Strided backward-data has a direct
+//   kernel of its own (by phases of gx); the GEMM + col2im here serves where it does not pay.
 //
 // Eigen runs its GEMMs single-threaded here: the build has no OpenMP, and this define makes
 // sure a later -fopenmp cannot make every worker thread spawn its own team.
@@ -397,6 +398,14 @@ Tensor conv2d_backward_data(OnCpu, const Tensor& gy_in, const Tensor& w_in, cons
     return conv2d_forward(gy, wf, Tensor(), flip_p);
   }
   Tensor gx = empty(x_shape, {gy.dtype(), gy.device()});
+  if (auto d = direct_conv(x_shape, w.shape(), y_shape, p, detail::DirectKernel::backward_data);
+      d && gy.shape() == y_shape) {
+    dispatch_f32_f64(gy.dtype(), "conv2d_backward_data", [&](auto tag) {
+      using T = decltype(tag);
+      detail::direct_conv_backward_data<T>(*d, gy.data<T>(), w.data<T>(), gx.data<T>());
+    });
+    return gx;
+  }
   const Geometry g(x_shape, w.shape(), gy.size(2), gy.size(3), p);
   dispatch_f32_f64(gy.dtype(), "conv2d_backward_data", [&](auto tag) {
     using T = decltype(tag);

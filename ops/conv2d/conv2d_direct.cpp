@@ -46,6 +46,14 @@ bool direct_conv_pays(const DirectConv& g, DirectKernel kernel) {
     return kind == DirectForward::by_outputs ? 5 * useful >= 4 * forward_work(g, kind)
                                              : 4 * useful >= 3 * forward_work(g, kind);
   }
+  if (kernel == DirectKernel::backward_data) {
+    // By phases, against im2col + GEMM + col2im, on AVX2 (bench_ops, batch 128, the best of 5
+    // alternations): ResNet18's 3×3 stride-2 layers 49-65 → 44-55 ms. Where the kernel does
+    // not overlap itself (1×1 or 2×2 stride 2: one tap per phase) every tap reads a new plane
+    // of gy for its 12 FMAs, and ResNet18's 1×1 128→256 lost (8.0 → 10.4 ms): those stay on
+    // the GEMM. AVX-512 keeps im2col (not measured there).
+    return !kAvx512 && g.sH * g.sW > 1 && g.kH * g.kW > g.sH * g.sW;
+  }
   // Backward-weight wastes only the channel padding, but transposes gy: one move per K/L
   // FMAs, too many for 1x1 kernels (measured slower than im2col + GEMM there). Over padded
   // images with AVX2 and outputs under 8×8 it lost where the K × Op sums, read and written
@@ -90,5 +98,15 @@ template void direct_conv_backward_weight<float>(const DirectConv&, const float*
                                                  float*, DirectBackwardWeight);
 template void direct_conv_backward_weight<double>(const DirectConv&, const double*, const double*,
                                                   double*, DirectBackwardWeight);
+
+template <class T>
+void direct_conv_backward_data(const DirectConv& g, const T* gy, const T* w, T* gx) {
+  backward_data_by_phases(g, gy, w, gx);
+}
+
+template void direct_conv_backward_data<float>(const DirectConv&, const float*, const float*,
+                                               float*);
+template void direct_conv_backward_data<double>(const DirectConv&, const double*, const double*,
+                                                double*);
 
 }  // namespace rg::detail

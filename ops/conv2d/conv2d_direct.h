@@ -20,7 +20,9 @@
 //                                                               the valid q only, by channels)
 //   backward-weight  gW[o, k] = Σ_n Σ_{valid q} gy[o, q] · xp[off[k] + q]   (or over the
 //                                                        rows k of im2col, for small images)
-// Stride-1 backward-data is the forward kernel on gy with the flipped kernel (see conv2d_cpu).
+// Stride-1 backward-data is the forward kernel on gy with the flipped kernel (see conv2d_cpu);
+// strided backward-data runs the forward's tile on gy once per phase of gx
+// (conv2d_direct_backward_data.cpp).
 //
 // Results per image do not depend on the thread count; backward-weight over padded images
 // sums a fixed part of the batch per thread, as the im2col kernels do, and over gathered rows
@@ -38,7 +40,7 @@ struct DirectConv {
   int64_t Ho, Wo;  // = ⌊(H + 2·pH − dH·(kH − 1) − 1) / sH⌋ + 1, W likewise
 };
 
-enum class DirectKernel { forward, backward_weight };
+enum class DirectKernel { forward, backward_data, backward_weight };
 // Whether the direct kernel is expected to beat im2col + GEMM on this convolution.
 bool direct_conv_pays(const DirectConv& g, DirectKernel kernel);
 
@@ -64,5 +66,11 @@ DirectBackwardWeight direct_backward_weight_kind(const DirectConv& g);
 template <class T>
 void direct_conv_backward_weight(const DirectConv& g, const T* gy, const T* x, T* gw,
                                  DirectBackwardWeight kind);
+
+// gx = the adjoint of the forward, from gy: (N, G·O, Ho, Wo), for strides above 1 (stride 1
+// runs as the forward of the flipped kernel, see conv2d_cpu). By phases of gx: see
+// conv2d_direct_backward_data.cpp.
+template <class T>
+void direct_conv_backward_data(const DirectConv& g, const T* gy, const T* w, T* gx);
 
 }  // namespace rg::detail

@@ -12,35 +12,6 @@
 namespace rg::detail::direct {
 namespace {
 
-// out (OR × NV·L, row stride ld) = wp (K × OR, packed) applied to the taps of xq.
-template <class T, int OR, int NV>
-void forward_tile(const T* xq, const int64_t* off, int64_t K, const T* wp, T* out, int64_t ld) {
-  using V = typename Simd<T>::V;
-  constexpr int L = Simd<T>::L;
-  // Every loop over the tile is unrolled, so that acc lives in registers only (a rolled loop
-  // makes GCC keep it in memory: a memset before, a store and reload after).
-  V acc[OR][NV];
-#pragma GCC unroll 8
-  for (int r = 0; r < OR; ++r)
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) acc[r][v] = V{};
-  for (int64_t k = 0; k < K; ++k) {
-    const T* p = xq + off[k];
-    V xv[NV];
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) xv[v] = loadu<V>(p + v * L);
-    const T* wk = wp + k * OR;
-#pragma GCC unroll 8
-    for (int r = 0; r < OR; ++r)
-#pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) acc[r][v] += xv[v] * wk[r];
-  }
-#pragma GCC unroll 8
-  for (int r = 0; r < OR; ++r)
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) storeu(out + r * ld + v * L, acc[r][v]);
-}
-
 // All output channels of one (image, group): ys (OB·OR × Qt) from xp.
 template <class T, int OR, int NV>
 void forward_image(const Layout& l, int64_t OB, const T* xp, const T* wp, T* ys) {
@@ -49,14 +20,6 @@ void forward_image(const Layout& l, int64_t OB, const T* xp, const T* wp, T* ys)
     for (int64_t q = 0; q < l.Qt; q += TW)
       forward_tile<T, OR, NV>(xp + q, l.off.data(), l.K, wp + ob * l.K * OR,
                               ys + ob * OR * l.Qt + q, l.Qt);
-}
-
-template <class T>
-void forward_image(const Layout& l, int64_t OB, const T* xp, const T* wp, T* ys) {
-  constexpr ForwardTile t0 = kForwardTiles[0], t1 = kForwardTiles[1], t2 = kForwardTiles[2];
-  if (l.tile.NV == t0.NV) return forward_image<T, t0.OR, t0.NV>(l, OB, xp, wp, ys);
-  if (l.tile.NV == t1.NV) return forward_image<T, t1.OR, t1.NV>(l, OB, xp, wp, ys);
-  return forward_image<T, t2.OR, t2.NV>(l, OB, xp, wp, ys);
 }
 
 }  // namespace
@@ -77,7 +40,9 @@ void forward_by_outputs(const DirectConv& g, const T* x, const T* w, const T* bi
     for (int64_t it; (it = next.fetch_add(1)) < items;) {
       const int64_t grp = it % g.G;
       images.pad(g, l, x + it * x_group, 0);
-      forward_image(l, OB, xp, wp.data() + grp * OB * l.K * OR, ys);
+      with_forward_tile(l.tile, [&]<int TR, int TV>() {
+        forward_image<T, TR, TV>(l, OB, xp, wp.data() + grp * OB * l.K * OR, ys);
+      });
       for (int64_t o = 0; o < g.O; ++o) {
         T* yo = y + (it * g.O + o) * y_plane;
         const T* src = ys + o * l.Qt;

@@ -15,6 +15,9 @@
 //   channels         per tap: NV loads of the packed weight, R broadcasts of the padded image,
 //                    R·NV FMAs; valid outputs only, of several images per pass
 //                    (conv2d_direct_by_channels.cpp);
+//   strided          the forward's tile on gy: OR channels of gx × NV vectors of positions of
+//   backward-data    one phase of gx; per tap (o, i, j) of that phase: NV loads of the padded
+//                    gy, OR broadcasts of the packed weight (conv2d_direct_backward_data.cpp);
 //   backward-weight  KR taps × NV vectors of output channels; per output (ho, wo): NV loads of
 //                    gy transposed to (position, channel), KR broadcasts of the padded image,
 //                    KR·NV FMAs. Vectorised over channels, it visits only the valid outputs
@@ -97,7 +100,50 @@ constexpr ForwardTile kForwardTiles[] = {kAvx512 ? ForwardTile{8, 3} : ForwardTi
 static_assert(kForwardTiles[0].NV != kForwardTiles[1].NV &&
                   kForwardTiles[1].NV != kForwardTiles[2].NV &&
                   kForwardTiles[0].NV != kForwardTiles[2].NV,
-              "forward_image tells the tiles apart by NV");
+              "with_forward_tile tells the tiles apart by NV");
+// Calls f.template operator()<OR, NV>() with the sizes of t, one of kForwardTiles, as
+// compile-time constants.
+template <class F>
+void with_forward_tile(const ForwardTile& t, F&& f) {
+  constexpr ForwardTile t0 = kForwardTiles[0], t1 = kForwardTiles[1], t2 = kForwardTiles[2];
+  if (t.NV == t0.NV)
+    f.template operator()<t0.OR, t0.NV>();
+  else if (t.NV == t1.NV)
+    f.template operator()<t1.OR, t1.NV>();
+  else
+    f.template operator()<t2.OR, t2.NV>();
+}
+
+// The forward's register tile (conv2d_direct_by_outputs.cpp; also the strided backward-data's,
+// conv2d_direct_backward_data.cpp):
+// out (OR × NV·L, row stride ld) = wp (K × OR, packed) applied to the taps of xq.
+template <class T, int OR, int NV>
+void forward_tile(const T* xq, const int64_t* off, int64_t K, const T* wp, T* out, int64_t ld) {
+  using V = typename Simd<T>::V;
+  constexpr int L = Simd<T>::L;
+  // Every loop over the tile is unrolled, so that acc lives in registers only (a rolled loop
+  // makes GCC keep it in memory: a memset before, a store and reload after).
+  V acc[OR][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < OR; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[r][v] = V{};
+  for (int64_t k = 0; k < K; ++k) {
+    const T* p = xq + off[k];
+    V xv[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) xv[v] = loadu<V>(p + v * L);
+    const T* wk = wp + k * OR;
+#pragma GCC unroll 8
+    for (int r = 0; r < OR; ++r)
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[r][v] += xv[v] * wk[r];
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < OR; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) storeu(out + r * ld + v * L, acc[r][v]);
+}
 
 // The phases (i·d mod s) that the kernel taps of one axis read, in increasing order.
 inline std::vector<int64_t> used_phases(int64_t k, int64_t d, int64_t s) {
@@ -383,5 +429,8 @@ template <class T>
 void backward_weight_padded_images(const DirectConv& g, const T* gy, const T* x, T* gw);
 template <class T>
 void backward_weight_gathered_rows(const DirectConv& g, const T* gy, const T* x, T* gw);
+// The strided backward-data (conv2d_direct_backward_data.cpp).
+template <class T>
+void backward_data_by_phases(const DirectConv& g, const T* gy, const T* w, T* gx);
 
 }  // namespace rg::detail::direct

@@ -1,7 +1,8 @@
-// The direct stride-1 convolution kernels (ops/conv2d/conv2d_direct.h) against a plain loop,
-// on shapes that hit every tail: output channels that do not fill a register tile, tap counts
-// that do not fill a backward-weight tile, images narrower than one vector, groups, dilation;
-// both forwards (by outputs, by channels) on every shape.
+// The direct convolution kernels (ops/conv2d/conv2d_direct.h) against a plain loop, on shapes
+// that hit every tail: output channels that do not fill a register tile, tap counts that do not
+// fill a backward-weight tile, images narrower than one vector, groups, dilation, strides; both
+// forwards (by outputs, by channels), both backward-weights and the backward-data by phases
+// (whose phases have 0 to all of the taps) on every shape.
 // conv2d routes to these kernels only where they pay (ResNet shapes), so they are called here
 // directly; the last tests check that routing through the public op.
 #include <gtest/gtest.h>
@@ -84,6 +85,30 @@ Tensor reference_backward_weight(const DirectConv& g, const Tensor& gy, const Te
   return from_vector(gw, w_shape(g), {DType::f64});
 }
 
+// gx of the convolution g from gy, by the plain loop (the adjoint of reference_forward).
+Tensor reference_backward_data(const DirectConv& g, const Tensor& gy, const Tensor& w) {
+  const std::vector<double> gv = gy.to_vector<double>(), wv = w.to_vector<double>();
+  std::vector<double> gx(static_cast<std::size_t>(numel_of(x_shape(g))), 0.0);
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t o = 0; o < g.G * g.O; ++o)
+      for (int64_t ho = 0; ho < g.Ho; ++ho)
+        for (int64_t wo = 0; wo < g.Wo; ++wo) {
+          const double d =
+              gv[static_cast<std::size_t>(((n * g.G * g.O + o) * g.Ho + ho) * g.Wo + wo)];
+          const int64_t grp = o / g.O;
+          for (int64_t c = 0; c < g.C; ++c)
+            for (int64_t i = 0; i < g.kH; ++i)
+              for (int64_t j = 0; j < g.kW; ++j) {
+                const int64_t h = ho * g.sH - g.pH + i * g.dH, ww = wo * g.sW - g.pW + j * g.dW;
+                if (h < 0 || h >= g.H || ww < 0 || ww >= g.W) continue;
+                gx[static_cast<std::size_t>(((n * g.G * g.C + grp * g.C + c) * g.H + h) * g.W +
+                                            ww)] +=
+                    d * wv[static_cast<std::size_t>(((o * g.C + c) * g.kH + i) * g.kW + j)];
+              }
+        }
+  return from_vector(gx, x_shape(g), {DType::f64});
+}
+
 using detail::DirectForward;
 constexpr DirectForward kForwardKinds[] = {DirectForward::by_outputs, DirectForward::by_channels};
 using detail::DirectBackwardWeight;
@@ -112,6 +137,13 @@ Tensor run_backward_weight(const DirectConv& g, const Tensor& gy, const Tensor& 
 }
 
 template <class T>
+Tensor run_backward_data(const DirectConv& g, const Tensor& gy, const Tensor& w) {
+  Tensor gx = empty(x_shape(g), {gy.dtype()});
+  detail::direct_conv_backward_data<T>(g, gy.data<T>(), w.data<T>(), gx.data<T>());
+  return gx;
+}
+
+template <class T>
 void check_against_reference(const DirectConv& g, double atol, double rtol) {
   const DType dt = std::is_same_v<T, float> ? DType::f32 : DType::f64;
   const Tensor x = grad_input(x_shape(g), -1, 1, 1).detach().to(dt);
@@ -131,6 +163,9 @@ void check_against_reference(const DirectConv& g, double atol, double rtol) {
     EXPECT_TRUE(all_close(run_backward_weight<T>(g, gy, x, kind).to(DType::f64),
                           reference_backward_weight(g, gy64, x64), atol, rtol));
   }
+  SCOPED_TRACE("backward-data by phases");
+  EXPECT_TRUE(all_close(run_backward_data<T>(g, gy, w).to(DType::f64),
+                        reference_backward_data(g, gy64, w64), atol, rtol));
 }
 
 const std::vector<std::pair<const char*, DirectConv>> kShapes = {
@@ -200,56 +235,40 @@ TEST(Conv2dDirect, AlternatingLayoutsKeepTheirBorders) {
 // Images are claimed by the threads in any order, but each is computed alone: bit-identical
 // forward results for any thread count. Backward-weight over padded images sums per-thread
 // parts of the batch (as the im2col kernel does): equal up to rounding; over gathered rows
-// threads split the taps, each weight one sum over the batch: bit-identical.
+// threads split the taps, each weight one sum over the batch: bit-identical. Backward-data by
+// phases computes each image alone: bit-identical.
 TEST(Conv2dDirect, SameResultForAnyThreadCount) {
   const DirectConv g = make(5, 1, 8, 6, 6, 3, 3, 3, 1, 1);
+  const DirectConv s = make(5, 1, 8, 9, 9, 6, 3, 3, 1, 1, 1, 1, 2, 2);
   const Tensor x = grad_input(x_shape(g)).detach(), w = grad_input(w_shape(g), -1, 1, 2).detach();
   const Tensor gy = grad_input(y_shape(g), -1, 1, 4).detach();
+  const Tensor ws = grad_input(w_shape(s), -1, 1, 5).detach();
+  const Tensor gys = grad_input(y_shape(s), -1, 1, 6).detach();
   const int threads = num_threads();
   set_num_threads(1);
   const Tensor y1 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_outputs);
   const Tensor c1 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_channels);
   const Tensor gw1 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::padded_images);
   const Tensor r1 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::gathered_rows);
+  const Tensor gx1 = run_backward_data<double>(s, gys, ws);
   set_num_threads(3);
   const Tensor y3 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_outputs);
   const Tensor c3 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_channels);
   const Tensor gw3 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::padded_images);
   const Tensor r3 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::gathered_rows);
+  const Tensor gx3 = run_backward_data<double>(s, gys, ws);
   set_num_threads(threads);
   EXPECT_TRUE(all_close(y3, y1, 0, 0));
   EXPECT_TRUE(all_close(c3, c1, 0, 0));
   EXPECT_TRUE(all_close(gw3, gw1, 1e-12, 1e-12));
   EXPECT_TRUE(all_close(r3, r1, 0, 0));
-}
-
-// gx of the convolution g from gy, by the plain loop (the adjoint of reference_forward).
-Tensor reference_backward_data(const DirectConv& g, const Tensor& gy, const Tensor& w) {
-  const std::vector<double> gv = gy.to_vector<double>(), wv = w.to_vector<double>();
-  std::vector<double> gx(static_cast<std::size_t>(numel_of(x_shape(g))), 0.0);
-  for (int64_t n = 0; n < g.N; ++n)
-    for (int64_t o = 0; o < g.G * g.O; ++o)
-      for (int64_t ho = 0; ho < g.Ho; ++ho)
-        for (int64_t wo = 0; wo < g.Wo; ++wo) {
-          const double d =
-              gv[static_cast<std::size_t>(((n * g.G * g.O + o) * g.Ho + ho) * g.Wo + wo)];
-          const int64_t grp = o / g.O;
-          for (int64_t c = 0; c < g.C; ++c)
-            for (int64_t i = 0; i < g.kH; ++i)
-              for (int64_t j = 0; j < g.kW; ++j) {
-                const int64_t h = ho * g.sH - g.pH + i * g.dH, ww = wo * g.sW - g.pW + j * g.dW;
-                if (h < 0 || h >= g.H || ww < 0 || ww >= g.W) continue;
-                gx[static_cast<std::size_t>(((n * g.G * g.C + grp * g.C + c) * g.H + h) * g.W +
-                                            ww)] +=
-                    d * wv[static_cast<std::size_t>(((o * g.C + c) * g.kH + i) * g.kW + j)];
-              }
-        }
-  return from_vector(gx, x_shape(g), {DType::f64});
+  EXPECT_TRUE(all_close(gx3, gx1, 0, 0));
 }
 
 // Through conv2d: on AVX-512 or AVX2 CPUs the CIFAR ResNet and airbench shapes take the direct
 // kernels (forward by outputs or, on 7×7 and 4×4 images, by channels; stride-1 backward-data as
-// the flipped forward; backward-weight where it pays); the results are the plain loop's.
+// the flipped forward, strided 3×3 by phases on AVX2; backward-weight where it pays); the
+// results are the plain loop's.
 TEST(Conv2dDirect, ResNetShapesThroughConv2d) {
   for (const DirectConv& g :
        {make(2, 1, 16, 16, 16, 16, 3, 3, 1, 1), make(2, 1, 8, 8, 8, 8, 3, 3, 1, 1),
