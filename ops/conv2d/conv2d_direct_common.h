@@ -116,9 +116,10 @@ void with_forward_tile(const ForwardTile& t, F&& f) {
 
 // The forward's register tile (conv2d_direct_by_outputs.cpp; also the strided backward-data's,
 // conv2d_direct_backward_data.cpp):
-// out (OR × NV·L, row stride ld) = wp (K × OR, packed) applied to the taps of xq.
+// out (OR × NV·L, row stride ld) (+)= wp (K × OR, packed) applied to the taps of xq.
 template <class T, int OR, int NV>
-void forward_tile(const T* xq, const int64_t* off, int64_t K, const T* wp, T* out, int64_t ld) {
+void forward_tile(const T* xq, const int64_t* off, int64_t K, const T* wp, T* out, int64_t ld,
+                  bool accumulate = false) {
   using V = typename Simd<T>::V;
   constexpr int L = Simd<T>::L;
   // Every loop over the tile is unrolled, so that acc lives in registers only (a rolled loop
@@ -127,7 +128,7 @@ void forward_tile(const T* xq, const int64_t* off, int64_t K, const T* wp, T* ou
 #pragma GCC unroll 8
   for (int r = 0; r < OR; ++r)
 #pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) acc[r][v] = V{};
+    for (int v = 0; v < NV; ++v) acc[r][v] = accumulate ? loadu<V>(out + r * ld + v * L) : V{};
   for (int64_t k = 0; k < K; ++k) {
     const T* p = xq + off[k];
     V xv[NV];

@@ -192,6 +192,9 @@ const std::vector<std::pair<const char*, DirectConv>> kShapes = {
     // Backward-weight over gathered rows: a batch of 2560 positions leaves room for one tile
     // of taps per block (11 blocks, the last one 3 taps), 20 channels in 2 or 3 blocks.
     {"2560 positions, 63 taps", make(40, 1, 7, 8, 8, 20, 3, 3, 1, 1)},
+    // The forward by outputs on AVX2 sums 64 channels in passes of ~12 KB of image rows
+    // (f32: 45 channels, then 19; f64: 22, 22, 20).
+    {"64 channels in passes", make(2, 1, 64, 16, 16, 5, 3, 3, 1, 1)},
 };
 
 TEST(Conv2dDirect, MatchesPlainLoopF64) {
