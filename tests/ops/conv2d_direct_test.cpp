@@ -36,76 +36,56 @@ Shape y_shape(const DirectConv& g) {
   return {g.N, g.G * g.O, g.Ho, g.Wo};
 }
 
-// The plain loop, in f64: y (and, from gy, gw) of the convolution g.
-Tensor reference_forward(const DirectConv& g, const Tensor& x, const Tensor& w, const Tensor& b) {
-  const std::vector<double> xv = x.to_vector<double>(), wv = w.to_vector<double>();
-  const std::vector<double> bv = b.defined() ? b.to_vector<double>() : std::vector<double>();
-  std::vector<double> y(static_cast<std::size_t>(numel_of(y_shape(g))));
-  std::size_t at = 0;
+// The plain loop: calls f(y_index, x_index, w_index) for every product of the convolution g
+// (output (n, o, ho, wo), input pixel (n, grp·C + c, h, w) inside the image, weight (o, c, i,
+// j)), the taps of each output in order.
+template <class F>
+void for_each_product(const DirectConv& g, F&& f) {
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t o = 0; o < g.G * g.O; ++o)
       for (int64_t ho = 0; ho < g.Ho; ++ho)
         for (int64_t wo = 0; wo < g.Wo; ++wo) {
-          double s = bv.empty() ? 0.0 : bv[static_cast<std::size_t>(o)];
+          const auto yi = static_cast<std::size_t>(((n * g.G * g.O + o) * g.Ho + ho) * g.Wo + wo);
           const int64_t grp = o / g.O;
           for (int64_t c = 0; c < g.C; ++c)
             for (int64_t i = 0; i < g.kH; ++i)
               for (int64_t j = 0; j < g.kW; ++j) {
                 const int64_t h = ho * g.sH - g.pH + i * g.dH, ww = wo * g.sW - g.pW + j * g.dW;
                 if (h < 0 || h >= g.H || ww < 0 || ww >= g.W) continue;
-                s += wv[static_cast<std::size_t>(((o * g.C + c) * g.kH + i) * g.kW + j)] *
-                     xv[static_cast<std::size_t>(((n * g.G * g.C + grp * g.C + c) * g.H + h) * g.W +
-                                                 ww)];
+                f(yi,
+                  static_cast<std::size_t>(((n * g.G * g.C + grp * g.C + c) * g.H + h) * g.W + ww),
+                  static_cast<std::size_t>(((o * g.C + c) * g.kH + i) * g.kW + j));
               }
-          y[at++] = s;
         }
+}
+
+// y, gw and gx of the convolution g by the plain loop, in f64.
+Tensor reference_forward(const DirectConv& g, const Tensor& x, const Tensor& w, const Tensor& b) {
+  const std::vector<double> xv = x.to_vector<double>(), wv = w.to_vector<double>();
+  std::vector<double> y(static_cast<std::size_t>(numel_of(y_shape(g))), 0.0);
+  if (b.defined()) {
+    const std::vector<double> bv = b.to_vector<double>();
+    for (std::size_t k = 0; k < y.size(); ++k)
+      y[k] = bv[k / static_cast<std::size_t>(g.Ho * g.Wo) % bv.size()];
+  }
+  for_each_product(
+      g, [&](std::size_t yi, std::size_t xi, std::size_t wi) { y[yi] += wv[wi] * xv[xi]; });
   return from_vector(y, y_shape(g), {DType::f64});
 }
 
 Tensor reference_backward_weight(const DirectConv& g, const Tensor& gy, const Tensor& x) {
   const std::vector<double> xv = x.to_vector<double>(), gv = gy.to_vector<double>();
   std::vector<double> gw(static_cast<std::size_t>(numel_of(w_shape(g))), 0.0);
-  for (int64_t n = 0; n < g.N; ++n)
-    for (int64_t o = 0; o < g.G * g.O; ++o)
-      for (int64_t ho = 0; ho < g.Ho; ++ho)
-        for (int64_t wo = 0; wo < g.Wo; ++wo) {
-          const double d =
-              gv[static_cast<std::size_t>(((n * g.G * g.O + o) * g.Ho + ho) * g.Wo + wo)];
-          const int64_t grp = o / g.O;
-          for (int64_t c = 0; c < g.C; ++c)
-            for (int64_t i = 0; i < g.kH; ++i)
-              for (int64_t j = 0; j < g.kW; ++j) {
-                const int64_t h = ho * g.sH - g.pH + i * g.dH, ww = wo * g.sW - g.pW + j * g.dW;
-                if (h < 0 || h >= g.H || ww < 0 || ww >= g.W) continue;
-                gw[static_cast<std::size_t>(((o * g.C + c) * g.kH + i) * g.kW + j)] +=
-                    d * xv[static_cast<std::size_t>(
-                            ((n * g.G * g.C + grp * g.C + c) * g.H + h) * g.W + ww)];
-              }
-        }
+  for_each_product(
+      g, [&](std::size_t yi, std::size_t xi, std::size_t wi) { gw[wi] += gv[yi] * xv[xi]; });
   return from_vector(gw, w_shape(g), {DType::f64});
 }
 
-// gx of the convolution g from gy, by the plain loop (the adjoint of reference_forward).
 Tensor reference_backward_data(const DirectConv& g, const Tensor& gy, const Tensor& w) {
   const std::vector<double> gv = gy.to_vector<double>(), wv = w.to_vector<double>();
   std::vector<double> gx(static_cast<std::size_t>(numel_of(x_shape(g))), 0.0);
-  for (int64_t n = 0; n < g.N; ++n)
-    for (int64_t o = 0; o < g.G * g.O; ++o)
-      for (int64_t ho = 0; ho < g.Ho; ++ho)
-        for (int64_t wo = 0; wo < g.Wo; ++wo) {
-          const double d =
-              gv[static_cast<std::size_t>(((n * g.G * g.O + o) * g.Ho + ho) * g.Wo + wo)];
-          const int64_t grp = o / g.O;
-          for (int64_t c = 0; c < g.C; ++c)
-            for (int64_t i = 0; i < g.kH; ++i)
-              for (int64_t j = 0; j < g.kW; ++j) {
-                const int64_t h = ho * g.sH - g.pH + i * g.dH, ww = wo * g.sW - g.pW + j * g.dW;
-                if (h < 0 || h >= g.H || ww < 0 || ww >= g.W) continue;
-                gx[static_cast<std::size_t>(((n * g.G * g.C + grp * g.C + c) * g.H + h) * g.W +
-                                            ww)] +=
-                    d * wv[static_cast<std::size_t>(((o * g.C + c) * g.kH + i) * g.kW + j)];
-              }
-        }
+  for_each_product(
+      g, [&](std::size_t yi, std::size_t xi, std::size_t wi) { gx[xi] += gv[yi] * wv[wi]; });
   return from_vector(gx, x_shape(g), {DType::f64});
 }
 
