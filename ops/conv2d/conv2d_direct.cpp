@@ -69,9 +69,14 @@ DirectBackwardWeight direct_backward_weight_kind(const DirectConv& g) {
   // the caches: with AVX2, at batch 128,
   // 1.6-2× faster than im2col + GEMM on ResNet18's 4×4 stage, 1.2-1.5× faster than padded
   // images on airbench94's 7×7 and 3×3 layers, but 0.7-1.0× at 8×8 and 0.5-0.6× at 16×16 and
-  // 32×32 (measured). AVX-512 keeps padded images (gathered rows not measured there).
-  return !kAvx512 && g.Ho * g.Wo < 64 ? DirectBackwardWeight::gathered_rows
-                                      : DirectBackwardWeight::padded_images;
+  // 32×32 (measured). At 8×8 only where the padded-image kernel's sums are large: in one
+  // process alternating the two (ABBA pairs, medians of the pairs' ratios, three runs) 256
+  // channels (2.4 MB of sums) 3-12 % faster, but 128 (0.6 MB) 14 % and 64 channels 23 %
+  // slower. AVX-512 keeps padded images (gathered rows not measured there).
+  if (kAvx512) return DirectBackwardWeight::padded_images;
+  const int64_t sums_bytes = g.G * g.C * g.kH * g.kW * g.O * int64_t{sizeof(float)};
+  const bool rows_pay = g.Ho * g.Wo < 64 || (g.Ho * g.Wo <= 64 && sums_bytes > (1 << 20));
+  return rows_pay ? DirectBackwardWeight::gathered_rows : DirectBackwardWeight::padded_images;
 }
 
 template <class T>
