@@ -104,14 +104,4 @@ template void direct_conv_backward_weight<float>(const DirectConv&, const float*
 template void direct_conv_backward_weight<double>(const DirectConv&, const double*, const double*,
                                                   double*, DirectBackwardWeight);
 
-template <class T>
-void direct_conv_backward_data(const DirectConv& g, const T* gy, const T* w, T* gx) {
-  backward_data_by_phases(g, gy, w, gx);
-}
-
-template void direct_conv_backward_data<float>(const DirectConv&, const float*, const float*,
-                                               float*);
-template void direct_conv_backward_data<double>(const DirectConv&, const double*, const double*,
-                                                double*);
-
 }  // namespace rg::detail

@@ -22,7 +22,8 @@
 #include "core/thread_pool.h"
 #include "ops/conv2d/conv2d_direct_common.h"
 
-namespace rg::detail::direct {
+namespace rg::detail {
+namespace direct {
 namespace {
 
 // The phases of one axis of gx that some tap reaches.
@@ -60,6 +61,7 @@ struct Plan {
   int64_t Wq, plane;  // padded gy: rows of Wo + pad (see Layout), Ho + 2·pad of them
   int64_t xp_size;    // one padded image, with zeros after its last plane
   std::vector<Phase> phases;
+  int64_t Qt = 0;  // the widest phase's Qt: the row stride of the phases' outputs
   ForwardTile tile;
 
   template <class T>
@@ -99,17 +101,11 @@ struct Plan {
         work += round_up(g.C, t.OR) * round_up(ph.Q, t.NV * Simd<T>::L) * ph.K;
       if (best < 0 || work < best) best = work, p.tile = t;
     }
-    int64_t Qt = 0;
-    for (Phase& ph : p.phases) Qt = std::max(Qt, ph.Qt = round_up(ph.Q, p.tile.NV * Simd<T>::L));
+    for (Phase& ph : p.phases)
+      p.Qt = std::max(p.Qt, ph.Qt = round_up(ph.Q, p.tile.NV * Simd<T>::L));
     // Whole tiles read up to Qt past an offset, which stays inside its plane plus one.
-    p.xp_size = round_up((g.O + 1) * p.plane + Qt, 64);
+    p.xp_size = round_up((g.O + 1) * p.plane + p.Qt, 64);
     return p;
-  }
-
-  int64_t max_Qt() const {
-    int64_t Qt = 0;
-    for (const Phase& ph : phases) Qt = std::max(Qt, ph.Qt);
-    return Qt;
   }
 };
 
@@ -140,9 +136,9 @@ void place_gy(const DirectConv& g, const Plan& p, const T* gy, T* xp) {
       std::copy_n(gy + (o * g.Ho + r) * g.Wo, g.Wo, xp + o * p.plane + (r + p.pad) * p.Wq + p.pad);
 }
 
-// One (image, group) of gx, C planes of H × W, from its phases ys[f] (channels × Qs each).
+// One (image, group) of gx, C planes of H × W, from its phases ys[f] (Cr channels × Qt each).
 template <class T>
-void interleave(const DirectConv& g, const Plan& p, const T* ys, int64_t Cr, int64_t Qs, T* gx) {
+void interleave(const DirectConv& g, const Plan& p, const T* ys, int64_t Cr, T* gx) {
   const auto ncols = static_cast<int64_t>(p.cols.size());
   for (int64_t c = 0; c < g.C; ++c)
     for (int64_t h = 0; h < g.H; ++h) {
@@ -155,7 +151,7 @@ void interleave(const DirectConv& g, const Plan& p, const T* ys, int64_t Cr, int
       const int64_t u = h / g.sH, f0 = (r - p.rows.begin()) * ncols;
       for (int64_t f = 0; f < ncols; ++f) {
         const AxisPhase& col = p.cols[static_cast<std::size_t>(f)];
-        const T* src = ys + ((f0 + f) * Cr + c) * Qs + u * p.Wq;
+        const T* src = ys + ((f0 + f) * Cr + c) * p.Qt + u * p.Wq;
         if (g.sW == 2) {  // the common stride, as a constant: the loop vectorises
           for (int64_t v = 0; v < col.n; ++v) row[v * 2 + col.a] = src[v];
         } else {
@@ -166,12 +162,15 @@ void interleave(const DirectConv& g, const Plan& p, const T* ys, int64_t Cr, int
 }
 
 }  // namespace
+}  // namespace direct
+
+using namespace direct;
 
 template <class T>
-void backward_data_by_phases(const DirectConv& g, const T* gy, const T* w, T* gx) {
+void direct_conv_backward_data(const DirectConv& g, const T* gy, const T* w, T* gx) {
   const Plan p = Plan::of<T>(g);
   const int OR = p.tile.OR;
-  const int64_t CB = (g.C + OR - 1) / OR, Cr = CB * OR, Qs = p.max_Qt();
+  const int64_t CB = (g.C + OR - 1) / OR, Cr = CB * OR, Qs = p.Qt;
   const auto F = static_cast<int64_t>(p.phases.size());
   std::vector<std::vector<T>> wp;
   for (const Phase& ph : p.phases) wp.push_back(pack_phase_weights(g, ph, OR, w));
@@ -205,13 +204,14 @@ void backward_data_by_phases(const DirectConv& g, const T* gy, const T* w, T* gx
         }
       });
       for (int64_t i = 0; i < b; ++i)
-        interleave(g, p, ys + i * F * Cr * Qs, Cr, Qs, gx + ((n0 + i) * g.G + grp) * gx_group);
+        interleave(g, p, ys + i * F * Cr * Qs, Cr, gx + ((n0 + i) * g.G + grp) * gx_group);
     }
   });
 }
 
-template void backward_data_by_phases<float>(const DirectConv&, const float*, const float*, float*);
-template void backward_data_by_phases<double>(const DirectConv&, const double*, const double*,
-                                              double*);
+template void direct_conv_backward_data<float>(const DirectConv&, const float*, const float*,
+                                               float*);
+template void direct_conv_backward_data<double>(const DirectConv&, const double*, const double*,
+                                                double*);
 
-}  // namespace rg::detail::direct
+}  // namespace rg::detail

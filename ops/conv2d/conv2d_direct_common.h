@@ -430,8 +430,5 @@ template <class T>
 void backward_weight_padded_images(const DirectConv& g, const T* gy, const T* x, T* gw);
 template <class T>
 void backward_weight_gathered_rows(const DirectConv& g, const T* gy, const T* x, T* gw);
-// The strided backward-data (conv2d_direct_backward_data.cpp).
-template <class T>
-void backward_data_by_phases(const DirectConv& g, const T* gy, const T* w, T* gx);
 
 }  // namespace rg::detail::direct
