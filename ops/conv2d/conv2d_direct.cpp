@@ -24,7 +24,29 @@ int64_t forward_work(const DirectConv& g, DirectForward kind) {
 }
 }  // namespace
 
+bool winograd_applies(const DirectConv& g) {
+  return g.kH == 3 && g.kW == 3 && g.sH == 1 && g.sW == 1 && g.dH == 1 && g.dW == 1;
+}
+
+namespace {
+// Winograd against the direct forward by outputs, on AVX2 at batch 128 (one process
+// alternating the two per call, 8 pairs, each side first in half of them; medians of the
+// pairs' time ratios): ResNet18's 64-channel 32×32 layer 0.56 (forward) and 0.54
+// (backward-data), 128-channel 16×16 0.62 and 0.62; airbench94's 24→64 31×31 0.74 and 0.86,
+// 64→256 15×15 0.60; the quick preset's 24→32 31×31 0.80, 32→32 15×15 1.00. Three input
+// channels (the stem: 1.17) or three outputs (its backward-data: 1.32) leave the transforms
+// nothing to amortise. Rows of tiles are padded to whole vectors of tiles: 8×8 images (4 tiles
+// a row, 8 computed on AVX2) would waste half of the work. AVX-512: not measured, not used.
+bool winograd_pays(const DirectConv& g) {
+  constexpr int64_t L = Simd<float>::L;
+  const int64_t TW = (g.Wo + 1) / 2;
+  return !kAvx512 && kFmaVectors && winograd_applies(g) && g.C >= 16 && g.O >= 16 &&
+         5 * TW >= 4 * round_up(TW, L);
+}
+}  // namespace
+
 DirectForward direct_forward_kind(const DirectConv& g) {
+  if (winograd_pays(g)) return DirectForward::winograd;
   // By outputs wins up to 25 % of waste (8×8 images with padding 1: on AVX2 it also beat by
   // channels there, measured); on smaller images (4×4: 19 outputs for a tile 48 wide with
   // AVX-512, 32 with AVX2) by channels takes over. Only on AVX2: on AVX-512 by channels has
@@ -39,6 +61,7 @@ bool direct_conv_pays(const DirectConv& g, DirectKernel kernel) {
   if (!kFmaVectors || g.N == 0) return false;
   const int64_t useful = g.O * g.Ho * g.Wo;
   if (kernel == DirectKernel::forward) {
+    if (winograd_pays(g)) return true;
     // By outputs up to 25 % of waste (above); by channels up to a third: 3×3 images, 9
     // outputs in 12 slots, still ran 1.8-2.3× faster than im2col + GEMM (airbench94's
     // 256-channel layers, AVX2); 7×7 ~1.8×, ResNet18's 4×4 stage ~1.5×.
@@ -83,6 +106,7 @@ template <class T>
 void direct_conv_forward(const DirectConv& g, const T* x, const T* w, const T* bias, T* y,
                          DirectForward kind) {
   if (kind == DirectForward::by_channels) return forward_by_channels(g, x, w, bias, y);
+  if (kind == DirectForward::winograd) return forward_winograd(g, x, w, bias, y);
   forward_by_outputs(g, x, w, bias, y);
 }
 

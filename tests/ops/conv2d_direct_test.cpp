@@ -1,8 +1,9 @@
 // The direct convolution kernels (ops/conv2d/conv2d_direct.h) against a plain loop, on shapes
 // that hit every tail: output channels that do not fill a register tile, tap counts that do not
-// fill a backward-weight tile, images narrower than one vector, groups, dilation, strides; both
-// forwards (by outputs, by channels), both backward-weights and the backward-data by phases
-// (whose phases have 0 to all of the taps) on every shape.
+// fill a backward-weight tile, images narrower than one vector, groups, dilation, strides; the
+// three forwards (by outputs, by channels, and Winograd on the 3×3 stride-1 shapes: odd sizes,
+// paddings 0 to 2, groups, rows of tiles from under one vector to 2.4), both backward-weights
+// and the backward-data by phases (whose phases have 0 to all of the taps) on every shape.
 // conv2d routes to these kernels only where they pay (ResNet shapes), so they are called here
 // directly; the last tests check that routing through the public op.
 #include <gtest/gtest.h>
@@ -90,7 +91,17 @@ Tensor reference_backward_data(const DirectConv& g, const Tensor& gy, const Tens
 }
 
 using detail::DirectForward;
-constexpr DirectForward kForwardKinds[] = {DirectForward::by_outputs, DirectForward::by_channels};
+constexpr DirectForward kForwardKinds[] = {DirectForward::by_outputs, DirectForward::by_channels,
+                                           DirectForward::winograd};
+const char* forward_kind_name(DirectForward kind) {
+  return kind == DirectForward::by_outputs    ? "forward by outputs"
+         : kind == DirectForward::by_channels ? "forward by channels"
+                                              : "forward by Winograd F(2x2, 3x3)";
+}
+// Winograd runs 3x3 stride-1 undilated kernels only.
+bool runs(const DirectConv& g, DirectForward kind) {
+  return kind != DirectForward::winograd || detail::winograd_applies(g);
+}
 using detail::DirectBackwardWeight;
 constexpr DirectBackwardWeight kWeightKinds[] = {DirectBackwardWeight::padded_images,
                                                  DirectBackwardWeight::gathered_rows};
@@ -132,7 +143,8 @@ void check_against_reference(const DirectConv& g, double atol, double rtol) {
   const Tensor gy = grad_input(y_shape(g), -1, 1, 4).detach().to(dt);
   const Tensor x64 = x.to(DType::f64), w64 = w.to(DType::f64), gy64 = gy.to(DType::f64);
   for (DirectForward kind : kForwardKinds) {
-    SCOPED_TRACE(kind == DirectForward::by_outputs ? "forward by outputs" : "forward by channels");
+    if (!runs(g, kind)) continue;
+    SCOPED_TRACE(forward_kind_name(kind));
     EXPECT_TRUE(all_close(run_forward<T>(g, x, w, b, kind).to(DType::f64),
                           reference_forward(g, x64, w64, b.to(DType::f64)), atol, rtol));
     EXPECT_TRUE(all_close(run_forward<T>(g, x, w, Tensor(), kind).to(DType::f64),
@@ -175,6 +187,11 @@ const std::vector<std::pair<const char*, DirectConv>> kShapes = {
     // The forward by outputs on AVX2 sums 64 channels in passes of ~12 KB of image rows
     // (f32: 45 channels, then 19; f64: 22, 22, 20).
     {"64 channels in passes", make(2, 1, 64, 16, 16, 5, 3, 3, 1, 1)},
+    // Winograd: odd outputs (the last row and column of 2×2 tiles half outside), no padding,
+    // padding 2 and padding on one axis only.
+    {"3x3 pad 0, odd outputs", make(2, 1, 5, 11, 9, 6, 3, 3, 0, 0)},
+    {"3x3 pad 2", make(2, 1, 4, 7, 12, 5, 3, 3, 2, 2)},
+    {"3x3 pad (0, 1)", make(3, 1, 3, 6, 17, 4, 3, 3, 0, 1)},
 };
 
 TEST(Conv2dDirect, MatchesPlainLoopF64) {
@@ -206,9 +223,11 @@ TEST(Conv2dDirect, AlternatingLayoutsKeepTheirBorders) {
       const Tensor x = grad_input(x_shape(g), -1, 1, 7 + round).detach();
       const Tensor w = grad_input(w_shape(g), -1, 1, 2).detach();
       const Tensor gy = grad_input(y_shape(g), -1, 1, 4).detach();
-      for (DirectForward kind : kForwardKinds)
+      for (DirectForward kind : kForwardKinds) {
+        if (!runs(g, kind)) continue;
         EXPECT_TRUE(all_close(run_forward<double>(g, x, w, Tensor(), kind),
                               reference_forward(g, x, w, Tensor()), 1e-12, 1e-12));
+      }
       for (DirectBackwardWeight kind : kWeightKinds)
         EXPECT_TRUE(all_close(run_backward_weight<double>(g, gy, x, kind),
                               reference_backward_weight(g, gy, x), 1e-12, 1e-12));
@@ -231,25 +250,29 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
   set_num_threads(1);
   const Tensor y1 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_outputs);
   const Tensor c1 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_channels);
+  const Tensor v1 = run_forward<double>(g, x, w, Tensor(), DirectForward::winograd);
   const Tensor gw1 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::padded_images);
   const Tensor r1 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::gathered_rows);
   const Tensor gx1 = run_backward_data<double>(s, gys, ws);
   set_num_threads(3);
   const Tensor y3 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_outputs);
   const Tensor c3 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_channels);
+  const Tensor v3 = run_forward<double>(g, x, w, Tensor(), DirectForward::winograd);
   const Tensor gw3 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::padded_images);
   const Tensor r3 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::gathered_rows);
   const Tensor gx3 = run_backward_data<double>(s, gys, ws);
   set_num_threads(threads);
   EXPECT_TRUE(all_close(y3, y1, 0, 0));
   EXPECT_TRUE(all_close(c3, c1, 0, 0));
+  EXPECT_TRUE(all_close(v3, v1, 0, 0));
   EXPECT_TRUE(all_close(gw3, gw1, 1e-12, 1e-12));
   EXPECT_TRUE(all_close(r3, r1, 0, 0));
   EXPECT_TRUE(all_close(gx3, gx1, 0, 0));
 }
 
 // Through conv2d: on AVX-512 or AVX2 CPUs the CIFAR ResNet and airbench shapes take the direct
-// kernels (forward by outputs or, on 7×7 and 4×4 images, by channels; stride-1 backward-data as
+// kernels (forward by outputs, by Winograd on AVX2 for the 16×16 3×3 layer, or, on 7×7 and 4×4
+// images, by channels; stride-1 backward-data as
 // the flipped forward, strided 3×3 by phases on AVX2; backward-weight where it pays); the
 // results are the plain loop's.
 TEST(Conv2dDirect, ResNetShapesThroughConv2d) {
