@@ -29,19 +29,19 @@ bool winograd_applies(const DirectConv& g) {
 }
 
 namespace {
-// Winograd against the direct forward by outputs, on AVX2 at batch 128 (one process
-// alternating the two per call, 8 pairs, each side first in half of them; medians of the
-// pairs' time ratios): ResNet18's 64-channel 32×32 layer 0.56 (forward) and 0.54
-// (backward-data), 128-channel 16×16 0.62 and 0.62; airbench94's 24→64 31×31 0.74 and 0.86,
-// 64→256 15×15 0.60; the quick preset's 24→32 31×31 0.80, 32→32 15×15 1.00. Three input
-// channels (the stem: 1.17) or three outputs (its backward-data: 1.32) leave the transforms
-// nothing to amortise. Rows of tiles are padded to whole vectors of tiles: 8×8 images (4 tiles
-// a row, 8 computed on AVX2) would waste half of the work. AVX-512: not measured, not used.
+// Winograd against the direct forwards, on AVX2 at batch 128 (one process alternating the two
+// per call, 8 pairs, each side first in half of them; medians of the pairs' time ratios,
+// forward / backward-data): ResNet18's 64-channel 32×32 layer 0.56 / 0.54, 128-channel 16×16
+// 0.52-0.62 / 0.62, 256-channel 8×8 0.55-0.61 / 0.56, 512-channel 4×4 0.71-0.77 / 0.76;
+// airbench94's 24→64 31×31 0.74 / 0.86, 64→256 15×15 0.60, 256-channel 7×7 0.74-0.77 / 0.77;
+// the quick preset's 24→32 31×31 0.80, 32→32 15×15 1.00. Where over a quarter of the
+// computed outputs are padding (3×3 images: 16 for 9; 1.00 on airbench94's last layer), or on
+// three input channels (the stem: 1.17) or outputs (its backward-data: 1.32), the direct
+// kernels stay. AVX-512: not measured, not used.
 bool winograd_pays(const DirectConv& g) {
-  constexpr int64_t L = Simd<float>::L;
-  const int64_t TW = (g.Wo + 1) / 2;
+  const int64_t computed = 4 * ((g.Ho + 1) / 2) * ((g.Wo + 1) / 2);
   return !kAvx512 && kFmaVectors && winograd_applies(g) && g.C >= 16 && g.O >= 16 &&
-         5 * TW >= 4 * round_up(TW, L);
+         3 * computed <= 4 * g.Ho * g.Wo;
 }
 }  // namespace
 

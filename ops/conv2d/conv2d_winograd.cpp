@@ -12,20 +12,25 @@
 // The 16 sums over c are 16 GEMMs: 2.25 times fewer multiply-adds than the direct kernels, for
 // the price of the transforms (a few adds per value, on blocks that stay in the caches).
 //
-// Layout. Tiles are vectorised along a row of tiles: a "unit" is L consecutive tiles of one
-// tile row (rows of tiles are padded to whole units; padding tiles are computed and dropped).
-// Each image's channels are first padded and split into even and odd columns (E, Od): the four
-// columns 2t .. 2t + 3 of tiles t .. t + L − 1 are then the vectors E[t], Od[t], E[t + 1] and
-// Od[t + 1]. Per block of NV units of one image (NV·L tiles): V (16 × C × NV·L, ~100 KB for 64
-// channels: L2) by the input transform; then per block of OR output channels the forward's
-// register tile (forward_tile: OR channels × NV vectors of tiles, summing over the C "taps" c of
-// V[ξ]) for each ξ into M (16 × OR × NV·L, 6 KB: L1), and the output transform of M into y.
-// U is read once per block.
+// Layout. Tiles are vectorised in "units" of L tiles (one per lane):
+// - RowUnits, where rows of tiles fill whole vectors (32×32, 16×16, 31×31, 15×15 images on
+//   AVX2): L consecutive tiles of one row. Each image's channels are first padded and split
+//   into even and odd columns (E, Od): the four columns 2t .. 2t + 3 of tiles t .. t + L − 1 are
+//   then the vectors E[t], Od[t], E[t + 1] and Od[t + 1].
+// - TileLists, for smaller images (8×8: 4 tiles a row): any L tiles of a chunk of a few images,
+//   numbered (image, row, column); lanes gather their 4×4 inputs from padded planes and scatter
+//   their 2×2 outputs (a few scalar moves per lane and channel, against 16·O multiply-adds).
+// Per block of NV units (NV·L tiles): V (16 × C × NV·L, ~100 KB for 64 channels: L2) by the
+// input transform; then per block of OR output channels the forward's register tile
+// (forward_tile: OR channels × NV vectors of tiles, summing over the C "taps" c of V[ξ]) for
+// each ξ into M (16 × OR × NV·L, 6 KB: L1), and the output transform of M into y. U is read
+// once per block.
 //
-// Results per image do not depend on the thread count (threads take whole images).
+// Results do not depend on the thread count (threads take whole images, or whole chunks).
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -38,12 +43,14 @@ namespace {
 
 constexpr int kXi = 16;  // positions ξ of the 4×4 transformed block
 
-// The sizes of one (image, group) in tiles and units.
+// How one convolution is cut into tiles, units and blocks.
 struct WinogradLayout {
-  int64_t TH, TW;      // tiles per column, per row: ⌈Ho/2⌉, ⌈Wo/2⌉
-  int64_t units_row;   // units per row of tiles: ⌈TW/L⌉
-  int64_t rows, cols;  // the even and odd column planes: 2·TH + 2 rows of units_row·L + 1
+  int64_t TH, TW;      // tiles per column, per row of one image: ⌈Ho/2⌉, ⌈Wo/2⌉
+  bool row_units;      // rows of tiles fill whole vectors (RowUnits), or not (TileLists)
+  int64_t units_row;   // RowUnits: units per row of tiles, TW/L
+  int64_t rows, cols;  // RowUnits: the even and odd column planes, 2·TH + 2 rows of TW + 1
   int64_t plane;       // rows · cols
+  int64_t images;      // TileLists: images per chunk
   ForwardTile tile;
 
   template <class T>
@@ -51,19 +58,30 @@ struct WinogradLayout {
     constexpr int64_t L = Simd<T>::L;
     WinogradLayout w;
     w.TH = (g.Ho + 1) / 2, w.TW = (g.Wo + 1) / 2;
-    w.units_row = (w.TW + L - 1) / L;
-    w.rows = 2 * w.TH + 2, w.cols = w.units_row * L + 1;
+    w.row_units = w.TW % L == 0;
+    w.units_row = w.TW / L;
+    w.rows = 2 * w.TH + 2, w.cols = w.TW + 1;
     w.plane = w.rows * w.cols;
-    // The tile that wastes the least on padding channels and padding units; ties go to the
-    // squarest tile (the fewest loads per FMA).
-    const int64_t units = w.TH * w.units_row;
+    // The tile that wastes the least on padding channels and padding units, per image; ties
+    // go to the squarest. Not AVX2's 3 × 4: its 12 accumulators, 4 vectors of V and a
+    // broadcast need 17 registers, and on ResNet18's 128-channel 16×16 layer it took 1.5 times
+    // as long as 6 × 2 (the tile that wastes least there).
     int64_t best = -1;
     for (int i : {1, 0, 2}) {
       const ForwardTile t = kForwardTiles[i];
-      const int64_t work = round_up(g.O, t.OR) * round_up(units, t.NV);
-      if (best < 0 || work < best) best = work, w.tile = t;
+      if (!kAvx512 && t.OR * t.NV + t.NV + 1 > 16) continue;
+      const int64_t images = w.row_units ? 1 : chunk_images(w.TH * w.TW, t.NV * L);
+      const int64_t units = w.row_units ? w.TH * w.units_row : (images * w.TH * w.TW + L - 1) / L;
+      const int64_t work = round_up(g.O, t.OR) * round_up(units, t.NV) / images;
+      if (best < 0 || work < best) best = work, w.tile = t, w.images = images;
     }
     return w;
+  }
+
+  // Images per chunk of TileLists: whole blocks of tiles where at most 16 images make them.
+  static int64_t chunk_images(int64_t per_image, int64_t block) {
+    const int64_t whole = std::lcm(per_image, block) / per_image;
+    return whole <= 16 ? whole : std::max<int64_t>(1, block / per_image);
   }
 };
 
@@ -122,34 +140,46 @@ void split_columns(const DirectConv& g, const WinogradLayout& wl, const T* x, T*
   }
 }
 
-// V[ξ][c][slot·L ..] = Bᵀ d B for the L tiles of unit (th, t0) of every channel; V rows are
-// ld apart.
-template <class T>
-void transform_inputs(const DirectConv& g, const WinogradLayout& wl, const T* eo, int64_t th,
-                      int64_t t0, T* v, int64_t ld) {
-  using Vec = typename Simd<T>::V;
-  for (int64_t c = 0; c < g.C; ++c) {
-    const T* e = eo + 2 * c * wl.plane + 2 * th * wl.cols + t0;
-    const T* od = e + wl.plane;
-    Vec row[4][4];  // Bᵀ along each of the 4 input rows
+// Bᵀ along one input row of L tiles: d0 .. d3 its four columns.
+template <class Vec>
+[[gnu::always_inline]] inline void bt_row(const Vec& d0, const Vec& d1, const Vec& d2,
+                                          const Vec& d3, Vec (&out)[4]) {
+  out[0] = d0 - d2;
+  out[1] = d1 + d2;
+  out[2] = d2 - d1;
+  out[3] = d1 - d3;
+}
+
+// V[ξ] (rows xi_stride apart) = Bᵀ down the columns of the row-transformed input rows.
+template <class T, class Vec>
+[[gnu::always_inline]] inline void store_bt_columns(const Vec (&row)[4][4], T* out,
+                                                    int64_t xi_stride) {
 #pragma GCC unroll 4
-    for (int r = 0; r < 4; ++r) {
-      const Vec e0 = loadu<Vec>(e + r * wl.cols), e1 = loadu<Vec>(e + r * wl.cols + 1);
-      const Vec o0 = loadu<Vec>(od + r * wl.cols), o1 = loadu<Vec>(od + r * wl.cols + 1);
-      row[r][0] = e0 - e1;
-      row[r][1] = o0 + e1;
-      row[r][2] = e1 - o0;
-      row[r][3] = o0 - o1;
-    }
-    T* out = v + c * ld;
-    const int64_t xi_stride = g.C * ld;
+  for (int j = 0; j < 4; ++j) {
+    storeu(out + j * xi_stride, row[0][j] - row[2][j]);
+    storeu(out + (4 + j) * xi_stride, row[1][j] + row[2][j]);
+    storeu(out + (8 + j) * xi_stride, row[2][j] - row[1][j]);
+    storeu(out + (12 + j) * xi_stride, row[1][j] - row[3][j]);
+  }
+}
+
+// yv[a][b] = (Aᵀ M A)[a][b] for L tiles, M[ξ] loaded from m (rows xi_stride apart), + bias.
+template <class T, class Vec>
+[[gnu::always_inline]] inline void at_m_a(const T* m, int64_t xi_stride, T bias, Vec (&yv)[2][2]) {
+  Vec s[4][2];  // Aᵀ along each row i of M
 #pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {  // Bᵀ down the columns
-      storeu(out + j * xi_stride, row[0][j] - row[2][j]);
-      storeu(out + (4 + j) * xi_stride, row[1][j] + row[2][j]);
-      storeu(out + (8 + j) * xi_stride, row[2][j] - row[1][j]);
-      storeu(out + (12 + j) * xi_stride, row[1][j] - row[3][j]);
-    }
+  for (int i = 0; i < 4; ++i) {
+    const Vec m0 = loadu<Vec>(m + (4 * i) * xi_stride);
+    const Vec m1 = loadu<Vec>(m + (4 * i + 1) * xi_stride);
+    const Vec m2 = loadu<Vec>(m + (4 * i + 2) * xi_stride);
+    const Vec m3 = loadu<Vec>(m + (4 * i + 3) * xi_stride);
+    s[i][0] = m0 + m1 + m2;
+    s[i][1] = m1 - m2 - m3;
+  }
+#pragma GCC unroll 2
+  for (int b = 0; b < 2; ++b) {  // Aᵀ down the columns
+    yv[0][b] = s[0][b] + s[1][b] + s[2][b] + bias;
+    yv[1][b] = s[1][b] - s[2][b] - s[3][b] + bias;
   }
 }
 
@@ -161,70 +191,162 @@ inline V interleave(const V& even, const V& odd, std::index_sequence<I...>) {
       even, odd, ((upper ? L / 2 : 0) + static_cast<int>(I) / 2 + (I % 2 ? L : 0))...);
 }
 
-// y rows 2·th, 2·th + 1 at columns 2·t0 .. of output channels [o0, o1) (+ bias) = Aᵀ M A for
-// the unit in slot `slot` of M: M[ξ][o − o0] rows of ld, ξ xi_stride apart.
+// Units of L consecutive tiles of one row of tiles of one (image, group), read from its even
+// and odd column planes eo, written to its y.
 template <class T>
-void transform_outputs(const DirectConv& g, const T* m, int64_t xi_stride, int64_t ld, int64_t slot,
-                       int64_t th, int64_t t0, int64_t o0, int64_t o1, const T* bias, T* y) {
+struct RowUnits {
   using Vec = typename Simd<T>::V;
-  constexpr int L = Simd<T>::L;
-  const int64_t y_plane = g.Ho * g.Wo;
-  const int64_t w0 = 2 * t0, valid = std::min<int64_t>(2 * L, g.Wo - w0);
-  for (int64_t o = o0; o < o1; ++o) {
-    const T* mo = m + (o - o0) * ld + slot * L;
-    Vec s[4][2];  // Aᵀ along each row i of M
+  static constexpr int L = Simd<T>::L;
+  const DirectConv& g;
+  const WinogradLayout& wl;
+  const T* eo;
+  T* y;
+
+  // V[ξ][c][slot·L ..] (v at the slot; rows ld apart) = Bᵀ d B of every channel.
+  void inputs(int64_t unit, T* v, int64_t ld) const {
+    const int64_t th = unit / wl.units_row, t0 = unit % wl.units_row * L;
+    for (int64_t c = 0; c < g.C; ++c) {
+      const T* e = eo + 2 * c * wl.plane + 2 * th * wl.cols + t0;
+      const T* od = e + wl.plane;
+      Vec row[4][4];
 #pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) {
-      const Vec m0 = loadu<Vec>(mo + (4 * i) * xi_stride);
-      const Vec m1 = loadu<Vec>(mo + (4 * i + 1) * xi_stride);
-      const Vec m2 = loadu<Vec>(mo + (4 * i + 2) * xi_stride);
-      const Vec m3 = loadu<Vec>(mo + (4 * i + 3) * xi_stride);
-      s[i][0] = m0 + m1 + m2;
-      s[i][1] = m1 - m2 - m3;
-    }
-    const T b = bias ? bias[o] : T(0);
-    for (int a = 0; a < 2 && 2 * th + a < g.Ho; ++a) {
-      // Aᵀ down the columns: output row 2·th + a, even (b = 0) and odd (b = 1) columns.
-      Vec even = a == 0 ? s[0][0] + s[1][0] + s[2][0] : s[1][0] - s[2][0] - s[3][0];
-      Vec odd = a == 0 ? s[0][1] + s[1][1] + s[2][1] : s[1][1] - s[2][1] - s[3][1];
-      even += b;
-      odd += b;
-      T* out = y + o * y_plane + (2 * th + a) * g.Wo + w0;
-      const Vec lo = interleave<Vec, false>(even, odd, std::make_index_sequence<L>{});
-      const Vec hi = interleave<Vec, true>(even, odd, std::make_index_sequence<L>{});
-      if (valid == 2 * L) {
-        storeu(out, lo);
-        storeu(out + L, hi);
-        continue;
-      }
-      T row[2 * L];
-      storeu(row, lo);
-      storeu(row + L, hi);
-      std::copy(row, row + valid, out);
+      for (int r = 0; r < 4; ++r)
+        bt_row(loadu<Vec>(e + r * wl.cols), loadu<Vec>(od + r * wl.cols),
+               loadu<Vec>(e + r * wl.cols + 1), loadu<Vec>(od + r * wl.cols + 1), row[r]);
+      store_bt_columns(row, v + c * ld, g.C * ld);
     }
   }
+
+  // y rows 2·th, 2·th + 1 at columns 2·t0 .. of output channels [o0, o1) = Aᵀ M A (+ bias):
+  // m at the unit's slot, rows ld apart per channel, ξ xi_stride apart.
+  void outputs(const T* m, int64_t xi_stride, int64_t ld, int64_t unit, int64_t o0, int64_t o1,
+               const T* bias) const {
+    const int64_t th = unit / wl.units_row, w0 = unit % wl.units_row * 2 * L;
+    const int64_t valid = std::min<int64_t>(2 * L, g.Wo - w0);
+    for (int64_t o = o0; o < o1; ++o) {
+      Vec yv[2][2];
+      at_m_a(m + (o - o0) * ld, xi_stride, bias ? bias[o] : T(0), yv);
+      for (int a = 0; a < 2 && 2 * th + a < g.Ho; ++a) {
+        T* out = y + (o * g.Ho + 2 * th + a) * g.Wo + w0;
+        const Vec lo = interleave<Vec, false>(yv[a][0], yv[a][1], std::make_index_sequence<L>{});
+        const Vec hi = interleave<Vec, true>(yv[a][0], yv[a][1], std::make_index_sequence<L>{});
+        if (valid == 2 * L) {
+          storeu(out, lo);
+          storeu(out + L, hi);
+          continue;
+        }
+        T row[2 * L];
+        storeu(row, lo);
+        storeu(row + L, hi);
+        std::copy(row, row + valid, out);
+      }
+    }
+  }
+};
+
+// Units of any L tiles of a chunk of images of one group, numbered (image, th, t): for small
+// images, whose rows of tiles are shorter than a vector. Each image's channels are padded into
+// planes of (2·TH + 2) × (2·TW + 2) (xp); lanes gather their 4×4 inputs and scatter their
+// 2×2 outputs.
+template <class T>
+struct TileLists {
+  using Vec = typename Simd<T>::V;
+  static constexpr int L = Simd<T>::L;
+  const DirectConv& g;
+  const WinogradLayout& wl;
+  const T* xp;
+  int64_t tiles;  // in the chunk
+  T* y;           // the chunk's first image, this group
+  int64_t y_image;
+
+  int64_t rows() const { return 2 * wl.TH + 2; }
+  int64_t cols() const { return 2 * wl.TW + 2; }
+  int64_t image_size() const { return g.C * rows() * cols(); }
+  // Tile j of the chunk: image, tile row, tile column (the tiles past the last: the last).
+  void tile(int64_t j, int64_t& i, int64_t& th, int64_t& t) const {
+    j = std::min(j, tiles - 1);
+    t = j % wl.TW, th = j / wl.TW % wl.TH, i = j / (wl.TW * wl.TH);
+  }
+
+  void inputs(int64_t unit, T* v, int64_t ld) const {
+    int64_t base[L];
+    for (int lane = 0; lane < L; ++lane) {
+      int64_t i, th, t;
+      tile(unit * L + lane, i, th, t);
+      base[lane] = i * image_size() + 2 * th * cols() + 2 * t;
+    }
+    const int64_t plane = rows() * cols();
+    for (int64_t c = 0; c < g.C; ++c) {
+      alignas(64) T d[16][L];  // the 16 inputs, lane by lane
+      for (int lane = 0; lane < L; ++lane) {
+        const T* p = xp + base[lane] + c * plane;
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; ++r)
+#pragma GCC unroll 4
+          for (int s = 0; s < 4; ++s) d[4 * r + s][lane] = p[r * cols() + s];
+      }
+      Vec row[4][4];
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; ++r)
+        bt_row(loadu<Vec>(d[4 * r]), loadu<Vec>(d[4 * r + 1]), loadu<Vec>(d[4 * r + 2]),
+               loadu<Vec>(d[4 * r + 3]), row[r]);
+      store_bt_columns(row, v + c * ld, g.C * ld);
+    }
+  }
+
+  void outputs(const T* m, int64_t xi_stride, int64_t ld, int64_t unit, int64_t o0, int64_t o1,
+               const T* bias) const {
+    const int lanes = static_cast<int>(std::min<int64_t>(L, tiles - unit * L));
+    for (int64_t o = o0; o < o1; ++o) {
+      Vec yv[2][2];
+      at_m_a(m + (o - o0) * ld, xi_stride, bias ? bias[o] : T(0), yv);
+      alignas(64) T out[2][2][L];
+      for (int a = 0; a < 2; ++a)
+        for (int b = 0; b < 2; ++b) storeu(out[a][b], yv[a][b]);
+      for (int lane = 0; lane < lanes; ++lane) {
+        int64_t i, th, t;
+        tile(unit * L + lane, i, th, t);
+        T* yo = y + i * y_image + (o * g.Ho + 2 * th) * g.Wo + 2 * t;
+        for (int a = 0; a < 2 && 2 * th + a < g.Ho; ++a)
+          for (int b = 0; b < 2 && 2 * t + b < g.Wo; ++b) yo[a * g.Wo + b] = out[a][b][lane];
+      }
+    }
+  }
+};
+
+// xp = the chunk's b images of one group, each channel zero-padded to TileLists' planes.
+template <class T>
+void pad_tile_planes(const DirectConv& g, const TileLists<T>& src, const T* x, int64_t x_image,
+                     int64_t b, T* xp) {
+  const int64_t rows = src.rows(), cols = src.cols();
+  for (int64_t i = 0; i < b; ++i)
+    for (int64_t c = 0; c < g.C; ++c) {
+      T* p = xp + i * src.image_size() + c * rows * cols;
+      std::fill(p, p + rows * cols, T(0));
+      const T* image = x + i * x_image + c * g.H * g.W;
+      for (int64_t h = 0; h < g.H && h + g.pH < rows; ++h) {
+        const int64_t n = std::min(g.W, cols - g.pW);
+        std::copy(image + h * g.W, image + h * g.W + n, p + (h + g.pH) * cols + g.pW);
+      }
+    }
 }
 
-template <class T, int OR, int NV>
-void winograd_image(const DirectConv& g, const WinogradLayout& wl, const T* eo, const T* u,
-                    const int64_t* off, const T* bias, T* v, T* m, T* y) {
+// Every block of NV units: inputs into V, then per block of OR output channels the 16 GEMMs
+// into M and the outputs.
+template <class T, int OR, int NV, class Source>
+void winograd_units(const DirectConv& g, int64_t units, const Source& src, const T* u,
+                    const int64_t* off, const T* bias, T* v, T* m) {
   constexpr int64_t L = Simd<T>::L, ld = NV * L;
-  const int64_t OB = (g.O + OR - 1) / OR, units = wl.TH * wl.units_row;
+  const int64_t OB = (g.O + OR - 1) / OR;
   for (int64_t u0 = 0; u0 < units; u0 += NV) {
     const int64_t n_units = std::min<int64_t>(NV, units - u0);
-    for (int64_t s = 0; s < n_units; ++s) {
-      const int64_t unit = u0 + s;
-      transform_inputs(g, wl, eo, unit / wl.units_row, unit % wl.units_row * L, v + s * L, ld);
-    }
+    for (int64_t s = 0; s < n_units; ++s) src.inputs(u0 + s, v + s * L, ld);
     for (int64_t ob = 0; ob < OB; ++ob) {
       for (int xi = 0; xi < kXi; ++xi)
         forward_tile<T, OR, NV>(v + xi * g.C * ld, off, g.C, u + (xi * OB + ob) * g.C * OR,
                                 m + xi * OR * ld, ld);
-      for (int64_t s = 0; s < n_units; ++s) {
-        const int64_t unit = u0 + s;
-        transform_outputs(g, m, OR * ld, ld, s, unit / wl.units_row, unit % wl.units_row * L,
-                          ob * OR, std::min(g.O, (ob + 1) * OR), bias, y);
-      }
+      for (int64_t s = 0; s < n_units; ++s)
+        src.outputs(m + s * L, OR * ld, ld, u0 + s, ob * OR, std::min(g.O, (ob + 1) * OR), bias);
     }
   }
 }
@@ -237,31 +359,43 @@ void forward_winograd(const DirectConv& g, const T* x, const T* w, const T* bias
            "conv2d: the Winograd forward computes 3x3 kernels with stride 1 "
            "and no dilation, got ",
            g.kH, "x", g.kW, " stride ", g.sH, "x", g.sW, " dilation ", g.dH, "x", g.dW);
+  constexpr int64_t L = Simd<T>::L;
   const WinogradLayout wl = WinogradLayout::of<T>(g);
   const int OR = wl.tile.OR;
-  const int64_t OB = (g.O + OR - 1) / OR, ld = wl.tile.NV * Simd<T>::L;
+  const int64_t OB = (g.O + OR - 1) / OR, ld = wl.tile.NV * L;
   const std::vector<T> u = transform_kernels(g, OR, w);
   std::vector<int64_t> off(static_cast<std::size_t>(g.C));  // the "taps" of V[ξ]: its rows
   for (int64_t c = 0; c < g.C; ++c) off[static_cast<std::size_t>(c)] = c * ld;
   const int64_t x_group = g.C * g.H * g.W, y_group = g.O * g.Ho * g.Wo;
-  const auto eo_size = static_cast<std::size_t>(2 * g.C * wl.plane);
-  const auto vm_size = static_cast<std::size_t>(kXi * (g.C + OR) * ld);
-  const int64_t v_at = round_up(static_cast<int64_t>(eo_size), 16);  // V on a cache line
+  const int64_t B = wl.images, per_image = wl.TH * wl.TW;
+  const int64_t in_size =
+      wl.row_units ? 2 * g.C * wl.plane : B * g.C * (2 * wl.TH + 2) * (2 * wl.TW + 2);
+  const int64_t v_at = round_up(in_size, 16);  // V on a cache line
+  const auto buffer = static_cast<std::size_t>(v_at + kXi * (g.C + OR) * ld);
   std::atomic<int64_t> next{0};
-  const int64_t items = g.N * g.G;
+  const int64_t chunks = (g.N + B - 1) / B, items = chunks * g.G;
   parallel_for(std::min<int64_t>(num_threads(), items), 1, [&](int64_t, int64_t) {
-    T* eo = thread_buffer<T>(static_cast<std::size_t>(v_at) + vm_size);
-    T* v = eo + v_at;
+    T* in = thread_buffer<T>(buffer);
+    T* v = in + v_at;
     T* m = v + kXi * g.C * ld;
     // The last block's padding units read slots of V that it did not write (their columns of
     // M are dropped): left from an earlier block, or zero, not uninitialised memory.
     std::fill(v, m, T(0));
     for (int64_t it; (it = next.fetch_add(1)) < items;) {
-      const int64_t grp = it % g.G;
-      split_columns(g, wl, x + it * x_group, eo);
+      const int64_t grp = it % g.G, n0 = it / g.G * B, b = std::min(B, g.N - n0);
+      const T* ug = u.data() + grp * kXi * OB * g.C * OR;
+      const T* bg = bias ? bias + grp * g.O : nullptr;
+      const int64_t item = n0 * g.G + grp;  // of the chunk's first image
       with_forward_tile(wl.tile, [&]<int TR, int TV>() {
-        winograd_image<T, TR, TV>(g, wl, eo, u.data() + grp * kXi * OB * g.C * OR, off.data(),
-                                  bias ? bias + grp * g.O : nullptr, v, m, y + it * y_group);
+        if (wl.row_units) {
+          split_columns(g, wl, x + item * x_group, in);
+          const RowUnits<T> src{g, wl, in, y + item * y_group};
+          winograd_units<T, TR, TV>(g, wl.TH * wl.units_row, src, ug, off.data(), bg, v, m);
+          return;
+        }
+        const TileLists<T> src{g, wl, in, b * per_image, y + item * y_group, g.G * y_group};
+        pad_tile_planes(g, src, x + item * x_group, g.G * x_group, b, in);
+        winograd_units<T, TR, TV>(g, (b * per_image + L - 1) / L, src, ug, off.data(), bg, v, m);
       });
     }
   });

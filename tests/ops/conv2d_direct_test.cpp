@@ -188,10 +188,13 @@ const std::vector<std::pair<const char*, DirectConv>> kShapes = {
     // (f32: 45 channels, then 19; f64: 22, 22, 20).
     {"64 channels in passes", make(2, 1, 64, 16, 16, 5, 3, 3, 1, 1)},
     // Winograd: odd outputs (the last row and column of 2×2 tiles half outside), no padding,
-    // padding 2 and padding on one axis only.
+    // padding 2 and padding on one axis only; rows of tiles shorter than a vector (tile lists
+    // across images) and of whole vectors (row units: 32 and 31 outputs wide).
     {"3x3 pad 0, odd outputs", make(2, 1, 5, 11, 9, 6, 3, 3, 0, 0)},
     {"3x3 pad 2", make(2, 1, 4, 7, 12, 5, 3, 3, 2, 2)},
     {"3x3 pad (0, 1)", make(3, 1, 3, 6, 17, 4, 3, 3, 0, 1)},
+    {"3x3 pad (2, 0), 32 wide", make(2, 1, 3, 9, 34, 4, 3, 3, 2, 0)},
+    {"3x3 pad (0, 1), 31 wide", make(2, 1, 3, 6, 31, 4, 3, 3, 0, 1)},
 };
 
 TEST(Conv2dDirect, MatchesPlainLoopF64) {
@@ -271,10 +274,10 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
 }
 
 // Through conv2d: on AVX-512 or AVX2 CPUs the CIFAR ResNet and airbench shapes take the direct
-// kernels (forward by outputs, by Winograd on AVX2 for the 16×16 3×3 layer, or, on 7×7 and 4×4
-// images, by channels; stride-1 backward-data as
-// the flipped forward, strided 3×3 by phases on AVX2; backward-weight where it pays); the
-// results are the plain loop's.
+// kernels (forward by outputs, or on 7×7 and 4×4 images by channels; on AVX2 the 3×3 stride-1
+// layers of 16 channels and more by Winograd; stride-1 backward-data as the flipped forward,
+// strided 3×3 by phases on AVX2; backward-weight where it pays); the results are the plain
+// loop's.
 TEST(Conv2dDirect, ResNetShapesThroughConv2d) {
   for (const DirectConv& g :
        {make(2, 1, 16, 16, 16, 16, 3, 3, 1, 1), make(2, 1, 8, 8, 8, 8, 3, 3, 1, 1),
