@@ -21,7 +21,8 @@
 //   backward-weight  gW[o, k] = Σ_n Σ_{valid q} gy[o, q] · xp[off[k] + q]   (or over the
 //                                                        rows k of im2col, for small images)
 // 3×3 stride-1 forwards of enough channels on AVX2 run as Winograd F(2×2, 3×3) instead
-// (conv2d_winograd.cpp: 2.25 times fewer multiply-adds, on the forward's register tile).
+// (conv2d_winograd.h: 2.25 times fewer multiply-adds, on the forward's register tile), and so
+// do the backward-weights of 64 channels and more (on the backward-weight's tile).
 // Stride-1 backward-data is the forward kernel on gy with the flipped kernel (see conv2d_cpu);
 // strided backward-data runs the forward's tile on gy once per phase of gx
 // (conv2d_direct_backward_data.cpp).
@@ -63,7 +64,8 @@ void direct_conv_forward(const DirectConv& g, const T* x, const T* w, const T* b
 // How backward-weight reads x: per pass of a few padded images (the sums of every tap and
 // channel added into memory per pass), or over rows of taps gathered across the whole batch
 // (small images: each sum stays in registers over ~1024 positions).
-enum class DirectBackwardWeight { padded_images, gathered_rows };
+// Or Winograd F(2×2, 3×3) for 3×3 stride-1 kernels (conv2d_winograd_backward_weight.cpp).
+enum class DirectBackwardWeight { padded_images, gathered_rows, winograd };
 // The faster of the two for g (where direct_conv_pays).
 DirectBackwardWeight direct_backward_weight_kind(const DirectConv& g);
 

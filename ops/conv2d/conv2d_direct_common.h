@@ -17,7 +17,9 @@
 //                    (conv2d_direct_by_channels.cpp);
 //   Winograd         (3×3 stride 1, AVX2) the forward's tile as the 16 GEMMs of F(2×2, 3×3):
 //                    OR output channels × NV vectors of 2×2 output tiles, summing over the
-//                    input channels of the transformed input (conv2d_winograd.cpp);
+//                    input channels of the transformed input (conv2d_winograd.cpp); its
+//                    backward-weight the backward-weight's tile over transformed tiles
+//                    (conv2d_winograd_backward_weight.cpp);
 //   strided          the forward's tile on gy: OR channels of gx × NV vectors of positions of
 //   backward-data    one phase of gx; per tap (o, i, j) of that phase: NV loads of the padded
 //                    gy, OR broadcasts of the packed weight (conv2d_direct_backward_data.cpp);
@@ -430,10 +432,12 @@ template <class T>
 void forward_by_channels(const DirectConv& g, const T* x, const T* w, const T* bias, T* y);
 template <class T>
 void forward_winograd(const DirectConv& g, const T* x, const T* w, const T* bias, T* y);
-// The two backward-weights (direct_conv_backward_weight picks one).
+// The three backward-weights (direct_conv_backward_weight picks one).
 template <class T>
 void backward_weight_padded_images(const DirectConv& g, const T* gy, const T* x, T* gw);
 template <class T>
 void backward_weight_gathered_rows(const DirectConv& g, const T* gy, const T* x, T* gw);
+template <class T>
+void backward_weight_winograd(const DirectConv& g, const T* gy, const T* x, T* gw);
 
 }  // namespace rg::detail::direct
