@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/error.h"
 #include "core/thread_pool.h"
 #include "ops/conv2d/conv2d_winograd.h"
 
@@ -63,10 +62,7 @@ void winograd_units(const DirectConv& g, int64_t units, const Source& src, const
 
 template <class T>
 void forward_winograd(const DirectConv& g, const T* x, const T* w, const T* bias, T* y) {
-  RG_CHECK(winograd_applies(g),
-           "conv2d: the Winograd forward computes 3x3 kernels with stride 1 "
-           "and no dilation, got ",
-           g.kH, "x", g.kW, " stride ", g.sH, "x", g.sW, " dilation ", g.dH, "x", g.dW);
+  check_winograd(g, "forward");
   constexpr int64_t L = Simd<T>::L;
   const WinogradLayout wl = WinogradLayout::of<T>(g);
   const int OR = wl.tile.OR;
@@ -74,14 +70,10 @@ void forward_winograd(const DirectConv& g, const T* x, const T* w, const T* bias
   const std::vector<T> u = transform_kernels(g, OR, w);
   std::vector<int64_t> off(static_cast<std::size_t>(g.C));  // the "taps" of V[ξ]: its rows
   for (int64_t c = 0; c < g.C; ++c) off[static_cast<std::size_t>(c)] = c * ld;
-  const int64_t x_group = g.C * g.H * g.W, y_group = g.O * g.Ho * g.Wo;
-  const int64_t B = wl.images, per_image = wl.TH * wl.TW;
-  const int64_t in_size =
-      wl.row_units ? 2 * g.C * wl.plane : B * g.C * (2 * wl.TH + 2) * (2 * wl.TW + 2);
-  const int64_t v_at = round_up(in_size, 16);  // V on a cache line
+  const int64_t v_at = round_up(wl.input_size(g), 16);  // V on a cache line
   const auto buffer = static_cast<std::size_t>(v_at + kXi * (g.C + OR) * ld);
   std::atomic<int64_t> next{0};
-  const int64_t chunks = (g.N + B - 1) / B, items = chunks * g.G;
+  const int64_t items = (g.N + wl.images - 1) / wl.images * g.G;
   parallel_for(std::min<int64_t>(num_threads(), items), 1, [&](int64_t, int64_t) {
     T* in = thread_buffer<T>(buffer);
     T* v = in + v_at;
@@ -90,20 +82,14 @@ void forward_winograd(const DirectConv& g, const T* x, const T* w, const T* bias
     // M are dropped): left from an earlier block, or zero, not uninitialised memory.
     std::fill(v, m, T(0));
     for (int64_t it; (it = next.fetch_add(1)) < items;) {
-      const int64_t grp = it % g.G, n0 = it / g.G * B, b = std::min(B, g.N - n0);
+      const int64_t grp = it % g.G;
       const T* ug = u.data() + grp * kXi * OB * g.C * OR;
       const T* bg = bias ? bias + grp * g.O : nullptr;
-      const int64_t item = n0 * g.G + grp;  // of the chunk's first image
       with_forward_tile(wl.tile, [&]<int TR, int TV>() {
-        if (wl.row_units) {
-          split_columns(g, wl, x + item * x_group, in);
-          const RowUnits<T> src{g, wl, in, y + item * y_group};
-          winograd_units<T, TR, TV>(g, wl.TH * wl.units_row, src, ug, off.data(), bg, v, m);
-          return;
-        }
-        const TileLists<T> src{g, wl, in, b * per_image, y + item * y_group, g.G * y_group};
-        pad_tile_planes(g, src, x + item * x_group, g.G * x_group, b, in);
-        winograd_units<T, TR, TV>(g, (b * per_image + L - 1) / L, src, ug, off.data(), bg, v, m);
+        with_units(g, wl, x, it / g.G, grp, in, y, static_cast<const T*>(nullptr),
+                   [&](const auto& src, int64_t units) {
+                     winograd_units<T, TR, TV>(g, units, src, ug, off.data(), bg, v, m);
+                   });
       });
     }
   });

@@ -35,6 +35,7 @@
 #include <numeric>
 #include <utility>
 
+#include "core/error.h"
 #include "ops/conv2d/conv2d_direct_common.h"
 
 namespace rg::detail::direct {
@@ -74,6 +75,11 @@ struct WinogradLayout {
       if (best < 0 || work < best) best = work, w.tile = t, w.images = images;
     }
     return w;
+  }
+
+  // Elements of the padded input of one chunk (RowUnits: E and Od of one image).
+  int64_t input_size(const DirectConv& g) const {
+    return row_units ? 2 * g.C * plane : images * g.C * (2 * TH + 2) * (2 * TW + 2);
   }
 
   // Images per chunk of TileLists: whole blocks of tiles where at most 16 images make them.
@@ -347,6 +353,35 @@ void pad_tile_planes(const DirectConv& g, const TileLists<T>& src, const T* x, i
         std::copy(image + h * g.W, image + h * g.W + n, p + (h + g.pH) * cols + g.pW);
       }
     }
+}
+
+// Fails unless the Winograd kernels compute g.
+inline void check_winograd(const DirectConv& g, const char* kernel) {
+  RG_CHECK(winograd_applies(g), "conv2d: the Winograd ", kernel,
+           " computes 3x3 kernels with stride 1 and no dilation, got ", g.kH, "x", g.kW, " stride ",
+           g.sH, "x", g.sW, " dilation ", g.dH, "x", g.dW);
+}
+
+// Pads chunk `chunk` of group grp of x (N, G·C, H, W) into `in` (wl.input_size elements) and
+// calls f(source, units) with its units; the source writes y or reads gy (N, G·O, Ho, Wo), the
+// one of them that is not null.
+template <class T, class F>
+void with_units(const DirectConv& g, const WinogradLayout& wl, const T* x, int64_t chunk,
+                int64_t grp, T* in, T* y, const T* gy, F&& f) {
+  constexpr int64_t L = Simd<T>::L;
+  const int64_t x_group = g.C * g.H * g.W, y_group = g.O * g.Ho * g.Wo;
+  const int64_t n0 = chunk * wl.images, item = n0 * g.G + grp;  // the chunk's first image
+  T* yi = y ? y + item * y_group : nullptr;
+  const T* gyi = gy ? gy + item * y_group : nullptr;
+  if (wl.row_units) {
+    split_columns(g, wl, x + item * x_group, in);
+    f(RowUnits<T>{g, wl, in, yi, gyi}, wl.TH * wl.units_row);
+    return;
+  }
+  const int64_t b = std::min(wl.images, g.N - n0), tiles = b * wl.TH * wl.TW;
+  const TileLists<T> src{g, wl, in, tiles, yi, g.G * y_group, gyi};
+  pad_tile_planes(g, src, x + item * x_group, g.G * x_group, b, in);
+  f(src, (tiles + L - 1) / L);
 }
 
 }  // namespace rg::detail::direct

@@ -16,7 +16,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/error.h"
 #include "core/thread_pool.h"
 #include "ops/conv2d/conv2d_winograd.h"
 
@@ -143,21 +142,14 @@ void transform_weight_grads(const DirectConv& g, const T* gu, int64_t parts, int
 
 template <class T>
 void backward_weight_winograd(const DirectConv& g, const T* gy, const T* x, T* gw) {
-  RG_CHECK(winograd_applies(g),
-           "conv2d: the Winograd backward-weight computes 3x3 kernels with stride 1 and no "
-           "dilation, got ",
-           g.kH, "x", g.kW, " stride ", g.sH, "x", g.sW, " dilation ", g.dH, "x", g.dW);
+  check_winograd(g, "backward-weight");
   constexpr int64_t L = Simd<T>::L;
   const WinogradLayout wl = WinogradLayout::of<T>(g);
   const ChannelTile ct = channel_tile<T>(g.O);
   const int64_t Op = round_up(g.O, ct.NV * L), ld = kBlockUnits * L;
-  const int64_t x_group = g.C * g.H * g.W, y_group = g.O * g.Ho * g.Wo;
-  const int64_t B = wl.images, per_image = wl.TH * wl.TW;
-  const int64_t in_size =
-      wl.row_units ? 2 * g.C * wl.plane : B * g.C * (2 * wl.TH + 2) * (2 * wl.TW + 2);
-  const int64_t v_at = round_up(in_size, 16), gyt_at = v_at + round_up(kXi * g.C * ld, 16);
+  const int64_t v_at = round_up(wl.input_size(g), 16), gyt_at = v_at + round_up(kXi * g.C * ld, 16);
   const auto buffer = static_cast<std::size_t>(gyt_at + kXi * ld * Op);
-  const int64_t chunks = (g.N + B - 1) / B;
+  const int64_t chunks = (g.N + wl.images - 1) / wl.images;
   const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), chunks));
   const int64_t group_size = kXi * g.C * Op, part_size = g.G * group_size;
   std::vector<T> gu(static_cast<std::size_t>(parts * part_size), T(0));
@@ -168,19 +160,12 @@ void backward_weight_winograd(const DirectConv& g, const T* gy, const T* x, T* g
     for (int64_t part = p0; part < p1; ++part)
       for (int64_t chunk = part * chunks / parts; chunk < (part + 1) * chunks / parts; ++chunk)
         for (int64_t grp = 0; grp < g.G; ++grp) {
-          const int64_t n0 = chunk * B, b = std::min(B, g.N - n0), item = n0 * g.G + grp;
           T* gug = gu.data() + part * part_size + grp * group_size;
           with_channel_tile(ct, [&]<int KR, int NV>() {
-            if (wl.row_units) {
-              split_columns(g, wl, x + item * x_group, in);
-              const RowUnits<T> src{g, wl, in, nullptr, gy + item * y_group};
-              weight_units<T, KR, NV>(g, wl.TH * wl.units_row, src, Op, v, gyt, gug);
-              return;
-            }
-            const TileLists<T> src{
-                g, wl, in, b * per_image, nullptr, g.G * y_group, gy + item * y_group};
-            pad_tile_planes(g, src, x + item * x_group, g.G * x_group, b, in);
-            weight_units<T, KR, NV>(g, (b * per_image + L - 1) / L, src, Op, v, gyt, gug);
+            with_units(g, wl, x, chunk, grp, in, static_cast<T*>(nullptr), gy,
+                       [&](const auto& src, int64_t units) {
+                         weight_units<T, KR, NV>(g, units, src, Op, v, gyt, gug);
+                       });
           });
         }
   });
