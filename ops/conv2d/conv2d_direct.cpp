@@ -31,8 +31,8 @@ bool winograd_applies(const DirectConv& g) {
 namespace {
 // Winograd against the direct forwards, on AVX2 at batch 128 (one process alternating the two
 // per call, 8 pairs, each side first in half of them; medians of the pairs' time ratios,
-// forward / backward-data): ResNet18's 64-channel 32×32 layer 0.56 / 0.54, 128-channel 16×16
-// 0.52-0.62 / 0.62, 256-channel 8×8 0.55-0.61 / 0.56, 512-channel 4×4 0.71-0.77 / 0.76;
+// forward / backward-data): ResNet18's 64-channel 32×32 layer 0.56-0.60 / 0.54, 128-channel
+// 16×16 0.52-0.62 / 0.62, 256-channel 8×8 0.55-0.61 / 0.56, 512-channel 4×4 0.71-0.77 / 0.76;
 // airbench94's 24→64 31×31 0.74 / 0.86, 64→256 15×15 0.60, 256-channel 7×7 0.74-0.77 / 0.77;
 // the quick preset's 24→32 31×31 0.80, 32→32 15×15 1.00. Where over a quarter of the
 // computed outputs are padding (3×3 images: 16 for 9; 1.00 on airbench94's last layer), or on
