@@ -4,6 +4,9 @@
 # Steps, in this order (default: all):
 #   env      GPU, driver, cuDNN and PyTorch versions, which CUDA libraries the programs load
 #   tests    every GPU test, one process each (a crash costs one test, not the rest)
+#   nccl     the NCCL backend on cuda tensors, a rank per GPU under mpirun: every collective,
+#            ring and NCCL's own, DDP with SyncBatchNorm (test_parallel_mpi's Nccl* tests), and
+#            bench_allreduce --device cuda (needs Open MPI's mpirun)
 #   bench    bench_train --device cuda --amp all (ResNet18), and O0, O1 with --cudnn-benchmark;
 #            bench_ops --device cuda f32/f16/bf16
 #   train    train_cifar --device cuda, quick and airbench94 presets (needs .gpu_pack's data)
@@ -25,7 +28,7 @@ set -u
 cd "$(dirname "$0")/.."
 budget=600
 if [ "${1:-}" = --budget ]; then budget=$2; shift 2; fi
-steps=" ${*:-env tests bench train pytorch memcheck cudnn profile mpi resnet18} "
+steps=" ${*:-env tests nccl bench train pytorch memcheck cudnn profile mpi resnet18} "
 report=${OUT:-gpu_quick_report}
 mkdir -p "$report"
 export PYTHONUNBUFFERED=1
@@ -92,6 +95,19 @@ if has tests; then
       echo "$v $bin $t"
     done
   done
+fi
+
+if has nccl; then
+  if ! command -v mpirun >/dev/null; then
+    echo "[nccl] skipped: no mpirun on this machine"
+  else
+    gpus=$(nvidia-smi -L | wc -l)
+    step nccl_tests 120 "$report/nccl.txt" scripts/mpirun.sh "$gpus" build/tests/test_parallel_mpi \
+      --gtest_filter='Nccl*'
+    step bench_allreduce 60 "$report/nccl.txt" scripts/mpirun.sh "$gpus" build/apps/bench_allreduce \
+      --device cuda --max-bytes $((64 << 20)) --repeat 1
+    grep -E "^\[  (PASSED|FAILED|SKIPPED) |busbw|error" "$report/nccl.txt" | head -n 12
+  fi
 fi
 
 if has bench; then
