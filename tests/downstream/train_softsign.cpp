@@ -1,12 +1,15 @@
 // A downstream program on the installed ringgrad: checks its own op (softsign, ops/softsign)
 // against the same math composed of ringgrad's ops, forward and backward, then trains a small
 // MLP that uses it to fit y = sin(2x) on [-2, 2] (SGD on the library's cosine schedule, from
-// train/), and fails unless the loss falls 20-fold.
+// train/), and fails unless the loss falls 20-fold. Where the package has CUDA and the machine a
+// GPU, the op's CUDA kernel (ops/softsign/softsign_cuda.cu) must also match its CPU loop.
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "core/device.h"
 #include "nn/layers.h"
 #include "nn/loss.h"
 #include "ops/ops.h"
@@ -50,12 +53,44 @@ bool matches_composition() {
   return dy < 1e-14 && dg < 1e-14;
 }
 
+// The CUDA kernel against the CPU loop, forward and backward, in f32 and f64: the same functor
+// on both sides, so the only differences are the device's rounding (none expected: one IEEE
+// division and one addition per element).
+bool gpu_matches_cpu() {
+  if (rg::cuda_device_count() == 0) {
+    std::printf("softsign on a GPU: no GPU here, the CUDA kernel is not run\n");
+    return true;
+  }
+  bool ok = true;
+  for (rg::DType dtype : {rg::DType::f32, rg::DType::f64}) {
+    rg::manual_seed(2);
+    const rg::Tensor values = rg::mul(rg::sub(rg::rand({4099}, {dtype}), 0.5), 20.0);
+    const rg::Tensor gy = rg::rand({4099}, {dtype});
+    const rg::Device gpu = rg::Device::cuda(0);
+    rg::Tensor a = values.clone().set_requires_grad(true);
+    rg::Tensor b = values.to(gpu).set_requires_grad(true);
+    const rg::Tensor ya = my::softsign(a), yb = my::softsign(b);
+    ya.backward(gy);
+    yb.backward(gy.to(gpu));
+    const double dy = max_abs_diff(ya, yb.to(rg::Device::cpu()));
+    const double dg = max_abs_diff(a.grad(), b.grad().to(rg::Device::cpu()));
+    std::printf("softsign on %s vs the CPU, %s: forward %.2e, backward %.2e\n",
+                yb.device().str().c_str(), std::string(rg::dtype_name(dtype)).c_str(), dy, dg);
+    ok = ok && yb.device() == gpu && dy <= 1e-6 && dg <= 1e-6;
+  }
+  return ok;
+}
+
 }  // namespace
 
 int main() {
   try {
     if (!matches_composition()) {
       std::fprintf(stderr, "FAIL: softsign differs from its composition\n");
+      return 1;
+    }
+    if (!gpu_matches_cpu()) {
+      std::fprintf(stderr, "FAIL: softsign's CUDA kernel differs from its CPU loop\n");
       return 1;
     }
     rg::manual_seed(0);
