@@ -43,16 +43,23 @@ bool winograd_pays(const DirectConv& g) {
   return !kAvx512 && kFmaVectors && winograd_applies(g) && g.C >= 16 && g.O >= 16 &&
          3 * computed <= 4 * g.Ho * g.Wo;
 }
-// The Winograd backward-weight against the direct ones (gathered rows at 8×8 and 256
-// channels, padded images above), same method: ResNet18's 64-channel 32×32 layer 0.83,
-// 128-channel 16×16 0.83, 256-channel 8×8 0.89. It adds 16 × C × O sums into memory every 64
-// tiles: ResNet18's 512-channel 4×4 layer (16 MB of sums) took 1.9 times as long, airbench94's
-// 256-channel 7×7 (4 MB, and a quarter of its tiles padding) 1.06; its 64→256 15×15 layer 0.99
-// and its 24→64 31×31 1.16 (few channels to amortise the transforms on).
+// The Winograd backward-weight's 16 × C × O sums (f32), per group.
+int64_t winograd_sums_bytes(const DirectConv& g) {
+  return 16 * g.C * g.O * int64_t{sizeof(float)};
+}
+// The Winograd backward-weight against the direct ones (gathered rows at 8×8 and 4×4, padded
+// images above), same method, 16 pairs: ResNet18's 64-channel 32×32 layer 0.76, 128-channel
+// 16×16 0.68, 256-channel 8×8 0.66 and 512-channel 4×4 0.83 (those two with shared sums).
+// airbench94's layers have odd sizes (a quarter of the 7×7 layer's tiles padding: 1.06); its
+// 64→256 15×15 layer 0.99, its 24→64 31×31 1.16 (few channels to amortise the transforms on).
 bool winograd_weight_pays(const DirectConv& g) {
-  const int64_t sums_bytes = 16 * g.C * g.O * int64_t{sizeof(float)};
-  return winograd_pays(g) && g.C >= 64 && g.O >= 64 && sums_bytes <= (4 << 20) && g.Ho % 2 == 0 &&
-         g.Wo % 2 == 0;
+  return winograd_pays(g) && g.C >= 64 && g.O >= 64 && winograd_sums_bytes(g) <= (16 << 20) &&
+         g.Ho % 2 == 0 && g.Wo % 2 == 0;
+}
+// Shared sums against per-thread ones: 0.85 at 256 channels (4 MB of sums), 0.69 at 512 (16
+// MB); but 1.2 at 128 (1 MB) and 1.47 at 64 (256 KB), where per-thread sums stay in the caches.
+bool winograd_sums_shared(const DirectConv& g) {
+  return winograd_sums_bytes(g) > (1 << 20);
 }
 }  // namespace
 
@@ -98,7 +105,9 @@ bool direct_conv_pays(const DirectConv& g, DirectKernel kernel) {
 }
 
 DirectBackwardWeight direct_backward_weight_kind(const DirectConv& g) {
-  if (winograd_weight_pays(g)) return DirectBackwardWeight::winograd;
+  if (winograd_weight_pays(g))
+    return winograd_sums_shared(g) ? DirectBackwardWeight::winograd_shared_sums
+                                   : DirectBackwardWeight::winograd;
   // Gathered rows copy every tap's window of x and read gy once per block of taps; that pays
   // on small images, where layers are wide and the padded-image kernel's K × O sums outgrow
   // the caches: with AVX2, at batch 128,
@@ -132,7 +141,9 @@ void direct_conv_backward_weight(const DirectConv& g, const T* gy, const T* x, T
                                  DirectBackwardWeight kind) {
   if (kind == DirectBackwardWeight::gathered_rows)
     return backward_weight_gathered_rows(g, gy, x, gw);
-  if (kind == DirectBackwardWeight::winograd) return backward_weight_winograd(g, gy, x, gw);
+  if (kind == DirectBackwardWeight::winograd) return backward_weight_winograd(g, gy, x, gw, false);
+  if (kind == DirectBackwardWeight::winograd_shared_sums)
+    return backward_weight_winograd(g, gy, x, gw, true);
   backward_weight_padded_images(g, gy, x, gw);
 }
 

@@ -64,8 +64,9 @@ void direct_conv_forward(const DirectConv& g, const T* x, const T* w, const T* b
 // How backward-weight reads x: per pass of a few padded images (the sums of every tap and
 // channel added into memory per pass), or over rows of taps gathered across the whole batch
 // (small images: each sum stays in registers over ~1024 positions).
-// Or Winograd F(2×2, 3×3) for 3×3 stride-1 kernels (conv2d_winograd_backward_weight.cpp).
-enum class DirectBackwardWeight { padded_images, gathered_rows, winograd };
+// Or Winograd F(2×2, 3×3) for 3×3 stride-1 kernels (conv2d_winograd_backward_weight.cpp),
+// each thread summing its part of the batch, or for wide layers the threads sharing the sums.
+enum class DirectBackwardWeight { padded_images, gathered_rows, winograd, winograd_shared_sums };
 // The faster of the two for g (where direct_conv_pays).
 DirectBackwardWeight direct_backward_weight_kind(const DirectConv& g);
 

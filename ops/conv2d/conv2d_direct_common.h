@@ -432,12 +432,15 @@ template <class T>
 void forward_by_channels(const DirectConv& g, const T* x, const T* w, const T* bias, T* y);
 template <class T>
 void forward_winograd(const DirectConv& g, const T* x, const T* w, const T* bias, T* y);
-// The three backward-weights (direct_conv_backward_weight picks one).
+// The backward-weights (direct_conv_backward_weight picks one). Winograd's threads sum their
+// parts of the batch into sums of their own (shared_sums false), or split the 16 positions ξ of
+// one shared set of sums (true).
 template <class T>
 void backward_weight_padded_images(const DirectConv& g, const T* gy, const T* x, T* gw);
 template <class T>
 void backward_weight_gathered_rows(const DirectConv& g, const T* gy, const T* x, T* gw);
 template <class T>
-void backward_weight_winograd(const DirectConv& g, const T* gy, const T* x, T* gw);
+void backward_weight_winograd(const DirectConv& g, const T* gy, const T* x, T* gw,
+                              bool shared_sums);
 
 }  // namespace rg::detail::direct

@@ -7,11 +7,13 @@
 // (u1 − u2)/2, (u1 + u2)/2 + u3). The 16 sums over the tiles are 16 GEMMs (C × tiles) · (tiles ×
 // O), 2.25 times fewer multiply-adds than the direct kernels.
 //
-// Per block of kBlockUnits units: V by the forward's input transform, GY transposed to
-// (ξ, tile, output channel) in L × L register blocks, then the backward-weight's register tile
-// (KR input channels × NV vectors of output channels; per tile NV loads of GY, KR broadcasts of
-// V) adds the block into this thread's gU. Each thread sums a fixed part of the batch; the parts
-// are added in order, then transformed into gW.
+// Per block of units (from one chunk of images or several): V by the forward's input
+// transform, GY transposed to (ξ, tile, output channel) in L × L register blocks, then the
+// backward-weight's register tile (KR input channels × NV vectors of output channels; per tile
+// NV loads of GY, KR broadcasts of V) adds the block into gU. Narrow layers: each thread sums a
+// fixed part of the batch into a gU of its own, and the parts are added in order. Wide layers
+// (shared sums): the threads stage each block together and split its 16 GEMMs by ξ, so there
+// is one gU. Either way gU is then transformed into gW.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -26,6 +28,11 @@ namespace {
 // took 0.91 and 0.92 of the time of 4 on ResNet18's 32×32 and 8×8 layers, 16 about the same
 // as 8, 2 units 1.18 and 1.12 (AVX2, the same in-process alternation as in conv2d_direct.cpp).
 constexpr int64_t kBlockUnits = 8;
+
+// With shared sums, blocks of whole chunks whose staged V and GY take about 4 MB: staging 1,
+// 2 and 8 MB took 1.37, 1.50 and 1.02 times as long on ResNet18's 512-channel 4×4 layer, 1.36,
+// 1.39 and 1.29 times on its 256-channel 8×8 layer (10 pairs each, noisy).
+constexpr int64_t kSharedStagingBytes = 4 << 20;
 
 // gyt[ξ][slot·L + t][o] = (A gy Aᵀ)[ξ] of tile t of the unit and output channel o, for every o
 // of Op (zero past O); tile rows are Op apart, ξ xi_stride apart.
@@ -63,10 +70,10 @@ void transform_grads(const DirectConv& g, const Source& src, int64_t unit, int64
 // C·ld apart; gyt rows Op apart, ξ ld·Op apart).
 template <class T, int KR, int NV>
 void weight_gemms(const DirectConv& g, const T* v, const T* gyt, int64_t ld, int64_t Op,
-                  int64_t tiles, T* gu) {
+                  int64_t tiles, T* gu, int64_t xi0 = 0, int64_t xi1 = kXi) {
   using Vec = typename Simd<T>::V;
   constexpr int L = Simd<T>::L, CW = NV * L;
-  for (int xi = 0; xi < kXi; ++xi) {
+  for (int64_t xi = xi0; xi < xi1; ++xi) {
     const T* vx = v + xi * g.C * ld;
     const T* gx = gyt + xi * ld * Op;
     T* ux = gu + xi * g.C * Op;
@@ -92,59 +99,147 @@ void weight_gemms(const DirectConv& g, const T* v, const T* gyt, int64_t ld, int
   }
 }
 
-// gu (16 × C × Op) += the units of one source, block by block.
-template <class T, int KR, int NV, class Source>
-void weight_units(const DirectConv& g, int64_t units, const Source& src, int64_t Op, T* v, T* gyt,
-                  T* gu) {
-  constexpr int64_t L = Simd<T>::L, ld = kBlockUnits * L;
-  for (int64_t u0 = 0; u0 < units; u0 += kBlockUnits) {
-    const int64_t n_units = std::min(kBlockUnits, units - u0);
-    for (int64_t s = 0; s < n_units; ++s) {
-      src.inputs(u0 + s, v + s * L, ld);
-      transform_grads(g, src, u0 + s, Op, gyt + s * L * Op, ld * Op);
-    }
-    weight_gemms<T, KR, NV>(g, v, gyt, ld, Op, n_units * L, gu);
-  }
+// Unit `unit` of a source into slot `slot` of a block of staged units: V (rows ld apart) and
+// GY (rows Op apart, ξ ld·Op apart).
+template <class T, class Source>
+void stage_unit(const DirectConv& g, const Source& src, int64_t unit, int64_t slot, int64_t ld,
+                int64_t Op, T* v, T* gyt) {
+  constexpr int64_t L = Simd<T>::L;
+  src.inputs(unit, v + slot * L, ld);
+  transform_grads(g, src, unit, Op, gyt + slot * L * Op, ld * Op);
 }
 
-// gw (O × C × 3 × 3 of one group) = Gᵀ gU G, gU = Σ_parts (16 × C × Op), parts in order.
+// Stages units from consecutive chunks into one block of kBlockUnits and adds the block's 16
+// GEMMs into gu when it is full. Each flush reads and writes all of gu, and on small images a
+// chunk holds few units (4×4 and 8×8 images: 2), so blocks span chunks.
+template <class T, int KR, int NV>
+class WeightBlock {
+ public:
+  WeightBlock(const DirectConv& g, int64_t Op, T* v, T* gyt, T* gu)
+      : g_(g), Op_(Op), v_(v), gyt_(gyt), gu_(gu) {}
+
+  template <class Source>
+  void add(const Source& src, int64_t units) {
+    for (int64_t u = 0; u < units; ++u) {
+      stage_unit(g_, src, u, filled_, kLd, Op_, v_, gyt_);
+      if (++filled_ == kBlockUnits) flush();
+    }
+  }
+
+  void flush() {
+    if (filled_ > 0) weight_gemms<T, KR, NV>(g_, v_, gyt_, kLd, Op_, filled_ * L, gu_);
+    filled_ = 0;
+  }
+
+ private:
+  static constexpr int64_t L = Simd<T>::L, kLd = kBlockUnits * L;
+  const DirectConv& g_;
+  int64_t Op_;
+  T *v_, *gyt_, *gu_;
+  int64_t filled_ = 0;
+};
+
+// gw (O × C × 3 × 3 of one group) = Gᵀ gU G, gU = Σ_parts (16 × C × Op), parts in order. A
+// vector of L output channels at a time, so that gU is read along its rows: read channel by
+// channel (16 · parts loads Op apart per weight), it missed the caches and took a third of the
+// 512-channel 4×4 layer's time.
 template <class T>
 void transform_weight_grads(const DirectConv& g, const T* gu, int64_t parts, int64_t part_size,
                             int64_t Op, T* gw) {
-  parallel_for(g.O, 8, [&](int64_t o0, int64_t o1) {
-    for (int64_t o = o0; o < o1; ++o)
-      for (int64_t c = 0; c < g.C; ++c) {
-        T u[4][4];
+  using Vec = typename Simd<T>::V;
+  constexpr int64_t L = Simd<T>::L;
+  const T half = T(0.5);
+  parallel_for(g.C, 4, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+      for (int64_t o0 = 0; o0 < g.O; o0 += L) {
+        Vec u[4][4];
         for (int xi = 0; xi < kXi; ++xi) {
-          const T* src = gu + (xi * g.C + c) * Op + o;
-          T sum = src[0];
-          for (int64_t p = 1; p < parts; ++p) sum += src[p * part_size];
+          const T* src = gu + (xi * g.C + c) * Op + o0;
+          Vec sum = loadu<Vec>(src);
+          for (int64_t p = 1; p < parts; ++p) sum += loadu<Vec>(src + p * part_size);
           u[xi / 4][xi % 4] = sum;
         }
-        T rows[3][4];  // Gᵀ down the columns
+        Vec rows[3][4];  // Gᵀ down the columns
         for (int j = 0; j < 4; ++j) {
-          rows[0][j] = u[0][j] + (u[1][j] + u[2][j]) / 2;
-          rows[1][j] = (u[1][j] - u[2][j]) / 2;
-          rows[2][j] = (u[1][j] + u[2][j]) / 2 + u[3][j];
+          rows[0][j] = u[0][j] + (u[1][j] + u[2][j]) * half;
+          rows[1][j] = (u[1][j] - u[2][j]) * half;
+          rows[2][j] = (u[1][j] + u[2][j]) * half + u[3][j];
         }
-        T* k = gw + (o * g.C + c) * 9;
+        alignas(64) T k[9][L];
         for (int i = 0; i < 3; ++i) {  // Gᵀ along the rows
-          const T* r = rows[i];
-          k[3 * i] = r[0] + (r[1] + r[2]) / 2;
-          k[3 * i + 1] = (r[1] - r[2]) / 2;
-          k[3 * i + 2] = (r[1] + r[2]) / 2 + r[3];
+          const Vec* r = rows[i];
+          storeu(k[3 * i], r[0] + (r[1] + r[2]) * half);
+          storeu(k[3 * i + 1], (r[1] - r[2]) * half);
+          storeu(k[3 * i + 2], (r[1] + r[2]) * half + r[3]);
         }
+        for (int64_t o = o0; o < std::min(o0 + L, g.O); ++o)
+          for (int i = 0; i < 9; ++i) gw[(o * g.C + c) * 9 + i] = k[i][o - o0];
       }
   });
+}
+
+// Wide layers (16 · C · O sums of a MB and more): the threads share one gU and split its 16 GEMMs
+// instead of the batch. Each block of whole chunks is transformed by all threads into shared
+// staging, then each thread adds its positions ξ of the block into gU: no per-thread copies of
+// gU to add up, and each flush reads and writes gU once for the whole block rather than once per
+// thread's part.
+template <class T>
+void backward_weight_shared_sums(const DirectConv& g, const WinogradLayout& wl, const T* gy,
+                                 const T* x, T* gw) {
+  constexpr int64_t L = Simd<T>::L;
+  const ChannelTile ct = channel_tile<T>(g.O);
+  const int64_t Op = round_up(g.O, ct.NV * L);
+  const int64_t chunks = (g.N + wl.images - 1) / wl.images;
+  // Units of a whole chunk (the last may hold fewer), and whole chunks per block.
+  const int64_t chunk_units =
+      wl.row_units ? wl.TH * wl.units_row : (wl.images * wl.TH * wl.TW + L - 1) / L;
+  const int64_t block_chunks = std::max<int64_t>(
+      1, kSharedStagingBytes / int64_t{sizeof(T)} / (kXi * (g.C + Op) * chunk_units * L));
+  const int64_t ld = block_chunks * chunk_units * L;
+  // The caller's own (thread_buffer is the workers' padded inputs, and the caller is one).
+  thread_local std::vector<T> staging;
+  T* v = aligned(staging, static_cast<std::size_t>(kXi * g.C * ld + kXi * ld * Op));
+  T* gyt = v + kXi * g.C * ld;
+  const int64_t group_size = kXi * g.C * Op;
+  std::vector<T> gu(static_cast<std::size_t>(g.G * group_size), T(0));
+  const auto in_size = static_cast<std::size_t>(wl.input_size(g));
+  for (int64_t grp = 0; grp < g.G; ++grp)
+    for (int64_t b0 = 0; b0 < chunks; b0 += block_chunks) {
+      const int64_t b1 = std::min(chunks, b0 + block_chunks);
+      parallel_for(b1 - b0, 1, [&](int64_t k0, int64_t k1) {
+        T* in = thread_buffer<T>(in_size);
+        for (int64_t k = k0; k < k1; ++k)
+          with_units(g, wl, x, b0 + k, grp, in, static_cast<T*>(nullptr), gy,
+                     [&](const auto& src, int64_t units) {
+                       for (int64_t u = 0; u < units; ++u)
+                         stage_unit(g, src, u, k * chunk_units + u, ld, Op, v, gyt);
+                     });
+      });
+      // The last block's last chunk may hold fewer units: its slots past them are stale, so
+      // only the units written are summed (a chunk's missing lanes are zeros).
+      const int64_t last_images = g.N - (chunks - 1) * wl.images;
+      const int64_t last_units =
+          b1 < chunks || wl.row_units ? chunk_units : (last_images * wl.TH * wl.TW + L - 1) / L;
+      const int64_t tiles = ((b1 - b0 - 1) * chunk_units + last_units) * L;
+      parallel_for(kXi, 1, [&](int64_t xi0, int64_t xi1) {
+        with_channel_tile(ct, [&]<int KR, int NV>() {
+          weight_gemms<T, KR, NV>(g, v, gyt, ld, Op, tiles, gu.data() + grp * group_size, xi0, xi1);
+        });
+      });
+    }
+  for (int64_t grp = 0; grp < g.G; ++grp)
+    transform_weight_grads(g, gu.data() + grp * group_size, 1, 0, Op, gw + grp * g.O * g.C * 9);
 }
 
 }  // namespace
 
 template <class T>
-void backward_weight_winograd(const DirectConv& g, const T* gy, const T* x, T* gw) {
+void backward_weight_winograd(const DirectConv& g, const T* gy, const T* x, T* gw,
+                              bool shared_sums) {
   check_winograd(g, "backward-weight");
   constexpr int64_t L = Simd<T>::L;
   const WinogradLayout wl = WinogradLayout::of<T>(g);
+  if (shared_sums) return backward_weight_shared_sums(g, wl, gy, x, gw);
   const ChannelTile ct = channel_tile<T>(g.O);
   const int64_t Op = round_up(g.O, ct.NV * L), ld = kBlockUnits * L;
   const int64_t v_at = round_up(wl.input_size(g), 16), gyt_at = v_at + round_up(kXi * g.C * ld, 16);
@@ -155,28 +250,25 @@ void backward_weight_winograd(const DirectConv& g, const T* gy, const T* x, T* g
   std::vector<T> gu(static_cast<std::size_t>(parts * part_size), T(0));
   parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
     T* in = thread_buffer<T>(buffer);
-    T* v = in + v_at;
-    T* gyt = in + gyt_at;
     for (int64_t part = p0; part < p1; ++part)
-      for (int64_t chunk = part * chunks / parts; chunk < (part + 1) * chunks / parts; ++chunk)
-        for (int64_t grp = 0; grp < g.G; ++grp) {
-          T* gug = gu.data() + part * part_size + grp * group_size;
-          with_channel_tile(ct, [&]<int KR, int NV>() {
+      for (int64_t grp = 0; grp < g.G; ++grp)
+        with_channel_tile(ct, [&]<int KR, int NV>() {
+          WeightBlock<T, KR, NV> block(g, Op, in + v_at, in + gyt_at,
+                                       gu.data() + part * part_size + grp * group_size);
+          for (int64_t chunk = part * chunks / parts; chunk < (part + 1) * chunks / parts; ++chunk)
             with_units(g, wl, x, chunk, grp, in, static_cast<T*>(nullptr), gy,
-                       [&](const auto& src, int64_t units) {
-                         weight_units<T, KR, NV>(g, units, src, Op, v, gyt, gug);
-                       });
-          });
-        }
+                       [&](const auto& src, int64_t units) { block.add(src, units); });
+          block.flush();
+        });
   });
   for (int64_t grp = 0; grp < g.G; ++grp)
     transform_weight_grads(g, gu.data() + grp * group_size, parts, part_size, Op,
                            gw + grp * g.O * g.C * 9);
 }
 
-template void backward_weight_winograd<float>(const DirectConv&, const float*, const float*,
-                                              float*);
+template void backward_weight_winograd<float>(const DirectConv&, const float*, const float*, float*,
+                                              bool);
 template void backward_weight_winograd<double>(const DirectConv&, const double*, const double*,
-                                               double*);
+                                               double*, bool);
 
 }  // namespace rg::detail::direct

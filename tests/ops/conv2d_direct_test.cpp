@@ -8,6 +8,10 @@
 // directly; the last tests check that routing through the public op.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+#include <vector>
+
 #include "core/thread_pool.h"
 #include "ops/conv2d/conv2d_direct.h"
 #include "ops/ops.h"
@@ -103,16 +107,19 @@ bool runs(const DirectConv& g, DirectForward kind) {
   return kind != DirectForward::winograd || detail::winograd_applies(g);
 }
 using detail::DirectBackwardWeight;
-constexpr DirectBackwardWeight kWeightKinds[] = {DirectBackwardWeight::padded_images,
-                                                 DirectBackwardWeight::gathered_rows,
-                                                 DirectBackwardWeight::winograd};
+constexpr DirectBackwardWeight kWeightKinds[] = {
+    DirectBackwardWeight::padded_images, DirectBackwardWeight::gathered_rows,
+    DirectBackwardWeight::winograd, DirectBackwardWeight::winograd_shared_sums};
 const char* weight_kind_name(DirectBackwardWeight kind) {
   return kind == DirectBackwardWeight::padded_images   ? "backward-weight over padded images"
          : kind == DirectBackwardWeight::gathered_rows ? "backward-weight over gathered rows"
-                                                       : "backward-weight by Winograd F(2x2, 3x3)";
+         : kind == DirectBackwardWeight::winograd      ? "backward-weight by Winograd F(2x2, 3x3)"
+                                                       : "backward-weight by Winograd, shared sums";
 }
 bool runs(const DirectConv& g, DirectBackwardWeight kind) {
-  return kind != DirectBackwardWeight::winograd || detail::winograd_applies(g);
+  const bool winograd =
+      kind == DirectBackwardWeight::winograd || kind == DirectBackwardWeight::winograd_shared_sums;
+  return !winograd || detail::winograd_applies(g);
 }
 
 template <class T>
@@ -139,6 +146,33 @@ Tensor run_backward_data(const DirectConv& g, const Tensor& gy, const Tensor& w)
   return gx;
 }
 
+// |t| elementwise, in f64.
+Tensor magnitude(const Tensor& t) {
+  std::vector<double> v = t.to_vector<double>();
+  for (double& e : v) e = std::abs(e);
+  return from_vector(v, t.shape(), {DType::f64});
+}
+
+// |actual − expected| ≤ atol + rtol·|expected| + 4·u·scale elementwise, with u the unit
+// roundoff of T and scale the same sums over the terms' magnitudes (|x|·|w|, ...): rounding
+// grows with the terms, not with a result that cancels (the classical bound is n·u·scale for
+// n terms). In f64 the last term is negligible.
+template <class T>
+::testing::AssertionResult close_to_reference(const Tensor& actual, const Tensor& expected,
+                                              const Tensor& scale, double atol, double rtol) {
+  const double u = std::numeric_limits<T>::epsilon() / 2;
+  const std::vector<double> a = actual.to_vector<double>(), e = expected.to_vector<double>();
+  const std::vector<double> m = scale.to_vector<double>();
+  if (a.size() != e.size()) return ::testing::AssertionFailure() << "sizes differ";
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double bound = atol + rtol * std::abs(e[i]) + 4 * u * m[i];
+    if (!(std::abs(a[i] - e[i]) <= bound))
+      return ::testing::AssertionFailure() << "element " << i << ": " << a[i] << ", expected "
+                                           << e[i] << " (bound " << bound << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
 template <class T>
 void check_against_reference(const DirectConv& g, double atol, double rtol) {
   const DType dt = std::is_same_v<T, float> ? DType::f32 : DType::f64;
@@ -147,23 +181,31 @@ void check_against_reference(const DirectConv& g, double atol, double rtol) {
   const Tensor b = grad_input({g.G * g.O}, -1, 1, 3).detach().to(dt);
   const Tensor gy = grad_input(y_shape(g), -1, 1, 4).detach().to(dt);
   const Tensor x64 = x.to(DType::f64), w64 = w.to(DType::f64), gy64 = gy.to(DType::f64);
+  const Tensor xm = magnitude(x), wm = magnitude(w), gym = magnitude(gy);
+  const Tensor y_scale = reference_forward(g, xm, wm, magnitude(b));
+  const Tensor y_scale_nb = reference_forward(g, xm, wm, Tensor());
   for (DirectForward kind : kForwardKinds) {
     if (!runs(g, kind)) continue;
     SCOPED_TRACE(forward_kind_name(kind));
-    EXPECT_TRUE(all_close(run_forward<T>(g, x, w, b, kind).to(DType::f64),
-                          reference_forward(g, x64, w64, b.to(DType::f64)), atol, rtol));
-    EXPECT_TRUE(all_close(run_forward<T>(g, x, w, Tensor(), kind).to(DType::f64),
-                          reference_forward(g, x64, w64, Tensor()), atol, rtol));
+    EXPECT_TRUE(close_to_reference<T>(run_forward<T>(g, x, w, b, kind),
+                                      reference_forward(g, x64, w64, b.to(DType::f64)), y_scale,
+                                      atol, rtol));
+    EXPECT_TRUE(close_to_reference<T>(run_forward<T>(g, x, w, Tensor(), kind),
+                                      reference_forward(g, x64, w64, Tensor()), y_scale_nb, atol,
+                                      rtol));
   }
+  const Tensor gw_scale = reference_backward_weight(g, gym, xm);
   for (DirectBackwardWeight kind : kWeightKinds) {
     if (!runs(g, kind)) continue;
     SCOPED_TRACE(weight_kind_name(kind));
-    EXPECT_TRUE(all_close(run_backward_weight<T>(g, gy, x, kind).to(DType::f64),
-                          reference_backward_weight(g, gy64, x64), atol, rtol));
+    EXPECT_TRUE(close_to_reference<T>(run_backward_weight<T>(g, gy, x, kind),
+                                      reference_backward_weight(g, gy64, x64), gw_scale, atol,
+                                      rtol));
   }
   SCOPED_TRACE("backward-data by phases");
-  EXPECT_TRUE(all_close(run_backward_data<T>(g, gy, w).to(DType::f64),
-                        reference_backward_data(g, gy64, w64), atol, rtol));
+  EXPECT_TRUE(close_to_reference<T>(run_backward_data<T>(g, gy, w),
+                                    reference_backward_data(g, gy64, w64),
+                                    reference_backward_data(g, gym, wm), atol, rtol));
 }
 
 const std::vector<std::pair<const char*, DirectConv>> kShapes = {
@@ -201,6 +243,9 @@ const std::vector<std::pair<const char*, DirectConv>> kShapes = {
     {"3x3 pad (0, 1)", make(3, 1, 3, 6, 17, 4, 3, 3, 0, 1)},
     {"3x3 pad (2, 0), 32 wide", make(2, 1, 3, 9, 34, 4, 3, 3, 2, 0)},
     {"3x3 pad (0, 1), 31 wide", make(2, 1, 3, 6, 31, 4, 3, 3, 0, 1)},
+    // Winograd with shared sums stages blocks of whole chunks of ~4 MB: at 128 channels in
+    // f64, 32 images of 4×4, so 37 images make two blocks, the last chunk one image.
+    {"3x3 4x4 images, 128 channels, 37 images", make(37, 1, 128, 4, 4, 128, 3, 3, 1, 1)},
 };
 
 TEST(Conv2dDirect, MatchesPlainLoopF64) {
@@ -265,6 +310,8 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
   const Tensor gw1 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::padded_images);
   const Tensor r1 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::gathered_rows);
   const Tensor u1 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::winograd);
+  const Tensor h1 =
+      run_backward_weight<double>(g, gy, x, DirectBackwardWeight::winograd_shared_sums);
   const Tensor gx1 = run_backward_data<double>(s, gys, ws);
   set_num_threads(3);
   const Tensor y3 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_outputs);
@@ -273,6 +320,8 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
   const Tensor gw3 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::padded_images);
   const Tensor r3 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::gathered_rows);
   const Tensor u3 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::winograd);
+  const Tensor h3 =
+      run_backward_weight<double>(g, gy, x, DirectBackwardWeight::winograd_shared_sums);
   const Tensor gx3 = run_backward_data<double>(s, gys, ws);
   set_num_threads(threads);
   EXPECT_TRUE(all_close(y3, y1, 0, 0));
@@ -281,6 +330,7 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
   EXPECT_TRUE(all_close(gw3, gw1, 1e-12, 1e-12));
   EXPECT_TRUE(all_close(r3, r1, 0, 0));
   EXPECT_TRUE(all_close(u3, u1, 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(h3, h1, 0, 0));  // each position's sums in one thread, in batch order
   EXPECT_TRUE(all_close(gx3, gx1, 0, 0));
 }
 
@@ -294,7 +344,8 @@ TEST(Conv2dDirect, ResNetShapesThroughConv2d) {
        {make(2, 1, 16, 16, 16, 16, 3, 3, 1, 1), make(2, 1, 8, 8, 8, 8, 3, 3, 1, 1),
         make(2, 1, 8, 16, 16, 16, 3, 3, 1, 1, 1, 1, 2, 2),
         make(2, 1, 8, 16, 16, 16, 1, 1, 0, 0, 1, 1, 2, 2), make(3, 1, 16, 7, 7, 32, 3, 3, 1, 1),
-        make(3, 1, 16, 4, 4, 32, 3, 3, 1, 1), make(2, 1, 64, 8, 8, 64, 3, 3, 1, 1)}) {
+        make(3, 1, 16, 4, 4, 32, 3, 3, 1, 1), make(2, 1, 64, 8, 8, 64, 3, 3, 1, 1),
+        make(2, 1, 128, 4, 4, 128, 3, 3, 1, 1)}) {
     SCOPED_TRACE(shape_str(x_shape(g)) + " stride " + std::to_string(g.sH));
     Tensor x = grad_input(x_shape(g)), w = grad_input(w_shape(g), -1, 1, 2);
     const Tensor gy = grad_input(y_shape(g), -1, 1, 4).detach();
