@@ -12,11 +12,13 @@
 #include "parallel/mpi/mpi_check.h"
 #include "parallel/reduce.h"
 #include "parallel/world.h"
+#include "tests/parallel_mpi/collective_values.h"
 #include "tests/support/fixtures.h"
 
 namespace rg::parallel {
 namespace {
 using rg::testing::throws_error;
+using namespace rg::parallel::testing;
 
 // The groups every test uses, made once in the same order on every rank.
 struct Groups {
@@ -34,60 +36,6 @@ const Groups& groups() {
   return g;
 }
 
-// Rank r's value at position i: floats in [-1, 1) that differ everywhere; for integers small
-// values whose sums are exact (u8 sums wrap, the same way in both algorithms and here).
-double value(int r, int64_t i, DType dtype) {
-  const uint64_t h =
-      (static_cast<uint64_t>(i) * 2654435761u + static_cast<uint64_t>(r) * 40503u + 12345u) %
-      1000003u;
-  if (dtype == DType::i64) return static_cast<double>(static_cast<int64_t>(h % 2001) - 1000);
-  if (dtype == DType::u8) return static_cast<double>(h % 97);
-  return static_cast<double>(h) / 500001.5 - 1.0;
-}
-
-Tensor input(int r, int64_t n, DType dtype) {
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = value(r, i, dtype);
-  return from_vector(v, {n}, {.dtype = dtype});
-}
-
-// The reduction over all ranks computed here in double from everybody's inputs (after they
-// were rounded to dtype), then rounded once to dtype.
-Tensor reference(int ranks, int64_t n, int64_t first, DType dtype, ReduceOp op) {
-  std::vector<double> acc(static_cast<std::size_t>(n));
-  for (int r = 0; r < ranks; ++r) {
-    const std::vector<double> x =
-        input(r, first + n, dtype).narrow(0, first, n).to_vector<double>();
-    for (std::size_t i = 0; i < acc.size(); ++i)
-      acc[i] = r == 0                ? x[i]
-               : op == ReduceOp::max ? std::max(acc[i], x[i])
-               : op == ReduceOp::min ? std::min(acc[i], x[i])
-                                     : acc[i] + x[i];
-  }
-  const bool sums = op == ReduceOp::sum || op == ReduceOp::average;
-  for (double& a : acc) {
-    if (sums && dtype == DType::u8) a = std::fmod(a, 256);  // u8 sums wrap, then divide
-    if (op == ReduceOp::average) a = is_floating(dtype) ? a / ranks : std::trunc(a / ranks);
-  }
-  return from_vector(acc, {n}, {.dtype = dtype});
-}
-
-// Floats: each algorithm adds in its own order and 16-bit types round after every step.
-double tolerance(DType dtype, int ranks) {
-  switch (dtype) {
-    case DType::f32:
-      return 1e-6 * ranks;
-    case DType::f64:
-      return 1e-14 * ranks;
-    case DType::f16:
-      return 2e-3 * ranks;
-    case DType::bf16:
-      return 1.6e-2 * ranks;
-    default:
-      return 0;
-  }
-}
-
 ::testing::AssertionResult close(const Tensor& actual, const Tensor& expected, double tol) {
   const std::vector<double> a = actual.to_vector<double>(), e = expected.to_vector<double>();
   if (a.size() != e.size()) return ::testing::AssertionFailure() << "size differs";
@@ -97,10 +45,6 @@ double tolerance(DType dtype, int ranks) {
              << "element " << i << ": " << a[i] << " vs " << e[i] << " (tolerance " << tol << ")";
   return ::testing::AssertionSuccess();
 }
-
-const std::vector<DType> kDtypes{DType::f32,  DType::f64, DType::f16,
-                                 DType::bf16, DType::i64, DType::u8};
-const std::vector<ReduceOp> kOps{ReduceOp::sum, ReduceOp::average, ReduceOp::max, ReduceOp::min};
 
 // 0, 1, below / at / above the number of ranks, odd sizes, and one that the default 1 MiB
 // messages split (300 003 f64 ≈ 2.4 MB).

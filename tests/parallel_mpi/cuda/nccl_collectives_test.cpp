@@ -7,7 +7,6 @@
 // error path.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -15,6 +14,7 @@
 #include "parallel/reduce.h"
 #include "parallel/world.h"
 #include "tests/parallel/parallel_test_util.h"
+#include "tests/parallel_mpi/collective_values.h"
 
 namespace rg::parallel {
 namespace {
@@ -50,61 +50,6 @@ const Groups& groups() {
   return g;
 }
 
-// Rank r's value at position i, as in collectives_test.cpp: floats in [-1, 1), small integers.
-double value(int r, int64_t i, DType dtype) {
-  const uint64_t h =
-      (static_cast<uint64_t>(i) * 2654435761u + static_cast<uint64_t>(r) * 40503u + 12345u) %
-      1000003u;
-  if (dtype == DType::i64) return static_cast<double>(static_cast<int64_t>(h % 2001) - 1000);
-  if (dtype == DType::u8) return static_cast<double>(h % 97);
-  return static_cast<double>(h) / 500001.5 - 1.0;
-}
-
-Tensor host_input(int r, int64_t n, DType dtype) {
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = value(r, i, dtype);
-  return from_vector(v, {n}, {.dtype = dtype});
-}
-
-// The reduction of positions [first, first + n) over all ranks, in double, rounded once.
-Tensor reference(int ranks, int64_t n, int64_t first, DType dtype, ReduceOp op) {
-  std::vector<double> acc(static_cast<std::size_t>(n));
-  for (int r = 0; r < ranks; ++r) {
-    const std::vector<double> x =
-        host_input(r, first + n, dtype).narrow(0, first, n).to_vector<double>();
-    for (std::size_t i = 0; i < acc.size(); ++i)
-      acc[i] = r == 0                ? x[i]
-               : op == ReduceOp::max ? std::max(acc[i], x[i])
-               : op == ReduceOp::min ? std::min(acc[i], x[i])
-                                     : acc[i] + x[i];
-  }
-  const bool sums = op == ReduceOp::sum || op == ReduceOp::average;
-  for (double& a : acc) {
-    if (sums && dtype == DType::u8) a = std::fmod(a, 256);
-    if (op == ReduceOp::average) a = is_floating(dtype) ? a / ranks : std::trunc(a / ranks);
-  }
-  return from_vector(acc, {n}, {.dtype = dtype});
-}
-
-double tolerance(DType dtype, int ranks) {
-  switch (dtype) {
-    case DType::f32:
-      return 1e-6 * ranks;
-    case DType::f64:
-      return 1e-14 * ranks;
-    case DType::f16:
-      return 2e-3 * ranks;
-    case DType::bf16:
-      return 1.6e-2 * ranks;
-    default:
-      return 0;
-  }
-}
-
-const std::vector<DType> kDtypes{DType::f32,  DType::f64, DType::f16,
-                                 DType::bf16, DType::i64, DType::u8};
-const std::vector<ReduceOp> kOps{ReduceOp::sum, ReduceOp::average, ReduceOp::max, ReduceOp::min};
-
 std::string no_gpus() {
   return "needs a GPU per rank (cuda:local_rank); this machine has " +
          std::to_string(cuda_device_count());
@@ -120,7 +65,7 @@ TEST(NcclCollectives, AllreduceRingAndNcclMatchTheReference) {
            {int64_t{0}, int64_t{1}, int64_t{ranks + 1}, int64_t{4099}, int64_t{300003}}) {
         SCOPED_TRACE(::testing::Message() << "allreduce " << reduce_op_name(op) << " of " << n
                                           << " x " << dtype << " over " << ranks << " ranks");
-        const Tensor x = host_input(me, n, dtype).to(my_gpu());
+        const Tensor x = input(me, n, dtype).to(my_gpu());
         Tensor ring = x.clone(), native = x.clone(), small = x.clone();
         auto w1 = g.ring->allreduce(ring, op);
         auto w2 = g.native->allreduce(native, op);
@@ -147,35 +92,33 @@ TEST(NcclCollectives, ReduceScatterAllgatherBroadcast) {
       for (int64_t n : {0, 1, 50}) {
         SCOPED_TRACE(::testing::Message() << "reduce_scatter " << reduce_op_name(op) << " of " << n
                                           << " x " << dtype << " per rank");
-        const Tensor in = host_input(me, n * ranks, dtype).to(my_gpu());
+        const Tensor in = input(me, n * ranks, dtype).to(my_gpu());
         for (auto& group : {g.ring, g.native}) {
           Tensor out = full({n}, 3, {.dtype = dtype, .device = my_gpu()});
           group->reduce_scatter(out, in, op)->wait();
           ASSERT_TRUE(all_close(out.to(Device::cpu()), reference(ranks, n, me * n, dtype, op),
                                 tolerance(dtype, ranks), 0));
         }
-        ASSERT_TRUE(all_close(in.to(Device::cpu()), host_input(me, n * ranks, dtype), 0, 0))
+        ASSERT_TRUE(all_close(in.to(Device::cpu()), input(me, n * ranks, dtype), 0, 0))
             << "the input changed";
       }
     for (int64_t n : {0, 1, 1000}) {
       SCOPED_TRACE(::testing::Message() << "allgather of " << n << " x " << dtype);
-      const Tensor in = host_input(me, n, dtype).to(my_gpu());
+      const Tensor in = input(me, n, dtype).to(my_gpu());
       for (auto& group : {g.ring, g.ring_small, g.native}) {
         Tensor out = full({n * ranks}, 3, {.dtype = dtype, .device = my_gpu()});
         group->allgather(out, in)->wait();
         const Tensor host = out.to(Device::cpu());
         for (int r = 0; r < ranks; ++r)
           ASSERT_EQ(host.narrow(0, r * n, n).to_vector<double>(),
-                    host_input(r, n, dtype).to_vector<double>())
+                    input(r, n, dtype).to_vector<double>())
               << "slice of rank " << r;
       }
     }
     for (int root = 0; root < ranks; ++root) {
-      Tensor t =
-          (me == root ? host_input(root, 33, dtype) : zeros({33}, {.dtype = dtype})).to(my_gpu());
+      Tensor t = (me == root ? input(root, 33, dtype) : zeros({33}, {.dtype = dtype})).to(my_gpu());
       world_ptr()->broadcast(t, root)->wait();
-      ASSERT_EQ(t.to(Device::cpu()).to_vector<double>(),
-                host_input(root, 33, dtype).to_vector<double>())
+      ASSERT_EQ(t.to(Device::cpu()).to_vector<double>(), input(root, 33, dtype).to_vector<double>())
           << "broadcast from " << root << " of " << dtype;
     }
   }
