@@ -248,7 +248,8 @@ std::vector<ConvPlan> conv_plans(const ConvProblem& problem, const CudnnDescript
   // f16 on an H200, say) it proposes none, and the fallback mode lists the engines that
   // support the graph at all, as PyTorch's plan search also falls back to.
   for (const cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    if (!plans.empty()) break;
+    if (static_cast<int>(plans.size()) >= options.max_plans) break;
+    if (!plans.empty() && !options.fallback_too) break;
     const std::vector<CudnnDescriptor> configs =
         heuristic_configs(graph.graph, mode, device_props, what);
     proposed += static_cast<int64_t>(configs.size());

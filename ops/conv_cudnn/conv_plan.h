@@ -47,6 +47,9 @@ struct ConvPlanOptions {
   bool allow_tf32 = false;
   int64_t alignment = 16;  // bytes: the smallest alignment of the tensors' data pointers
   int max_plans = 1;       // stop after this many finalised plans
+  // After mode A's engines, also the fallback list's (benchmarking: more candidates to time, as
+  // PyTorch's benchmark mode also takes both); otherwise the fallback only where mode A has none.
+  bool fallback_too = false;
 };
 
 struct ConvPlan {

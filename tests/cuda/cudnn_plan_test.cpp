@@ -155,6 +155,26 @@ TEST(CudnnPlans, DeterministicModeAndSeveralCandidates) {
   EXPECT_FALSE(deterministic.empty());
 }
 
+// Benchmark mode's candidates: mode A's plans first, in its order, then the fallback list's, up
+// to max_plans. f32 without TF32 leaves mode A few engines to offer, so the fallback adds some.
+TEST(CudnnPlans, BenchmarkCandidatesAddTheFallbackListAfterModeA) {
+  std::size_t added = 0;
+  const std::vector<Conv> convs = model_convolutions();
+  for (std::size_t i = 0; i < 4 && i < convs.size(); ++i)
+    for (ConvDirection direction :
+         {ConvDirection::forward, ConvDirection::backward_data, ConvDirection::backward_filter}) {
+      const ConvProblem p = problem(convs[i], direction, DType::f32);
+      const auto mode_a = conv_plans(p, device("h200.json"), {.max_plans = 16});
+      const auto both = conv_plans(p, device("h200.json"), {.max_plans = 16, .fallback_too = true});
+      ASSERT_GE(both.size(), mode_a.size()) << convs[i].name;
+      EXPECT_LE(both.size(), 16u) << convs[i].name;
+      for (std::size_t k = 0; k < mode_a.size(); ++k)
+        EXPECT_EQ(both[k].engine, mode_a[k].engine) << convs[i].name << " candidate " << k;
+      added += both.size() - mode_a.size();
+    }
+  EXPECT_GT(added, 0u);
+}
+
 // On an H200 the plain f32 plans of the GPU parity tests ran on tensor cores (TF32) and missed
 // the CPU by 1 %: with TF32 off, no f32 plan may use an engine noted TENSOR_CORE, and with it on
 // those engines are among the candidates.
