@@ -73,7 +73,7 @@ void forward_winograd(const DirectConv& g, const T* x, const T* w, const T* bias
   const int64_t v_at = round_up(wl.input_size(g), 16);  // V on a cache line
   const auto buffer = static_cast<std::size_t>(v_at + kXi * (g.C + OR) * ld);
   std::atomic<int64_t> next{0};
-  const int64_t items = (g.N + wl.images - 1) / wl.images * g.G;
+  const int64_t items = wl.chunks(g) * g.G;
   parallel_for(std::min<int64_t>(num_threads(), items), 1, [&](int64_t, int64_t) {
     T* in = thread_buffer<T>(buffer);
     T* v = in + v_at;

@@ -49,7 +49,8 @@ struct WinogradLayout {
   int64_t units_row;   // RowUnits: units per row of tiles, TW/L
   int64_t rows, cols;  // RowUnits: the even and odd column planes, 2·TH + 2 rows of TW + 1
   int64_t plane;       // rows · cols
-  int64_t images;      // TileLists: images per chunk
+  int64_t images;      // TileLists: images per chunk (RowUnits: 1)
+  int64_t lanes;       // tiles per unit: L
   ForwardTile tile;
 
   template <class T>
@@ -61,6 +62,7 @@ struct WinogradLayout {
     w.units_row = w.TW / L;
     w.rows = 2 * w.TH + 2, w.cols = w.TW + 1;
     w.plane = w.rows * w.cols;
+    w.lanes = L;
     // The tile that wastes the least on padding channels and padding units, per image; ties
     // go to the squarest. Not AVX2's 3 × 4: its 12 accumulators, 4 vectors of V and a
     // broadcast need 17 registers, and on ResNet18's 128-channel 16×16 layer it took 1.5 times
@@ -70,11 +72,21 @@ struct WinogradLayout {
       const ForwardTile t = kForwardTiles[i];
       if (!kAvx512 && t.OR * t.NV + t.NV + 1 > 16) continue;
       const int64_t images = w.row_units ? 1 : chunk_images(w.TH * w.TW, t.NV * L);
-      const int64_t units = w.row_units ? w.TH * w.units_row : (images * w.TH * w.TW + L - 1) / L;
+      const int64_t units = w.units_of(images);
       const int64_t work = round_up(g.O, t.OR) * round_up(units, t.NV) / images;
       if (best < 0 || work < best) best = work, w.tile = t, w.images = images;
     }
     return w;
+  }
+
+  // Units of a chunk of n images (RowUnits: of its one image).
+  int64_t units_of(int64_t n) const {
+    return row_units ? TH * units_row : (n * TH * TW + lanes - 1) / lanes;
+  }
+  // Chunks of the batch, and the units of one (the last chunk may hold fewer images).
+  int64_t chunks(const DirectConv& g) const { return (g.N + images - 1) / images; }
+  int64_t units(const DirectConv& g, int64_t chunk) const {
+    return units_of(std::min(images, g.N - chunk * images));
   }
 
   // Elements of the padded input of one chunk (RowUnits: E and Od of one image).
@@ -368,20 +380,19 @@ inline void check_winograd(const DirectConv& g, const char* kernel) {
 template <class T, class F>
 void with_units(const DirectConv& g, const WinogradLayout& wl, const T* x, int64_t chunk,
                 int64_t grp, T* in, T* y, const T* gy, F&& f) {
-  constexpr int64_t L = Simd<T>::L;
   const int64_t x_group = g.C * g.H * g.W, y_group = g.O * g.Ho * g.Wo;
   const int64_t n0 = chunk * wl.images, item = n0 * g.G + grp;  // the chunk's first image
   T* yi = y ? y + item * y_group : nullptr;
   const T* gyi = gy ? gy + item * y_group : nullptr;
   if (wl.row_units) {
     split_columns(g, wl, x + item * x_group, in);
-    f(RowUnits<T>{g, wl, in, yi, gyi}, wl.TH * wl.units_row);
+    f(RowUnits<T>{g, wl, in, yi, gyi}, wl.units(g, chunk));
     return;
   }
   const int64_t b = std::min(wl.images, g.N - n0), tiles = b * wl.TH * wl.TW;
   const TileLists<T> src{g, wl, in, tiles, yi, g.G * y_group, gyi};
   pad_tile_planes(g, src, x + item * x_group, g.G * x_group, b, in);
-  f(src, (tiles + L - 1) / L);
+  f(src, wl.units(g, chunk));
 }
 
 }  // namespace rg::detail::direct

@@ -189,10 +189,9 @@ void backward_weight_shared_sums(const DirectConv& g, const WinogradLayout& wl, 
   constexpr int64_t L = Simd<T>::L;
   const ChannelTile ct = channel_tile<T>(g.O);
   const int64_t Op = round_up(g.O, ct.NV * L);
-  const int64_t chunks = (g.N + wl.images - 1) / wl.images;
+  const int64_t chunks = wl.chunks(g);
   // Units of a whole chunk (the last may hold fewer), and whole chunks per block.
-  const int64_t chunk_units =
-      wl.row_units ? wl.TH * wl.units_row : (wl.images * wl.TH * wl.TW + L - 1) / L;
+  const int64_t chunk_units = wl.units_of(wl.images);
   const int64_t block_chunks = std::max<int64_t>(
       1, kSharedStagingBytes / int64_t{sizeof(T)} / (kXi * (g.C + Op) * chunk_units * L));
   const int64_t ld = block_chunks * chunk_units * L;
@@ -215,12 +214,9 @@ void backward_weight_shared_sums(const DirectConv& g, const WinogradLayout& wl, 
                          stage_unit(g, src, u, k * chunk_units + u, ld, Op, v, gyt);
                      });
       });
-      // The last block's last chunk may hold fewer units: its slots past them are stale, so
-      // only the units written are summed (a chunk's missing lanes are zeros).
-      const int64_t last_images = g.N - (chunks - 1) * wl.images;
-      const int64_t last_units =
-          b1 < chunks || wl.row_units ? chunk_units : (last_images * wl.TH * wl.TW + L - 1) / L;
-      const int64_t tiles = ((b1 - b0 - 1) * chunk_units + last_units) * L;
+      // The last chunk may hold fewer units: its slots past them are stale, so only the units
+      // written are summed (a chunk's missing lanes are zeros).
+      const int64_t tiles = ((b1 - b0 - 1) * chunk_units + wl.units(g, b1 - 1)) * L;
       parallel_for(kXi, 1, [&](int64_t xi0, int64_t xi1) {
         with_channel_tile(ct, [&]<int KR, int NV>() {
           weight_gemms<T, KR, NV>(g, v, gyt, ld, Op, tiles, gu.data() + grp * group_size, xi0, xi1);
@@ -244,7 +240,7 @@ void backward_weight_winograd(const DirectConv& g, const T* gy, const T* x, T* g
   const int64_t Op = round_up(g.O, ct.NV * L), ld = kBlockUnits * L;
   const int64_t v_at = round_up(wl.input_size(g), 16), gyt_at = v_at + round_up(kXi * g.C * ld, 16);
   const auto buffer = static_cast<std::size_t>(gyt_at + kXi * ld * Op);
-  const int64_t chunks = (g.N + wl.images - 1) / wl.images;
+  const int64_t chunks = wl.chunks(g);
   const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), chunks));
   const int64_t group_size = kXi * g.C * Op, part_size = g.G * group_size;
   std::vector<T> gu(static_cast<std::size_t>(parts * part_size), T(0));
