@@ -14,7 +14,8 @@
 
 namespace rg {
 
-// Defined in core/cuda/cuda_memory.cpp, compiled only into CUDA builds.
+// Defined in core/cuda/cuda_memory.cu, compiled only into CUDA builds. cuda_copy_bytes waits
+// for copies that involve the host or two GPUs, not for those on one GPU (stream-ordered).
 void cuda_copy_bytes(void* dst, const Device& dst_device, const void* src, const Device& src_device,
                      std::size_t nbytes);
 void cuda_fill(void* dst, const Device& device, DType dtype, int64_t n, double value);
