@@ -11,8 +11,9 @@
 // and each block takes chunks grid-stride (blockIdx.x, + gridDim.x, ...), its threads striding
 // over the chunk's elements. A table in device memory has no size limit (kernel arguments are
 // capped at 4 KiB before CUDA 12.1), so a step is one launch whatever the number of parameters.
-// The table is a u8 tensor on the tensors' device (on the CPU in the emulated tests), released
-// after the launch: stream-ordered memory keeps it alive until the kernel has run.
+// The table is a u8 tensor on the tensors' device (on the CPU in the emulated tests), copied
+// there from pinned memory without the host waiting, and released after the launch:
+// stream-ordered memory keeps it alive until the kernel has run.
 
 #include <cstdint>
 #include <cstring>
@@ -78,6 +79,9 @@ class Table {
     auto* raw = static_cast<unsigned char*>(host.data_ptr());
     std::memcpy(raw, slots_.data(), slot_bytes);
     std::memcpy(raw + slot_bytes, chunks_.data(), bytes - slot_bytes);
+    // From pinned memory the copy is queued and the host goes on; from pageable memory it would
+    // wait for the whole backward pass to finish before the step's launch.
+    if (device.is_cuda()) return host.pin_memory().to(device, NonBlocking::yes);
     return host.to(device);
   }
   const Slot<S>* slots_in(const Tensor& table) const {

@@ -9,11 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "core/cuda/stream.h"
 #include "core/rng.h"
 #include "nn/models/zoo.h"
 #include "ops/ops.h"
 #include "optim/optim.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/stream_gate.h"
 
 namespace rg {
 namespace {
@@ -88,6 +90,30 @@ TEST(GpuTraining, StepsAtEveryAmpLevelMatchTheCpu) {
                             cpu_params[i].second.to(DType::f64), tol, tol))
           << what << " " << cpu_params[i].first;
   }
+}
+
+// An f32 train step queues its work and returns while the GPU still runs it: nothing in the
+// forward, the backward or the optimizer waits for the GPU (no read back, no synchronous copy).
+// The mixed-precision levels are left out by design: their loss scaler reads its verdict once a
+// step (as PyTorch's GradScaler does before SGD's step).
+TEST(GpuTraining, AStepReturnsBeforeTheGpuRunsIt) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable GPU on this machine";
+  manual_seed(3);
+  auto model = nn::make_model("resnet20@0.25");
+  model->to(Device::cuda(0));
+  SGD opt(model->parameters(), {.lr = 0.05, .momentum = 0.9, .weight_decay = 5e-4});
+  const Tensor x = randn({8, 3, 16, 16}).to(Device::cuda(0));
+  const Tensor labels = arange(0, 8).to(DType::i64).to(Device::cuda(0));
+  auto step = [&] {
+    const Tensor logits = model->forward(x);
+    opt.zero_grad();
+    cross_entropy(logits, labels).backward();
+    opt.step();
+  };
+  step();  // the first builds the cuDNN plans and the optimizer's buffers
+  synchronize(Device::cuda(0));
+  testing::StreamGate gate(cuda::current_stream(0));
+  EXPECT_TRUE(gate.returns_while_closed(step)) << "the host waited for the GPU during a train step";
 }
 
 // A checkpoint holds host copies: written on one device it loads on another, with the
