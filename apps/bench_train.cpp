@@ -11,7 +11,9 @@
 // AMP rows measure the cost of the conversions and the memory that 16-bit activations save,
 // not a tensor-core speed-up. On a GPU each step is timed to the device's completion, and the
 // peak memory is the caching allocator's peak on that GPU (what the step holds, not what the
-// pool has reserved).
+// pool has reserved). host_ms_per_step is the time until step() returns, before the wait for
+// the device: on a GPU, well below the step's time when the host queues ahead of the GPU, and
+// equal to it when something in the step waits for the GPU (a read back, a synchronous copy).
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -27,7 +29,7 @@
 namespace {
 
 struct Result {
-  double images_per_second, best_images_per_second, peak_mib;
+  double images_per_second, best_images_per_second, peak_mib, host_ms_per_step;
   int64_t skipped, parameters;
 };
 
@@ -58,18 +60,23 @@ Result run(const std::string& model_name, const rg::AmpOptions& options, const r
   for (int64_t i = 0; i < warmup; ++i) step();
   rg::synchronize(device);
   rg::reset_peak_memory(device);
-  double best = 1e30, total = 0;
+  double best = 1e30, total = 0, host = 0;
+  using Clock = std::chrono::steady_clock;
   for (int64_t i = 0; i < steps; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = Clock::now();
     step();
+    host += std::chrono::duration<double>(Clock::now() - t0).count();
     rg::synchronize(device);  // a GPU step is done when the device is, not when the host is
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     best = std::min(best, s);
     total += s;
   }
-  return {static_cast<double>(batch * steps) / total, static_cast<double>(batch) / best,
+  return {static_cast<double>(batch * steps) / total,
+          static_cast<double>(batch) / best,
           static_cast<double>(rg::memory_stats(device).peak_bytes) / (1 << 20),
-          amp.scaler() ? amp.scaler()->skipped_steps() : 0, parameters};
+          1e3 * host / static_cast<double>(steps),
+          amp.scaler() ? amp.scaler()->skipped_steps() : 0,
+          parameters};
 }
 
 }  // namespace
@@ -117,14 +124,14 @@ int main(int argc, char** argv) {
           "{\"framework\": \"ringgrad\", \"device\": \"%s\", \"model\": \"%s\", \"batch\": %lld, "
           "\"threads\": %d, "
           "\"amp\": \"%s\", \"dtype\": \"%s\", \"steps\": %lld, \"images_per_second\": %.1f, "
-          "\"best_images_per_second\": %.1f, \"peak_memory_mib\": %.1f, \"skipped_steps\": "
-          "%lld, \"parameters\": %lld, \"cudnn_benchmark\": %s}\n",
+          "\"best_images_per_second\": %.1f, \"host_ms_per_step\": %.2f, \"peak_memory_mib\": "
+          "%.1f, \"skipped_steps\": %lld, \"parameters\": %lld, \"cudnn_benchmark\": %s}\n",
           device.str().c_str(), model_name.c_str(), static_cast<long long>(batch),
           rg::num_threads(), std::string(rg::opt_level_name(c.level)).c_str(),
           f32 ? "fp32" : (c.dtype == rg::DType::f16 ? "fp16" : "bf16"),
-          static_cast<long long>(steps), r.images_per_second, r.best_images_per_second, r.peak_mib,
-          static_cast<long long>(r.skipped), static_cast<long long>(r.parameters),
-          cudnn_benchmark ? "true" : "false");
+          static_cast<long long>(steps), r.images_per_second, r.best_images_per_second,
+          r.host_ms_per_step, r.peak_mib, static_cast<long long>(r.skipped),
+          static_cast<long long>(r.parameters), cudnn_benchmark ? "true" : "false");
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

@@ -115,8 +115,8 @@ if has bench; then
     --batch 128 --steps 20 --warmup 3 --amp all
   step bench_train_cudnn_benchmark 60 "$report/bench.txt" build/apps/bench_train --device cuda \
     --model resnet18 --batch 128 --steps 20 --warmup 3 --amp O0 O1 --cudnn-benchmark
-  grep -o '"amp": "[^"]*", "dtype": "[^"]*".*"images_per_second": [0-9.]*\|"cudnn_benchmark": [a-z]*' \
-    "$report/bench.txt"
+  grep -o -e '"amp": "[^"]*", "dtype": "[^"]*".*"images_per_second": [0-9.]*' \
+    -e '"host_ms_per_step": [0-9.]*' -e '"cudnn_benchmark": [a-z]*' "$report/bench.txt"
   for dtype in f32 f16 bf16; do
     step "bench_ops_$dtype" 60 "$report/bench.txt" build/apps/bench_ops --device cuda --dtype $dtype
   done
@@ -143,7 +143,7 @@ if has pytorch; then
     step "vs_pytorch_$amp" 90 "$report/vs_pytorch.txt" python3 tools/bench_train_vs_pytorch.py \
       --device cuda --models resnet18:128 --steps 20 --rounds 2 --amp $amp
   done
-  grep -E '"(framework|amp|images_per_second|speedup)"' "$report/vs_pytorch.txt"
+  grep -E '"(framework|amp|images_per_second|host_ms_per_step|speedup)"' "$report/vs_pytorch.txt"
 fi
 
 if has memcheck; then

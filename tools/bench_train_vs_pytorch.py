@@ -23,6 +23,8 @@ PyTorch's fastest eager setting; bench_train --cudnn-benchmark) but TF32 off
 (torch.backends.cudnn.allow_tf32, on by default in PyTorch): ringgrad's f32 convolutions do not
 run in TF32, so f32 is f32 on both sides. Both sides time each step to the device's completion;
 --amp O1 is PyTorch's torch.autocast with a GradScaler beside ringgrad's O1 (the same policy).
+Each side also reports host_ms_per_step, the host's time until its step returns, before the wait
+for the device: on a GPU it shows which side's host waits for the GPU inside a step.
 Needs PyTorch (pip install torch) and a built ringgrad (bash scripts/build.sh).
 """
 import argparse
@@ -65,14 +67,19 @@ def pytorch_step(model_name, batch, threads, device, amp, amp_dtype):
     scaler = torch.amp.GradScaler(dev.type, enabled=amp == "O1" and half == torch.float16)
 
     def step():
+        """Queues the step; returns the host's seconds until then (bench_train's
+        host_ms_per_step). A GPU step is done when the device is, as bench_train times it."""
+        t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         with torch.autocast(dev.type, dtype=half, enabled=amp == "O1"):
             logits = model(x)
         scaler.scale(torch.nn.functional.cross_entropy(logits.float(), y)).backward()
         scaler.step(opt)
         scaler.update()
+        host = time.perf_counter() - t0
         if dev.type == "cuda":
-            torch.cuda.synchronize(dev)  # a GPU step is done when the device is, as bench_train
+            torch.cuda.synchronize(dev)
+        return host
 
     step.parameters = sum(p.numel() for p in model.parameters())
     return step
@@ -86,17 +93,18 @@ def pytorch_step_rate(model_name, batch, threads, steps, device, amp, amp_dtype,
         warmup = max(warmup, 3)  # the autotuner tries its algorithms in the first steps
     for _ in range(warmup):
         step()
-    times = []
+    times, host = [], 0.0
     for _ in range(steps):
         t0 = time.perf_counter()
-        step()
+        host += step()
         times.append(time.perf_counter() - t0)
     return {"framework": "pytorch", "version": torch.__version__, "device": device,
             "model": model_name, "amp": amp, "dtype": amp_dtype if amp != "O0" else "fp32",
             "batch": batch, "threads": threads, "steps": steps,
             "parameters": step.parameters,
             "images_per_second": round(batch * steps / sum(times), 1),
-            "best_images_per_second": round(batch / min(times), 1)}
+            "best_images_per_second": round(batch / min(times), 1),
+            "host_ms_per_step": round(1e3 * host / steps, 2)}
 
 
 def ringgrad_step_rate(exe, model_name, batch, threads, steps, device, amp, amp_dtype):
