@@ -22,7 +22,9 @@ On a GPU (--device cuda) both run with cuDNN's autotuner on (torch.backends.cudn
 PyTorch's fastest eager setting; bench_train --cudnn-benchmark) but TF32 off
 (torch.backends.cudnn.allow_tf32, on by default in PyTorch): ringgrad's f32 convolutions do not
 run in TF32, so f32 is f32 on both sides. Both sides time each step to the device's completion;
---amp O1 is PyTorch's torch.autocast with a GradScaler beside ringgrad's O1 (the same policy).
+--amp O1 is PyTorch's torch.autocast with a GradScaler beside ringgrad's O1 (the same policy);
+with --amp-dtype bf16 PyTorch runs without a GradScaler (its recommended use), while ringgrad's
+O1 scales the loss for bf16 too (a read back of the scaler's verdict every step).
 Each side also reports host_ms_per_step, the host's time until its step returns, before the wait
 for the device: on a GPU it shows which side's host waits for the GPU inside a step.
 Needs PyTorch (pip install torch) and a built ringgrad (bash scripts/build.sh).
