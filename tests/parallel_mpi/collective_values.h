@@ -3,12 +3,15 @@
 // cuda/nccl_collectives_test.cpp over NCCL): each rank's input is a function of rank and
 // position, so every rank can compute every other rank's and check a result by itself.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/tensor.h"
 #include "parallel/reduce.h"
+#include "parallel/world.h"
 
 namespace rg::parallel::testing {
 
@@ -70,5 +73,20 @@ inline const std::vector<DType> kDtypes{DType::f32,  DType::f64, DType::f16,
                                         DType::bf16, DType::i64, DType::u8};
 inline const std::vector<ReduceOp> kOps{ReduceOp::sum, ReduceOp::average, ReduceOp::max,
                                         ReduceOp::min};
+
+// The groups the collective tests run on: the ring allreduce, the ring in messages of 36 bytes
+// (several steps per chunk; not a multiple of 8: messages of 4 f64, 18 f16, 36 u8) and the
+// library's own algorithm. Collective: every rank makes them at the same point, in this order.
+struct CollectiveGroups {
+  std::shared_ptr<ProcessGroup> ring, ring_small, native;
+};
+inline CollectiveGroups make_collective_groups(std::chrono::seconds timeout) {
+  const ProcessGroupOptions base{.timeout = timeout, .check_sequence = true};
+  ProcessGroupOptions ring = base, small = base, native = base;
+  ring.algorithm = small.algorithm = AllreduceAlgorithm::ring;
+  small.ring_chunk_bytes = 36;
+  native.algorithm = AllreduceAlgorithm::native;
+  return {new_group(ring), new_group(small), new_group(native)};
+}
 
 }  // namespace rg::parallel::testing

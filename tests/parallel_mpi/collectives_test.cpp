@@ -21,18 +21,8 @@ using rg::testing::throws_error;
 using namespace rg::parallel::testing;
 
 // The groups every test uses, made once in the same order on every rank.
-struct Groups {
-  std::shared_ptr<ProcessGroup> ring, ring_small, native;
-};
-const Groups& groups() {
-  static const Groups g = [] {
-    const ProcessGroupOptions base{.timeout = std::chrono::seconds(20), .check_sequence = true};
-    ProcessGroupOptions ring = base, small = base, native = base;
-    ring.algorithm = small.algorithm = AllreduceAlgorithm::ring;
-    small.ring_chunk_bytes = 36;  // not a multiple of 8: messages of 4 f64, 18 f16, 36 u8
-    native.algorithm = AllreduceAlgorithm::native;
-    return Groups{new_group(ring), new_group(small), new_group(native)};
-  }();
+const CollectiveGroups& groups() {
+  static const CollectiveGroups g = make_collective_groups(std::chrono::seconds(20));
   return g;
 }
 
@@ -73,7 +63,7 @@ TEST(MpiWorld, Coordinates) {
 }
 
 TEST(MpiCollectives, AllreduceRingEqualsNativeForEveryOpDtypeAndSize) {
-  const Groups& g = groups();
+  const CollectiveGroups& g = groups();
   const int n_ranks = size(), me = rank();
   for (DType dtype : kDtypes)
     for (ReduceOp op : kOps)
@@ -105,7 +95,7 @@ TEST(MpiCollectives, AllreduceRingEqualsNativeForEveryOpDtypeAndSize) {
 }
 
 TEST(MpiCollectives, ReduceScatterRingEqualsNative) {
-  const Groups& g = groups();
+  const CollectiveGroups& g = groups();
   const int n_ranks = size(), me = rank();
   for (DType dtype : kDtypes)
     for (ReduceOp op : kOps)
@@ -130,7 +120,7 @@ TEST(MpiCollectives, ReduceScatterRingEqualsNative) {
 }
 
 TEST(MpiCollectives, AllgatherRingEqualsNative) {
-  const Groups& g = groups();
+  const CollectiveGroups& g = groups();
   const int n_ranks = size(), me = rank();
   for (DType dtype : kDtypes)
     for (int64_t n : {0, 1, 5, 1000}) {

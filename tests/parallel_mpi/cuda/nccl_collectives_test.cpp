@@ -35,18 +35,9 @@ Device my_gpu() {
   return Device::cuda(local_rank());
 }
 
-struct Groups {
-  std::shared_ptr<ProcessGroup> ring, ring_small, native;
-};
-const Groups& groups() {
-  static const Groups g = [] {
-    const ProcessGroupOptions base{.timeout = std::chrono::seconds(30), .check_sequence = true};
-    ProcessGroupOptions ring = base, small = base, native = base;
-    ring.algorithm = small.algorithm = AllreduceAlgorithm::ring;
-    small.ring_chunk_bytes = 36;  // several ncclSend/ncclRecv steps per chunk of the ring
-    native.algorithm = AllreduceAlgorithm::native;
-    return Groups{new_group(ring), new_group(small), new_group(native)};
-  }();
+// Made once in the same order on every rank (the MPI tests' groups are others).
+const CollectiveGroups& groups() {
+  static const CollectiveGroups g = make_collective_groups(std::chrono::seconds(30));
   return g;
 }
 
@@ -57,7 +48,7 @@ std::string no_gpus() {
 
 TEST(NcclCollectives, AllreduceRingAndNcclMatchTheReference) {
   if (!every_rank_has_a_gpu()) GTEST_SKIP() << no_gpus();
-  const Groups& g = groups();
+  const CollectiveGroups& g = groups();
   const int ranks = size(), me = rank();
   for (DType dtype : kDtypes)
     for (ReduceOp op : kOps)
@@ -85,7 +76,7 @@ TEST(NcclCollectives, AllreduceRingAndNcclMatchTheReference) {
 
 TEST(NcclCollectives, ReduceScatterAllgatherBroadcast) {
   if (!every_rank_has_a_gpu()) GTEST_SKIP() << no_gpus();
-  const Groups& g = groups();
+  const CollectiveGroups& g = groups();
   const int ranks = size(), me = rank();
   for (DType dtype : kDtypes) {
     for (ReduceOp op : kOps)
