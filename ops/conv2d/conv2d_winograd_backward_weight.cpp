@@ -184,11 +184,10 @@ void transform_weight_grads(const DirectConv& g, const T* gu, int64_t parts, int
 // gU to add up, and each flush reads and writes gU once for the whole block rather than once per
 // thread's part.
 template <class T>
-void backward_weight_shared_sums(const DirectConv& g, const WinogradLayout& wl, const T* gy,
-                                 const T* x, T* gw) {
+void backward_weight_shared_sums(const DirectConv& g, const WinogradLayout& wl,
+                                 const ChannelTile& ct, int64_t Op, const T* gy, const T* x,
+                                 T* gw) {
   constexpr int64_t L = Simd<T>::L;
-  const ChannelTile ct = channel_tile<T>(g.O);
-  const int64_t Op = round_up(g.O, ct.NV * L);
   const int64_t chunks = wl.chunks(g);
   // Units of a whole chunk (the last may hold fewer), and whole chunks per block.
   const int64_t chunk_units = wl.units_of(wl.images);
@@ -235,9 +234,11 @@ void backward_weight_winograd(const DirectConv& g, const T* gy, const T* x, T* g
   check_winograd(g, "backward-weight");
   constexpr int64_t L = Simd<T>::L;
   const WinogradLayout wl = WinogradLayout::of<T>(g);
-  if (shared_sums) return backward_weight_shared_sums(g, wl, gy, x, gw);
+  // gU's rows: the output channels, padded to whole register tiles.
   const ChannelTile ct = channel_tile<T>(g.O);
-  const int64_t Op = round_up(g.O, ct.NV * L), ld = kBlockUnits * L;
+  const int64_t Op = round_up(g.O, ct.NV * L);
+  if (shared_sums) return backward_weight_shared_sums(g, wl, ct, Op, gy, x, gw);
+  const int64_t ld = kBlockUnits * L;
   const int64_t v_at = round_up(wl.input_size(g), 16), gyt_at = v_at + round_up(kXi * g.C * ld, 16);
   const auto buffer = static_cast<std::size_t>(gyt_at + kXi * ld * Op);
   const int64_t chunks = wl.chunks(g);
