@@ -1,7 +1,8 @@
 #pragma once
 // A small CPU thread pool. parallel_for splits [0, n) into one contiguous chunk per thread;
-// the calling thread runs a chunk too. Nested calls run serially, so a kernel may call
-// parallel_for without knowing whether its caller already did.
+// the calling thread runs a chunk too (parallel_claim hands out items one at a time instead).
+// Nested calls run serially, so a kernel may call parallel_for without knowing whether its
+// caller already did.
 //
 // Several threads may call parallel_for at once (safe): the first one takes the process-wide
 // pool and the others run their loop serially on their own thread. That is not a fair split
@@ -9,6 +10,7 @@
 // on logical cpu devices — each hold a ThreadShare: a pool of their own with their share of the
 // threads.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -26,6 +28,21 @@ void set_num_threads(int n);
 // `grain` elements (so small loops stay on one thread). Exceptions thrown by fn are rethrown
 // in the caller after every chunk finished.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+// Calls body(i, scratch) for every item i in [0, items), each item claimed by whichever thread
+// is free: for items of uneven cost, or threads of uneven speed (parallel_for's chunks are fixed
+// when it starts, so a thread that runs slower holds up the others). make_scratch() runs once
+// on each thread, before its first item. Which thread computes an item varies from run to run:
+// the results must not depend on it.
+template <class MakeScratch, class Body>
+void parallel_claim(int64_t items, MakeScratch&& make_scratch, Body&& body) {
+  std::atomic<int64_t> next{0};
+  const int64_t threads = num_threads();
+  parallel_for(items < threads ? items : threads, 1, [&](int64_t, int64_t) {
+    auto scratch = make_scratch();
+    for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < items;) body(i, scratch);
+  });
+}
 
 // Index of the calling worker within the current parallel_for (0 = caller), for per-thread
 // scratch buffers; 0 outside parallel_for.

@@ -33,7 +33,6 @@
 
 #include <Eigen/Core>
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -126,12 +125,8 @@ int64_t images_per_gemm(const Geometry& g) {
 // split). make_scratch() runs once per thread.
 template <class MakeScratch, class Body>
 void for_each_image_batch(int64_t N, int64_t B, MakeScratch&& make_scratch, Body&& body) {
-  const int64_t items = (N + B - 1) / B;
-  std::atomic<int64_t> next{0};
-  parallel_for(thread_parts(items), 1, [&](int64_t, int64_t) {
-    auto scratch = make_scratch();
-    for (int64_t it; (it = next.fetch_add(1)) < items;)
-      body(it * B, std::min(B, N - it * B), scratch);
+  parallel_claim((N + B - 1) / B, make_scratch, [&](int64_t it, auto& scratch) {
+    body(it * B, std::min(B, N - it * B), scratch);
   });
 }
 

@@ -15,7 +15,6 @@
 // tile's 100-150 on stride-1 shapes. Phases without taps (1×1 stride 2: three of four) are zero.
 // Where this kernel runs instead (overlapping kernels, AVX2) is decided in conv2d_direct.cpp.
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -109,21 +108,33 @@ struct Plan {
   }
 };
 
-// The weights of one phase, (G · blocks of OR channels of gx) × (K × OR), zero past C.
+// The weights of every phase f at packed + offset[f], (G · blocks of OR channels of gx) ×
+// (K × OR), zero past C, in the shared weights buffer; the threads take blocks of OR channels.
 template <class T>
-std::vector<T> pack_phase_weights(const DirectConv& g, const Phase& ph, int64_t OR, const T* w) {
-  const int64_t blocks = (g.C + OR - 1) / OR;
-  std::vector<T> packed(static_cast<std::size_t>(g.G * blocks * ph.K * OR), T(0));
-  for (int64_t grp = 0; grp < g.G; ++grp)
-    for (int64_t c = 0; c < g.C; ++c) {
-      T* dst = packed.data() + ((grp * blocks + c / OR) * ph.K) * OR + c % OR;
-      for (int64_t o = 0; o < g.O; ++o)
-        for (const int64_t i : ph.row->taps)
-          for (const int64_t j : ph.col->taps) {
-            *dst = w[(((grp * g.O + o) * g.C + c) * g.kH + i) * g.kW + j];
-            dst += OR;
-          }
+const T* pack_phase_weights(const DirectConv& g, const std::vector<Phase>& phases, int64_t OR,
+                            const T* w, std::vector<int64_t>& offset) {
+  const int64_t blocks = (g.C + OR - 1) / OR, F = static_cast<int64_t>(phases.size());
+  offset.assign(1, 0);
+  for (const Phase& ph : phases) offset.push_back(offset.back() + g.G * blocks * ph.K * OR);
+  T* packed = shared_buffer<T, Shared::weights>(static_cast<std::size_t>(offset.back()));
+  const auto pack = [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t f = b / (g.G * blocks), grp = b / blocks % g.G, c0 = b % blocks * OR;
+      const Phase& ph = phases[static_cast<std::size_t>(f)];
+      T* block =
+          packed + offset[static_cast<std::size_t>(f)] + (grp * blocks + c0 / OR) * ph.K * OR;
+      for (int64_t c = c0; c < c0 + OR; ++c) {
+        T* dst = block + c - c0;
+        for (int64_t o = 0; o < g.O; ++o)
+          for (const int64_t i : ph.row->taps)
+            for (const int64_t j : ph.col->taps) {
+              *dst = c < g.C ? w[(((grp * g.O + o) * g.C + c) * g.kH + i) * g.kW + j] : T(0);
+              dst += OR;
+            }
+      }
     }
+  };
+  parallel_for(F * g.G * blocks, packing_grain(offset.back() / (F * g.G * blocks)), pack);
   return packed;
 }
 
@@ -172,8 +183,8 @@ void direct_conv_backward_data(const DirectConv& g, const T* gy, const T* w, T* 
   const int OR = p.tile.OR;
   const int64_t CB = (g.C + OR - 1) / OR, Cr = CB * OR, Qs = p.Qt;
   const auto F = static_cast<int64_t>(p.phases.size());
-  std::vector<std::vector<T>> wp;
-  for (const Phase& ph : p.phases) wp.push_back(pack_phase_weights(g, ph, OR, w));
+  std::vector<int64_t> wp_at;
+  const T* wp = pack_phase_weights(g, p.phases, OR, w, wp_at);
   // Images per pass: enough positions that each block of packed weights serves several
   // tiles, in at most 512 KB of padded gy and phases together.
   const int64_t per_image = p.xp_size + F * Cr * Qs;
@@ -181,31 +192,31 @@ void direct_conv_backward_data(const DirectConv& g, const T* gy, const T* w, T* 
   const int64_t B = std::clamp<int64_t>((128 + g.Ho * g.Wo - 1) / (g.Ho * g.Wo), 1, fit);
   const int64_t batches = (g.N + B - 1) / B, items = batches * g.G;
   const int64_t gy_group = g.O * g.Ho * g.Wo, gx_group = g.C * g.H * g.W;
-  std::atomic<int64_t> next{0};
-  parallel_for(std::min<int64_t>(num_threads(), items), 1, [&](int64_t, int64_t) {
+  auto make_scratch = [&] {
     T* xp = thread_buffer<T>(static_cast<std::size_t>(B * per_image));
+    std::fill(xp, xp + B * p.xp_size, T(0));  // the zeros of the layout, the same for every image
+    return xp;
+  };
+  parallel_claim(items, make_scratch, [&](int64_t it, T* xp) {
     T* ys = xp + B * p.xp_size;
-    std::fill(xp, ys, T(0));  // the zeros of the layout, the same for every image
-    for (int64_t it; (it = next.fetch_add(1)) < items;) {
-      const int64_t grp = it % g.G, n0 = it / g.G * B, b = std::min(B, g.N - n0);
-      for (int64_t i = 0; i < b; ++i)
-        place_gy(g, p, gy + ((n0 + i) * g.G + grp) * gy_group, xp + i * p.xp_size);
-      with_forward_tile(p.tile, [&]<int TR, int TV>() {
-        constexpr int64_t TW = TV * Simd<T>::L;
-        for (int64_t f = 0; f < F; ++f) {
-          const Phase& ph = p.phases[static_cast<std::size_t>(f)];
-          for (int64_t cb = 0; cb < CB; ++cb) {
-            const T* wb = wp[static_cast<std::size_t>(f)].data() + (grp * CB + cb) * ph.K * TR;
-            for (int64_t i = 0; i < b; ++i)
-              for (int64_t q = 0; q < ph.Qt; q += TW)
-                forward_tile<T, TR, TV>(xp + i * p.xp_size + q, ph.off.data(), ph.K, wb,
-                                        ys + ((i * F + f) * Cr + cb * TR) * Qs + q, Qs);
-          }
+    const int64_t grp = it % g.G, n0 = it / g.G * B, b = std::min(B, g.N - n0);
+    for (int64_t i = 0; i < b; ++i)
+      place_gy(g, p, gy + ((n0 + i) * g.G + grp) * gy_group, xp + i * p.xp_size);
+    with_forward_tile(p.tile, [&]<int TR, int TV>() {
+      constexpr int64_t TW = TV * Simd<T>::L;
+      for (int64_t f = 0; f < F; ++f) {
+        const Phase& ph = p.phases[static_cast<std::size_t>(f)];
+        for (int64_t cb = 0; cb < CB; ++cb) {
+          const T* wb = wp + wp_at[static_cast<std::size_t>(f)] + (grp * CB + cb) * ph.K * TR;
+          for (int64_t i = 0; i < b; ++i)
+            for (int64_t q = 0; q < ph.Qt; q += TW)
+              forward_tile<T, TR, TV>(xp + i * p.xp_size + q, ph.off.data(), ph.K, wb,
+                                      ys + ((i * F + f) * Cr + cb * TR) * Qs + q, Qs);
         }
-      });
-      for (int64_t i = 0; i < b; ++i)
-        interleave(g, p, ys + i * F * Cr * Qs, Cr, gx + ((n0 + i) * g.G + grp) * gx_group);
-    }
+      }
+    });
+    for (int64_t i = 0; i < b; ++i)
+      interleave(g, p, ys + i * F * Cr * Qs, Cr, gx + ((n0 + i) * g.G + grp) * gx_group);
   });
 }
 

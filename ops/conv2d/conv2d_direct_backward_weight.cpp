@@ -70,9 +70,10 @@ void backward_weight_padded_images(const DirectConv& g, const T* gy, const T* x,
   const int64_t chunk = images_per_pass<T>(g, l);
   const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), g.N));
   const int64_t part_size = g.G * l.K * Op;
-  std::vector<T> gwt(static_cast<std::size_t>(parts * part_size), T(0));
+  T* gwt = shared_buffer<T, Shared::sums>(static_cast<std::size_t>(parts * part_size));
   const int64_t x_group = g.C * g.H * g.W, y_group = g.O * P;
   parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
+    std::fill(gwt + p0 * part_size, gwt + p1 * part_size, T(0));  // each part by its thread
     for (int64_t part = p0; part < p1; ++part) {
       const int64_t lo = part * g.N / parts, hi = (part + 1) * g.N / parts;
       PaddedImages<T>& images = PaddedImages<T>::get(g, l, chunk);
@@ -86,7 +87,7 @@ void backward_weight_padded_images(const DirectConv& g, const T* gy, const T* x,
             images.pad(g, l, x + item * x_group, i);
             transpose_gy(g.O, P, Op, gy + item * y_group, gyt + i * P * Op);
           }
-          T* out = gwt.data() + part * part_size + grp * l.K * Op;
+          T* out = gwt + part * part_size + grp * l.K * Op;
           with_channel_tile(t, [&]<int KR, int NV>() {
             channel_weight_chunk<T, KR, NV>(g, l, xp, gyt, Op, b, off.data(), out);
           });
@@ -99,7 +100,7 @@ void backward_weight_padded_images(const DirectConv& g, const T* gy, const T* x,
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t grp = r / g.O, o = r % g.O;
       for (int64_t k = 0; k < l.K; ++k) {
-        const T* src = gwt.data() + (grp * l.K + k) * Op + o;
+        const T* src = gwt + (grp * l.K + k) * Op + o;
         T sum = src[0];
         for (int64_t part = 1; part < parts; ++part) sum += src[part * part_size];
         gw[r * l.K + k] = sum;

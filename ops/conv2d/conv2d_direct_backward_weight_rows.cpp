@@ -138,22 +138,22 @@ void backward_weight_gathered_rows(const DirectConv& g, const T* gy, const T* x,
   const int64_t fit = (192 << 10) / static_cast<int64_t>(sizeof(T)) / (images * P);
   const int64_t block = std::clamp<int64_t>(fit / t.KR, 1, 8) * t.KR;
   const int64_t k_blocks = (K + block - 1) / block;
-  parallel_for(g.G * k_blocks, 1, [&](int64_t b0, int64_t b1) {
-    T* rows = thread_buffer<T>(static_cast<std::size_t>(block * images * P));
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t grp = b / k_blocks, k0 = b % k_blocks * block;
-      const int64_t rows_n = std::min(block, K - k0);
-      for (int64_t n0 = 0; n0 < g.N; n0 += images) {
-        const int64_t nb = std::min(images, g.N - n0);
-        gather_rows(g, x, grp, k0, rows_n, n0, nb, rows);
-        const T* gyg = gyb.get() + grp * Op * Q + n0 * P * CW;
-        T* out = gw + grp * g.O * K + k0;
-        with_channel_tile(t, [&]<int KR, int NV>() {
-          rows_block<T, KR, NV>(g, K, rows, rows_n, nb * P, gyg, n0 == 0, out);
-        });
-      }
-    }
-  });
+  parallel_claim(
+      g.G * k_blocks,
+      [&] { return thread_buffer<T>(static_cast<std::size_t>(block * images * P)); },
+      [&](int64_t b, T* rows) {
+        const int64_t grp = b / k_blocks, k0 = b % k_blocks * block;
+        const int64_t rows_n = std::min(block, K - k0);
+        for (int64_t n0 = 0; n0 < g.N; n0 += images) {
+          const int64_t nb = std::min(images, g.N - n0);
+          gather_rows(g, x, grp, k0, rows_n, n0, nb, rows);
+          const T* gyg = gyb.get() + grp * Op * Q + n0 * P * CW;
+          T* out = gw + grp * g.O * K + k0;
+          with_channel_tile(t, [&]<int KR, int NV>() {
+            rows_block<T, KR, NV>(g, K, rows, rows_n, nb * P, gyg, n0 == 0, out);
+          });
+        }
+      });
 }
 
 template void backward_weight_gathered_rows<float>(const DirectConv&, const float*, const float*,

@@ -5,7 +5,6 @@
 // listed) × NV vectors of output channels; per tap: NV loads of the packed weight, R broadcasts
 // of the padded image, R·NV FMAs. It computes only valid outputs (and whole vectors of channels).
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -79,7 +78,7 @@ void forward_by_channels(const DirectConv& g, const T* x, const T* w, const T* b
   constexpr int64_t CW = NV * Simd<T>::L;
   const Layout l = Layout::of<T>(g);
   const int64_t OB = (g.O + CW - 1) / CW, Op = OB * CW, P = g.Ho * g.Wo;
-  const std::vector<T> wt = pack_weight_blocks(g, l.K, CW, w);
+  const T* wt = pack_weight_blocks(g, l.K, CW, w);
   // Taps per pass: 16 KB of packed weights, which stay in L1 while every position tile uses
   // them. Small images are taken several at a time, or each block of weights would be read
   // from memory for a few tiles only (512 channels of 4×4: 9 MB of weights for 3 tiles per
@@ -88,28 +87,29 @@ void forward_by_channels(const DirectConv& g, const T* x, const T* w, const T* b
   const int64_t B = images_per_pass<T>(g, l);
   const int64_t batches = (g.N + B - 1) / B, items = batches * g.G;
   const int64_t x_group = g.C * g.H * g.W, y_group = g.O * P;
-  std::atomic<int64_t> next{0};
-  parallel_for(std::min<int64_t>(num_threads(), items), 1, [&](int64_t, int64_t) {
-    PaddedImages<T>& images = PaddedImages<T>::get(g, l, B);
-    const T* xp = images.image(0);
-    T* ys = thread_buffer<T>(static_cast<std::size_t>(round_up(B * P, R) * Op));
-    for (int64_t it; (it = next.fetch_add(1)) < items;) {
-      const int64_t grp = it % g.G, n0 = it / g.G * B, b = std::min(B, g.N - n0);
-      for (int64_t i = 0; i < b; ++i) images.pad(g, l, x + ((n0 + i) * g.G + grp) * x_group, i);
-      const std::vector<int64_t> pos = output_positions(g, l, b);
-      const auto Pp = static_cast<int64_t>(pos.size());
-      const T* wg = wt.data() + grp * OB * l.K * CW;
-      for (int64_t k0 = 0; k0 < l.K; k0 += k_chunk) {
-        const int64_t k1 = std::min(l.K, k0 + k_chunk);
-        for (int64_t ob = 0; ob < OB; ++ob)
-          for (int64_t r0 = 0; r0 < Pp; r0 += R)
-            channel_forward_tile<T, R, NV>(xp, pos.data() + r0, l.off.data(), k0, k1,
-                                           wg + ob * l.K * CW, ys + r0 * Op + ob * CW, Op, k0 > 0);
-      }
-      for (int64_t i = 0; i < b; ++i)
-        transpose_out(g.O, P, Op, ys + i * P * Op, bias ? bias + grp * g.O : nullptr,
-                      y + ((n0 + i) * g.G + grp) * y_group);
+  auto make_scratch = [&] {
+    return std::pair{&PaddedImages<T>::get(g, l, B),
+                     thread_buffer<T>(static_cast<std::size_t>(round_up(B * P, R) * Op))};
+  };
+  parallel_claim(items, make_scratch, [&](int64_t it, const auto& scratch) {
+    PaddedImages<T>* const images = scratch.first;
+    T* const ys = scratch.second;
+    const T* xp = images->image(0);
+    const int64_t grp = it % g.G, n0 = it / g.G * B, b = std::min(B, g.N - n0);
+    for (int64_t i = 0; i < b; ++i) images->pad(g, l, x + ((n0 + i) * g.G + grp) * x_group, i);
+    const std::vector<int64_t> pos = output_positions(g, l, b);
+    const auto Pp = static_cast<int64_t>(pos.size());
+    const T* wg = wt + grp * OB * l.K * CW;
+    for (int64_t k0 = 0; k0 < l.K; k0 += k_chunk) {
+      const int64_t k1 = std::min(l.K, k0 + k_chunk);
+      for (int64_t ob = 0; ob < OB; ++ob)
+        for (int64_t r0 = 0; r0 < Pp; r0 += R)
+          channel_forward_tile<T, R, NV>(xp, pos.data() + r0, l.off.data(), k0, k1,
+                                         wg + ob * l.K * CW, ys + r0 * Op + ob * CW, Op, k0 > 0);
     }
+    for (int64_t i = 0; i < b; ++i)
+      transpose_out(g.O, P, Op, ys + i * P * Op, bias ? bias + grp * g.O : nullptr,
+                    y + ((n0 + i) * g.G + grp) * y_group);
   });
 }
 

@@ -2,7 +2,6 @@
 // large enough that the junk columns and tile padding stay a small part of the work
 // (direct_forward_kind in conv2d_direct.cpp draws the line).
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -50,28 +49,28 @@ void forward_by_outputs(const DirectConv& g, const T* x, const T* w, const T* bi
   const Layout l = Layout::of<T>(g);
   const int OR = l.tile.OR;
   const int64_t OB = (g.O + OR - 1) / OR;
-  const std::vector<T> wp = pack_weight_blocks(g, l.K, OR, w);
+  const T* wp = pack_weight_blocks(g, l.K, OR, w);
   const int64_t x_group = g.C * g.H * g.W, y_plane = g.Ho * g.Wo;
   const int64_t k_chunk = forward_k_chunk<T>(g, l);
-  std::atomic<int64_t> next{0};
-  const int64_t items = g.N * g.G;
-  parallel_for(std::min<int64_t>(num_threads(), items), 1, [&](int64_t, int64_t) {
-    PaddedImages<T>& images = PaddedImages<T>::get(g, l, 1);
-    const T* xp = images.image(0);
-    T* ys = thread_buffer<T>(static_cast<std::size_t>(OB * OR * l.Qt));
-    for (int64_t it; (it = next.fetch_add(1)) < items;) {
-      const int64_t grp = it % g.G;
-      images.pad(g, l, x + it * x_group, 0);
-      with_forward_tile(l.tile, [&]<int TR, int TV>() {
-        forward_image<T, TR, TV>(l, OB, k_chunk, xp, wp.data() + grp * OB * l.K * OR, ys);
-      });
-      for (int64_t o = 0; o < g.O; ++o) {
-        T* yo = y + (it * g.O + o) * y_plane;
-        const T* src = ys + o * l.Qt;
-        const T b = bias ? bias[grp * g.O + o] : T(0);
-        for (int64_t h = 0; h < g.Ho; ++h)
-          for (int64_t wo = 0; wo < g.Wo; ++wo) yo[h * g.Wo + wo] = src[h * l.Wq + wo] + b;
-      }
+  auto make_scratch = [&] {
+    return std::pair{&PaddedImages<T>::get(g, l, 1),
+                     thread_buffer<T>(static_cast<std::size_t>(OB * OR * l.Qt))};
+  };
+  parallel_claim(g.N * g.G, make_scratch, [&](int64_t it, const auto& scratch) {
+    PaddedImages<T>* const images = scratch.first;
+    T* const ys = scratch.second;
+    const T* xp = images->image(0);
+    const int64_t grp = it % g.G;
+    images->pad(g, l, x + it * x_group, 0);
+    with_forward_tile(l.tile, [&]<int TR, int TV>() {
+      forward_image<T, TR, TV>(l, OB, k_chunk, xp, wp + grp * OB * l.K * OR, ys);
+    });
+    for (int64_t o = 0; o < g.O; ++o) {
+      T* yo = y + (it * g.O + o) * y_plane;
+      const T* src = ys + o * l.Qt;
+      const T b = bias ? bias[grp * g.O + o] : T(0);
+      for (int64_t h = 0; h < g.Ho; ++h)
+        for (int64_t wo = 0; wo < g.Wo; ++wo) yo[h * g.Wo + wo] = src[h * l.Wq + wo] + b;
     }
   });
 }

@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "ops/conv2d/conv2d_direct.h"
 
 // Vectors are passed between inlined helpers only; their ABI does not matter.
@@ -411,17 +412,43 @@ int64_t images_per_pass(const DirectConv& g, const Layout& l) {
   return std::clamp<int64_t>((128 + outputs - 1) / outputs, 1, std::max<int64_t>(1, fit));
 }
 
+// The calling thread's buffers for what all the threads of one call share (thread_buffer is each
+// thread's own scratch, the caller's included): its weights, packed or transformed, and its
+// sums of weight gradients. Valid until the thread's next call that takes the same one. Reused
+// across calls like thread_buffer: ResNet18's transformed 512-channel Winograd kernels and
+// their gradients' sums are 16 MB each, which a fresh vector page-faulted and zeroed on one
+// thread, the other one idle, every call.
+enum class Shared { weights, sums };
+template <class T, Shared kind>
+T* shared_buffer(std::size_t n) {
+  thread_local std::vector<T> buffer;
+  return aligned(buffer, n);
+}
+
+// The parallel_for grain for packing items of `size` elements each: ~32K elements a share, so
+// that small layers, packed in microseconds, are not handed to a sleeping thread.
+inline int64_t packing_grain(int64_t size) {
+  return std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(1, size));
+}
+
 // The weights w (G·O, K) packed as [group][block of `block` output channels] (K × block)
-// matrices, zero past O: what a tile vectorised or unrolled over output channels reads.
+// matrices, zero past O, into the shared weights buffer: what a tile vectorised or unrolled over
+// output channels reads.
 template <class T>
-std::vector<T> pack_weight_blocks(const DirectConv& g, int64_t K, int64_t block, const T* w) {
+const T* pack_weight_blocks(const DirectConv& g, int64_t K, int64_t block, const T* w) {
   const int64_t blocks = (g.O + block - 1) / block;
-  std::vector<T> packed(static_cast<std::size_t>(g.G * blocks * K * block), T(0));
-  for (int64_t grp = 0; grp < g.G; ++grp)
-    for (int64_t o = 0; o < g.O; ++o)
-      for (int64_t k = 0; k < K; ++k)
-        packed[static_cast<std::size_t>(((grp * blocks + o / block) * K + k) * block + o % block)] =
-            w[(grp * g.O + o) * K + k];
+  T* packed = shared_buffer<T, Shared::weights>(static_cast<std::size_t>(g.G * blocks * K * block));
+  parallel_for(g.G * blocks, packing_grain(K * block), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      T* dst = packed + b * K * block;
+      const int64_t grp = b / blocks, o0 = b % blocks * block;
+      for (int64_t r = 0; r < block; ++r) {
+        const int64_t o = o0 + r;
+        const T* src = o < g.O ? w + (grp * g.O + o) * K : nullptr;
+        for (int64_t k = 0; k < K; ++k) dst[k * block + r] = src ? src[k] : T(0);
+      }
+    }
+  });
   return packed;
 }
 

@@ -1,6 +1,5 @@
 // The Winograd F(2×2, 3×3) forward (see conv2d_winograd.h).
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -11,30 +10,38 @@ namespace rg::detail::direct {
 namespace {
 
 // U[ξ][ob][c][r] = (G g Gᵀ)[ξ] of the kernel of output channel ob·OR + r and input channel c
-// of one group: zero past O.
+// of one group, zero past O, into the shared weights buffer; the threads take blocks of OR
+// channels.
 template <class T>
-std::vector<T> transform_kernels(const DirectConv& g, int OR, const T* w) {
+const T* transform_kernels(const DirectConv& g, int OR, const T* w) {
   const int64_t OB = (g.O + OR - 1) / OR, per_xi = OB * g.C * OR;
-  std::vector<T> u(static_cast<std::size_t>(g.G * kXi * per_xi), T(0));
-  for (int64_t grp = 0; grp < g.G; ++grp)
-    for (int64_t o = 0; o < g.O; ++o)
-      for (int64_t c = 0; c < g.C; ++c) {
-        const T* k = w + ((grp * g.O + o) * g.C + c) * 9;
-        T rows[4][3];  // G g: along the kernel's rows
-        for (int j = 0; j < 3; ++j) {
-          rows[0][j] = k[j];
-          rows[1][j] = (k[j] + k[3 + j] + k[6 + j]) / 2;
-          rows[2][j] = (k[j] - k[3 + j] + k[6 + j]) / 2;
-          rows[3][j] = k[6 + j];
+  T* u = shared_buffer<T, Shared::weights>(static_cast<std::size_t>(g.G * kXi * per_xi));
+  parallel_for(g.G * OB, packing_grain(kXi * g.C * OR), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t grp = b / OB, ob = b % OB;
+      T* ub = u + grp * kXi * per_xi + ob * g.C * OR;  // + ξ·per_xi + c·OR + r
+      for (int64_t r = 0; r < OR; ++r)
+        for (int64_t c = 0; c < g.C; ++c) {
+          T t[4][4] = {};
+          if (const int64_t o = ob * OR + r; o < g.O) {
+            const T* k = w + ((grp * g.O + o) * g.C + c) * 9;
+            T rows[4][3];  // G g: along the kernel's rows
+            for (int j = 0; j < 3; ++j) {
+              rows[0][j] = k[j];
+              rows[1][j] = (k[j] + k[3 + j] + k[6 + j]) / 2;
+              rows[2][j] = (k[j] - k[3 + j] + k[6 + j]) / 2;
+              rows[3][j] = k[6 + j];
+            }
+            for (int i = 0; i < 4; ++i) {
+              const T* q = rows[i];
+              t[i][0] = q[0], t[i][1] = (q[0] + q[1] + q[2]) / 2;
+              t[i][2] = (q[0] - q[1] + q[2]) / 2, t[i][3] = q[2];
+            }
+          }
+          for (int xi = 0; xi < kXi; ++xi) ub[xi * per_xi + c * OR + r] = t[xi / 4][xi % 4];
         }
-        for (int i = 0; i < 4; ++i) {
-          const T* r = rows[i];
-          const T t[4] = {r[0], (r[0] + r[1] + r[2]) / 2, (r[0] - r[1] + r[2]) / 2, r[2]};
-          for (int j = 0; j < 4; ++j)
-            u[static_cast<std::size_t>(grp * kXi * per_xi + (i * 4 + j) * per_xi +
-                                       ((o / OR) * g.C + c) * OR + o % OR)] = t[j];
-        }
-      }
+    }
+  });
   return u;
 }
 
@@ -67,32 +74,33 @@ void forward_winograd(const DirectConv& g, const T* x, const T* w, const T* bias
   const WinogradLayout wl = WinogradLayout::of<T>(g);
   const int OR = wl.tile.OR;
   const int64_t OB = (g.O + OR - 1) / OR, ld = wl.tile.NV * L;
-  const std::vector<T> u = transform_kernels(g, OR, w);
+  const T* u = transform_kernels(g, OR, w);
   std::vector<int64_t> off(static_cast<std::size_t>(g.C));  // the "taps" of V[ξ]: its rows
   for (int64_t c = 0; c < g.C; ++c) off[static_cast<std::size_t>(c)] = c * ld;
   const int64_t v_at = round_up(wl.input_size(g), 16);  // V on a cache line
   const auto buffer = static_cast<std::size_t>(v_at + kXi * (g.C + OR) * ld);
-  std::atomic<int64_t> next{0};
-  const int64_t items = wl.chunks(g) * g.G;
-  parallel_for(std::min<int64_t>(num_threads(), items), 1, [&](int64_t, int64_t) {
-    T* in = thread_buffer<T>(buffer);
-    T* v = in + v_at;
-    T* m = v + kXi * g.C * ld;
-    // The last block's padding units read slots of V that it did not write (their columns of
-    // M are dropped): left from an earlier block, or zero, not uninitialised memory.
-    std::fill(v, m, T(0));
-    for (int64_t it; (it = next.fetch_add(1)) < items;) {
-      const int64_t grp = it % g.G;
-      const T* ug = u.data() + grp * kXi * OB * g.C * OR;
-      const T* bg = bias ? bias + grp * g.O : nullptr;
-      with_forward_tile(wl.tile, [&]<int TR, int TV>() {
-        with_units(g, wl, x, it / g.G, grp, in, y, static_cast<const T*>(nullptr),
-                   [&](const auto& src, int64_t units) {
-                     winograd_units<T, TR, TV>(g, units, src, ug, off.data(), bg, v, m);
-                   });
+  parallel_claim(
+      wl.chunks(g) * g.G,
+      [&] {
+        T* in = thread_buffer<T>(buffer);
+        // The last block's padding units read slots of V that it did not write (their columns
+        // of M are dropped): left from an earlier block, or zero, not uninitialised memory.
+        std::fill(in + v_at, in + v_at + kXi * g.C * ld, T(0));
+        return in;
+      },
+      [&](int64_t it, T* in) {
+        T* v = in + v_at;
+        T* m = v + kXi * g.C * ld;
+        const int64_t grp = it % g.G;
+        const T* ug = u + grp * kXi * OB * g.C * OR;
+        const T* bg = bias ? bias + grp * g.O : nullptr;
+        with_forward_tile(wl.tile, [&]<int TR, int TV>() {
+          with_units(g, wl, x, it / g.G, grp, in, y, static_cast<const T*>(nullptr),
+                     [&](const auto& src, int64_t units) {
+                       winograd_units<T, TR, TV>(g, units, src, ug, off.data(), bg, v, m);
+                     });
+        });
       });
-    }
-  });
 }
 
 template void forward_winograd<float>(const DirectConv&, const float*, const float*, const float*,

@@ -29,6 +29,11 @@ namespace {
 // as 8, 2 units 1.18 and 1.12 (AVX2, the same in-process alternation as in conv2d_direct.cpp).
 constexpr int64_t kBlockUnits = 8;
 
+// Parts of the batch with sums of their own (per-part sums): enough that the threads balance
+// to within a small part of the layer, few enough that adding the parts up stays cheap (ResNet18's
+// 128-channel layer: 1 MB of sums a part).
+constexpr int64_t kWeightParts = 8;
+
 // With shared sums, blocks of whole chunks whose staged V and GY take about 4 MB: staging 1,
 // 2 and 8 MB took 1.37, 1.50 and 1.02 times as long on ResNet18's 512-channel 4×4 layer, 1.36,
 // 1.39 and 1.29 times on its 256-channel 8×8 layer (10 pairs each, noisy).
@@ -199,31 +204,35 @@ void backward_weight_shared_sums(const DirectConv& g, const WinogradLayout& wl,
   T* v = aligned(staging, static_cast<std::size_t>(kXi * g.C * ld + kXi * ld * Op));
   T* gyt = v + kXi * g.C * ld;
   const int64_t group_size = kXi * g.C * Op;
-  std::vector<T> gu(static_cast<std::size_t>(g.G * group_size), T(0));
+  T* gu = shared_buffer<T, Shared::sums>(static_cast<std::size_t>(g.G * group_size));
+  parallel_for(g.G * kXi * g.C, packing_grain(Op),
+               [&](int64_t r0, int64_t r1) { std::fill(gu + r0 * Op, gu + r1 * Op, T(0)); });
   const auto in_size = static_cast<std::size_t>(wl.input_size(g));
   for (int64_t grp = 0; grp < g.G; ++grp)
     for (int64_t b0 = 0; b0 < chunks; b0 += block_chunks) {
       const int64_t b1 = std::min(chunks, b0 + block_chunks);
-      parallel_for(b1 - b0, 1, [&](int64_t k0, int64_t k1) {
-        T* in = thread_buffer<T>(in_size);
-        for (int64_t k = k0; k < k1; ++k)
-          with_units(g, wl, x, b0 + k, grp, in, static_cast<T*>(nullptr), gy,
-                     [&](const auto& src, int64_t units) {
-                       for (int64_t u = 0; u < units; ++u)
-                         stage_unit(g, src, u, k * chunk_units + u, ld, Op, v, gyt);
-                     });
-      });
+      parallel_claim(
+          b1 - b0, [&] { return thread_buffer<T>(in_size); },
+          [&](int64_t k, T* in) {
+            with_units(g, wl, x, b0 + k, grp, in, static_cast<T*>(nullptr), gy,
+                       [&](const auto& src, int64_t units) {
+                         for (int64_t u = 0; u < units; ++u)
+                           stage_unit(g, src, u, k * chunk_units + u, ld, Op, v, gyt);
+                       });
+          });
       // The last chunk may hold fewer units: its slots past them are stale, so only the units
       // written are summed (a chunk's missing lanes are zeros).
       const int64_t tiles = ((b1 - b0 - 1) * chunk_units + wl.units(g, b1 - 1)) * L;
-      parallel_for(kXi, 1, [&](int64_t xi0, int64_t xi1) {
-        with_channel_tile(ct, [&]<int KR, int NV>() {
-          weight_gemms<T, KR, NV>(g, v, gyt, ld, Op, tiles, gu.data() + grp * group_size, xi0, xi1);
-        });
-      });
+      parallel_claim(
+          kXi, [] { return 0; },
+          [&](int64_t xi, int) {
+            with_channel_tile(ct, [&]<int KR, int NV>() {
+              weight_gemms<T, KR, NV>(g, v, gyt, ld, Op, tiles, gu + grp * group_size, xi, xi + 1);
+            });
+          });
     }
   for (int64_t grp = 0; grp < g.G; ++grp)
-    transform_weight_grads(g, gu.data() + grp * group_size, 1, 0, Op, gw + grp * g.O * g.C * 9);
+    transform_weight_grads(g, gu + grp * group_size, 1, 0, Op, gw + grp * g.O * g.C * 9);
 }
 
 }  // namespace
@@ -241,25 +250,32 @@ void backward_weight_winograd(const DirectConv& g, const T* gy, const T* x, T* g
   const int64_t ld = kBlockUnits * L;
   const int64_t v_at = round_up(wl.input_size(g), 16), gyt_at = v_at + round_up(kXi * g.C * ld, 16);
   const auto buffer = static_cast<std::size_t>(gyt_at + kXi * ld * Op);
+  // The batch's chunks in kWeightParts parts (one per thread where there are more), each summed
+  // into a gU of its own and claimed by whichever thread is free: with one part per thread, the
+  // thread whose core ran slower (these cores' speed drifts) left the other idle for 3-15 ms a
+  // call in ResNet18's step (perf, AVX2). The sums do not depend on the thread count up to
+  // kWeightParts.
   const int64_t chunks = wl.chunks(g);
-  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), chunks));
+  const int64_t parts = std::min<int64_t>(std::max<int64_t>(kWeightParts, num_threads()), chunks);
   const int64_t group_size = kXi * g.C * Op, part_size = g.G * group_size;
-  std::vector<T> gu(static_cast<std::size_t>(parts * part_size), T(0));
-  parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
-    T* in = thread_buffer<T>(buffer);
-    for (int64_t part = p0; part < p1; ++part)
-      for (int64_t grp = 0; grp < g.G; ++grp)
-        with_channel_tile(ct, [&]<int KR, int NV>() {
-          WeightBlock<T, KR, NV> block(g, Op, in + v_at, in + gyt_at,
-                                       gu.data() + part * part_size + grp * group_size);
-          for (int64_t chunk = part * chunks / parts; chunk < (part + 1) * chunks / parts; ++chunk)
-            with_units(g, wl, x, chunk, grp, in, static_cast<T*>(nullptr), gy,
-                       [&](const auto& src, int64_t units) { block.add(src, units); });
-          block.flush();
-        });
-  });
+  T* gu = shared_buffer<T, Shared::sums>(static_cast<std::size_t>(parts * part_size));
+  parallel_claim(
+      parts, [&] { return thread_buffer<T>(buffer); },
+      [&](int64_t part, T* in) {
+        T* sums = gu + part * part_size;
+        std::fill(sums, sums + part_size, T(0));
+        for (int64_t grp = 0; grp < g.G; ++grp)
+          with_channel_tile(ct, [&]<int KR, int NV>() {
+            WeightBlock<T, KR, NV> block(g, Op, in + v_at, in + gyt_at, sums + grp * group_size);
+            for (int64_t chunk = part * chunks / parts; chunk < (part + 1) * chunks / parts;
+                 ++chunk)
+              with_units(g, wl, x, chunk, grp, in, static_cast<T*>(nullptr), gy,
+                         [&](const auto& src, int64_t units) { block.add(src, units); });
+            block.flush();
+          });
+      });
   for (int64_t grp = 0; grp < g.G; ++grp)
-    transform_weight_grads(g, gu.data() + grp * group_size, parts, part_size, Op,
+    transform_weight_grads(g, gu + grp * group_size, parts, part_size, Op,
                            gw + grp * g.O * g.C * 9);
 }
 

@@ -25,7 +25,6 @@
 
 #include <Eigen/Core>
 #include <algorithm>
-#include <atomic>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -147,17 +146,15 @@ int64_t thread_parts(int64_t n) {
 template <class T>
 void forward(const Geometry& g, const T* x, const T* w, const T* bias, T* y) {
   const int64_t tiles = g.tiles(), scratch = g.identity() ? 0 : g.K * g.slab * g.plane;
-  std::atomic<int64_t> next{0};
-  parallel_for(thread_parts(tiles), 1, [&](int64_t, int64_t) {
-    Scratch<T> col(scratch);
-    for (int64_t k; (k = next.fetch_add(1)) < tiles;) {
-      const Geometry::Tile t = g.tile(k);
-      auto Y = out_rows(g, y, t);
-      Y.noalias() = cmat(w + t.grp * g.Og * g.K, g.Og, g.K, g.K) * columns(g, x, t, col.get());
-      if (bias)
-        for (int64_t o = 0; o < g.Og; ++o) Y.row(o).array() += bias[t.grp * g.Og + o];
-    }
-  });
+  parallel_claim(
+      tiles, [&] { return Scratch<T>(scratch); },
+      [&](int64_t k, Scratch<T>& col) {
+        const Geometry::Tile t = g.tile(k);
+        auto Y = out_rows(g, y, t);
+        Y.noalias() = cmat(w + t.grp * g.Og * g.K, g.Og, g.K, g.K) * columns(g, x, t, col.get());
+        if (bias)
+          for (int64_t o = 0; o < g.Og; ++o) Y.row(o).array() += bias[t.grp * g.Og + o];
+      });
 }
 
 template <class T>
