@@ -134,7 +134,7 @@ const T* pack_phase_weights(const DirectConv& g, const std::vector<Phase>& phase
       }
     }
   };
-  parallel_for(F * g.G * blocks, packing_grain(offset.back() / (F * g.G * blocks)), pack);
+  parallel_for(F * g.G * blocks, copy_grain(offset.back() / (F * g.G * blocks)), pack);
   return packed;
 }
 

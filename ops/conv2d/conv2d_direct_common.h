@@ -425,9 +425,10 @@ T* shared_buffer(std::size_t n) {
   return aligned(buffer, n);
 }
 
-// The parallel_for grain for packing items of `size` elements each: ~32K elements a share, so
-// that small layers, packed in microseconds, are not handed to a sleeping thread.
-inline int64_t packing_grain(int64_t size) {
+// The parallel_for grain for items of `size` elements each that are only copied, transformed
+// or zeroed (weights packed, sums cleared): ~32K elements a share, so that small layers, done
+// in microseconds, are not handed to a sleeping thread.
+inline int64_t copy_grain(int64_t size) {
   return std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(1, size));
 }
 
@@ -438,7 +439,7 @@ template <class T>
 const T* pack_weight_blocks(const DirectConv& g, int64_t K, int64_t block, const T* w) {
   const int64_t blocks = (g.O + block - 1) / block;
   T* packed = shared_buffer<T, Shared::weights>(static_cast<std::size_t>(g.G * blocks * K * block));
-  parallel_for(g.G * blocks, packing_grain(K * block), [&](int64_t b0, int64_t b1) {
+  parallel_for(g.G * blocks, copy_grain(K * block), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       T* dst = packed + b * K * block;
       const int64_t grp = b / blocks, o0 = b % blocks * block;

@@ -16,7 +16,7 @@ template <class T>
 const T* transform_kernels(const DirectConv& g, int OR, const T* w) {
   const int64_t OB = (g.O + OR - 1) / OR, per_xi = OB * g.C * OR;
   T* u = shared_buffer<T, Shared::weights>(static_cast<std::size_t>(g.G * kXi * per_xi));
-  parallel_for(g.G * OB, packing_grain(kXi * g.C * OR), [&](int64_t b0, int64_t b1) {
+  parallel_for(g.G * OB, copy_grain(kXi * g.C * OR), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t grp = b / OB, ob = b % OB;
       T* ub = u + grp * kXi * per_xi + ob * g.C * OR;  // + ξ·per_xi + c·OR + r

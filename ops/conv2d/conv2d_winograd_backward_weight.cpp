@@ -205,7 +205,7 @@ void backward_weight_shared_sums(const DirectConv& g, const WinogradLayout& wl,
   T* gyt = v + kXi * g.C * ld;
   const int64_t group_size = kXi * g.C * Op;
   T* gu = shared_buffer<T, Shared::sums>(static_cast<std::size_t>(g.G * group_size));
-  parallel_for(g.G * kXi * g.C, packing_grain(Op),
+  parallel_for(g.G * kXi * g.C, copy_grain(Op),
                [&](int64_t r0, int64_t r1) { std::fill(gu + r0 * Op, gu + r1 * Op, T(0)); });
   const auto in_size = static_cast<std::size_t>(wl.input_size(g));
   for (int64_t grp = 0; grp < g.G; ++grp)
