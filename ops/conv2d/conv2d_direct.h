@@ -49,12 +49,16 @@ bool direct_conv_pays(const DirectConv& g, DirectKernel kernel);
 
 // How the forward is vectorised: along the outputs q (large images), or along the output
 // channels, for listed valid outputs of several images at once (small images: no junk columns);
-// or Winograd F(2×2, 3×3) for 3×3 stride-1 kernels (conv2d_winograd.cpp).
-enum class DirectForward { by_outputs, by_channels, winograd };
+// or Winograd F(2×2, 3×3) for 3×3 stride-1 kernels (conv2d_winograd.cpp), or F(4×4, 3×3) where
+// rows of 4×4 tiles fill whole vectors (conv2d_winograd4.cpp).
+enum class DirectForward { by_outputs, by_channels, winograd, winograd_4x4 };
 // The fastest for g (where direct_conv_pays).
 DirectForward direct_forward_kind(const DirectConv& g);
 // Whether the Winograd forward computes g: 3×3 kernels, stride 1, no dilation.
 bool winograd_applies(const DirectConv& g);
+// Whether the F(4×4, 3×3) forward computes g: the same, and outputs a multiple of 4·L (f32)
+// wide.
+bool winograd4_applies(const DirectConv& g);
 
 // y = conv(x, w) + bias (bias may be null). All tensors contiguous.
 template <class T>

@@ -453,13 +453,15 @@ const T* pack_weight_blocks(const DirectConv& g, int64_t K, int64_t block, const
   return packed;
 }
 
-// The three forwards (direct_conv_forward picks one).
+// The forwards (direct_conv_forward picks one).
 template <class T>
 void forward_by_outputs(const DirectConv& g, const T* x, const T* w, const T* bias, T* y);
 template <class T>
 void forward_by_channels(const DirectConv& g, const T* x, const T* w, const T* bias, T* y);
 template <class T>
 void forward_winograd(const DirectConv& g, const T* x, const T* w, const T* bias, T* y);
+template <class T>
+void forward_winograd4(const DirectConv& g, const T* x, const T* w, const T* bias, T* y);
 // The backward-weights (direct_conv_backward_weight picks one). Winograd's threads sum their
 // parts of the batch into sums of their own (shared_sums false), or split the 16 positions ξ of
 // one shared set of sums (true).

@@ -96,14 +96,16 @@ Tensor reference_backward_data(const DirectConv& g, const Tensor& gy, const Tens
 
 using detail::DirectForward;
 constexpr DirectForward kForwardKinds[] = {DirectForward::by_outputs, DirectForward::by_channels,
-                                           DirectForward::winograd};
+                                           DirectForward::winograd, DirectForward::winograd_4x4};
 const char* forward_kind_name(DirectForward kind) {
   return kind == DirectForward::by_outputs    ? "forward by outputs"
          : kind == DirectForward::by_channels ? "forward by channels"
-                                              : "forward by Winograd F(2x2, 3x3)";
+         : kind == DirectForward::winograd    ? "forward by Winograd F(2x2, 3x3)"
+                                              : "forward by Winograd F(4x4, 3x3)";
 }
-// Winograd runs 3x3 stride-1 undilated kernels only.
+// Winograd runs 3x3 stride-1 undilated kernels only, F(4x4) on outputs a multiple of 32 wide.
 bool runs(const DirectConv& g, DirectForward kind) {
+  if (kind == DirectForward::winograd_4x4) return detail::winograd4_applies(g);
   return kind != DirectForward::winograd || detail::winograd_applies(g);
 }
 using detail::DirectBackwardWeight;
@@ -246,6 +248,11 @@ const std::vector<std::pair<const char*, DirectConv>> kShapes = {
     {"3x3 pad (0, 1)", make(3, 1, 3, 6, 17, 4, 3, 3, 0, 1)},
     {"3x3 pad (2, 0), 32 wide", make(2, 1, 3, 9, 34, 4, 3, 3, 2, 0)},
     {"3x3 pad (0, 1), 31 wide", make(2, 1, 3, 6, 31, 4, 3, 3, 0, 1)},
+    // Winograd F(4×4): rows of 4×4 tiles fill one vector (32 wide: above, with 11 rows and
+    // padding 2, so the last row of tiles is three quarters inside) or several (64 wide, with
+    // groups), one row of tiles (4 outputs high, no padding).
+    {"3x3 64 wide, groups", make(2, 2, 5, 7, 64, 6, 3, 3, 1, 1)},
+    {"3x3 pad 0, 4x32 outputs", make(1, 1, 2, 6, 34, 3, 3, 3, 0, 0)},
     // Winograd with shared sums stages blocks of whole chunks of ~4 MB: at 128 channels in
     // f64, 32 images of 4×4, so 37 images make two blocks, the last chunk one image.
     {"3x3 4x4 images, 128 channels, 37 images", make(37, 1, 128, 4, 4, 128, 3, 3, 1, 1)},
@@ -300,19 +307,23 @@ TEST(Conv2dDirect, AlternatingLayoutsKeepTheirBorders) {
 // either in up to 8 parts of the batch whatever the thread count, or each position's sums in
 // one thread: bit-identical. Backward-data by phases computes each image alone: bit-identical.
 // 16×16 images: Winograd's rows of tiles fill whole vectors (AVX2), one image a chunk, so the
-// 5 images make 5 parts.
+// 5 images make 5 parts. F(4×4) takes images 32 wide, each one alone.
 TEST(Conv2dDirect, SameResultForAnyThreadCount) {
   const DirectConv g = make(5, 1, 8, 16, 16, 3, 3, 3, 1, 1);
+  const DirectConv g4 = make(5, 1, 8, 8, 32, 3, 3, 3, 1, 1);
   const DirectConv s = make(5, 1, 8, 9, 9, 6, 3, 3, 1, 1, 1, 1, 2, 2);
   const Tensor x = grad_input(x_shape(g)).detach(), w = grad_input(w_shape(g), -1, 1, 2).detach();
   const Tensor gy = grad_input(y_shape(g), -1, 1, 4).detach();
   const Tensor ws = grad_input(w_shape(s), -1, 1, 5).detach();
   const Tensor gys = grad_input(y_shape(s), -1, 1, 6).detach();
+  const Tensor x4 = grad_input(x_shape(g4), -1, 1, 7).detach();
+  const Tensor w4 = grad_input(w_shape(g4), -1, 1, 8).detach();
   const int threads = num_threads();
   set_num_threads(1);
   const Tensor y1 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_outputs);
   const Tensor c1 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_channels);
   const Tensor v1 = run_forward<double>(g, x, w, Tensor(), DirectForward::winograd);
+  const Tensor f1 = run_forward<double>(g4, x4, w4, Tensor(), DirectForward::winograd_4x4);
   const Tensor gw1 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::padded_images);
   const Tensor r1 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::gathered_rows);
   const Tensor u1 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::winograd);
@@ -323,6 +334,7 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
   const Tensor y3 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_outputs);
   const Tensor c3 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_channels);
   const Tensor v3 = run_forward<double>(g, x, w, Tensor(), DirectForward::winograd);
+  const Tensor f3 = run_forward<double>(g4, x4, w4, Tensor(), DirectForward::winograd_4x4);
   const Tensor gw3 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::padded_images);
   const Tensor r3 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::gathered_rows);
   const Tensor u3 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::winograd);
@@ -333,6 +345,7 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
   EXPECT_TRUE(all_close(y3, y1, 0, 0));
   EXPECT_TRUE(all_close(c3, c1, 0, 0));
   EXPECT_TRUE(all_close(v3, v1, 0, 0));
+  EXPECT_TRUE(all_close(f3, f1, 0, 0));
   EXPECT_TRUE(all_close(gw3, gw1, 1e-12, 1e-12));
   EXPECT_TRUE(all_close(r3, r1, 0, 0));
   EXPECT_TRUE(all_close(u3, u1, 0, 0));
@@ -343,15 +356,16 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
 // Through conv2d: on AVX-512 or AVX2 CPUs the CIFAR ResNet and airbench shapes take the direct
 // kernels (forward by outputs, or on 7×7 and 4×4 images by channels; on AVX2 the 3×3 stride-1
 // layers of 16 channels and more by Winograd; stride-1 backward-data as the flipped forward,
-// strided 3×3 by phases on AVX2; backward-weight where it pays, by Winograd on AVX2 for 64
-// channels and more); the results are the plain loop's.
+// strided 3×3 by phases on AVX2; F(4×4) Winograd where outputs are 32 wide, forward and
+// backward-data; backward-weight where it pays, by Winograd on AVX2 for 64 channels and more);
+// the results are the plain loop's.
 TEST(Conv2dDirect, ResNetShapesThroughConv2d) {
   for (const DirectConv& g :
        {make(2, 1, 16, 16, 16, 16, 3, 3, 1, 1), make(2, 1, 8, 8, 8, 8, 3, 3, 1, 1),
         make(2, 1, 8, 16, 16, 16, 3, 3, 1, 1, 1, 1, 2, 2),
         make(2, 1, 8, 16, 16, 16, 1, 1, 0, 0, 1, 1, 2, 2), make(3, 1, 16, 7, 7, 32, 3, 3, 1, 1),
         make(3, 1, 16, 4, 4, 32, 3, 3, 1, 1), make(2, 1, 64, 8, 8, 64, 3, 3, 1, 1),
-        make(2, 1, 128, 4, 4, 128, 3, 3, 1, 1)}) {
+        make(2, 1, 128, 4, 4, 128, 3, 3, 1, 1), make(2, 1, 16, 32, 32, 16, 3, 3, 1, 1)}) {
     SCOPED_TRACE(shape_str(x_shape(g)) + " stride " + std::to_string(g.sH));
     Tensor x = grad_input(x_shape(g)), w = grad_input(w_shape(g), -1, 1, 2);
     const Tensor gy = grad_input(y_shape(g), -1, 1, 4).detach();

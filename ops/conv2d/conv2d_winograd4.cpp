@@ -1,0 +1,310 @@
+// The Winograd F(4×4, 3×3) forward: conv2d_winograd.h's scheme with 4×4 tiles of outputs,
+// each from the 6×6 block of padded input under it: 36 positions ξ, so 36 multiplications per
+// input channel for 16 outputs where F(2×2) needs 64 and the direct kernels 144. Along each
+// axis (Lavin & Gray):
+//   Bᵀ d = (4d0 − 5d2 + d4, −4(d1 + d2) + d3 + d4, 4(d1 − d2) − d3 + d4,
+//           2(d3 − d1) − d2 + d4, 2(d1 − d3) − d2 + d4, 4d1 − 5d3 + d5),
+//   G g  = (g0/4, −(g0 + g1 + g2)/6, −(g0 − g1 + g2)/6, g0/24 + g1/12 + g2/6,
+//           g0/24 − g1/12 + g2/6, g2),
+//   Aᵀ m = (m0 + m1 + m2 + m3 + m4, m1 − m2 + 2(m3 − m4), m1 + m2 + 4(m3 + m4),
+//           m1 − m2 + 8(m3 − m4) + m5).
+// The larger constants cost accuracy. In f32 on 32×32 images of 16 to 256 channels, against the
+// f64 result (outputs up to 0.5): rms error 0.8-2.6e-7 where F(2×2) has 1.3-4.0e-8, at worst
+// 1.5-5.3e-6 where it has 0.8-3.0e-7 (throwaway measurement, AVX2): still far below what
+// training notices, and the price cuDNN's F(4×4) kernels pay too.
+//
+// Only for images whose rows of 4×4 tiles fill whole vectors (Wo a multiple of 4·L: 32 and
+// 64 on AVX2 in f32): a unit is L consecutive tiles of one row. Each (image, group) is first
+// padded and split into four column phases P_k[c][r][t] = padded pixel (r, 4t + k), so the
+// six input columns 4t .. 4t + 5 of tiles t .. t + L − 1 are the vectors P_0..P_3[t] and
+// P_0, P_1[t + 1]. Then per block of up to 4 units (V: 36 × C × 4·L, 295 KB for 64 channels in
+// f32, in L2) the input transform, and per block of OR output channels the 36 GEMMs
+// (forward_tile) into M and the output transform into y. Each image is computed alone: the
+// result does not depend on the thread count.
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "ops/conv2d/conv2d_winograd.h"
+
+namespace rg::detail::direct {
+namespace {
+
+constexpr int kXi4 = 36;             // positions ξ of the 6×6 transformed block
+constexpr int64_t kBlockUnits4 = 4;  // units per block (whole register tiles: 4, or 3 for NV 3)
+
+// How one convolution is cut: tiles, units, the phase planes and the register tile.
+struct Layout4 {
+  int64_t TH, TW;       // tiles per column, per row: ⌈Ho/4⌉, Wo/4
+  int64_t units_row;    // units per row of tiles: TW / L
+  int64_t rows, cols;   // of one phase plane: 4·TH + 2 rows of TW + 1
+  int64_t plane;        // rows · cols
+  int64_t block_units;  // units per block: a whole number of register tiles
+  ForwardTile tile;
+
+  template <class T>
+  static Layout4 of(const DirectConv& g) {
+    constexpr int64_t L = Simd<T>::L;
+    Layout4 l;
+    l.TH = (g.Ho + 3) / 4, l.TW = g.Wo / 4;
+    l.units_row = l.TW / L;
+    l.rows = 4 * l.TH + 2, l.cols = l.TW + 1;
+    l.plane = l.rows * l.cols;
+    // As WinogradLayout: the tile that wastes least on padding channels and units, ties to the
+    // squarest, none that needs more than AVX2's 16 vector registers.
+    const int64_t units = l.TH * l.units_row;
+    int64_t best = -1;
+    for (int i : {1, 0, 2}) {
+      const ForwardTile t = kForwardTiles[i];
+      if (!kAvx512 && t.OR * t.NV + t.NV + 1 > 16) continue;
+      const int64_t work = round_up(g.O, t.OR) * round_up(units, t.NV);
+      if (best < 0 || work < best) best = work, l.tile = t;
+    }
+    l.block_units = std::max<int64_t>(1, kBlockUnits4 / l.tile.NV) * l.tile.NV;
+    return l;
+  }
+};
+
+// The four column phases of the C channels of one (image, group) x, from padded rows.
+template <class T>
+void split_phases(const DirectConv& g, const Layout4& l, const T* x, T* planes) {
+  using Vec = typename Simd<T>::V;
+  constexpr int64_t L = Simd<T>::L;
+  thread_local std::vector<T> padded_row;
+  T* row = aligned(padded_row, static_cast<std::size_t>(4 * l.cols));
+  std::fill(row, row + 4 * l.cols, T(0));
+  const int64_t n = std::min(g.W, 4 * l.cols - g.pW);  // image columns inside the planes
+  for (int64_t c = 0; c < g.C; ++c)
+    for (int64_t r = 0; r < l.rows; ++r) {
+      T* p = planes + 4 * c * l.plane + r * l.cols;  // + k·plane for phase k
+      const int64_t h = r - g.pH;
+      if (h < 0 || h >= g.H) {
+        for (int k = 0; k < 4; ++k) std::fill(p + k * l.plane, p + k * l.plane + l.cols, T(0));
+        continue;
+      }
+      std::copy_n(x + (c * g.H + h) * g.W, n, row + g.pW);  // the padding stays zero
+      // 4·L pixels (L tiles) at a time: the phases are lanes k, k + 4, .. of four vectors.
+      int64_t t = 0;
+      for (; t + L <= l.cols; t += L) {
+        const T* s = row + 4 * t;
+        const Vec v0 = loadu<Vec>(s), v1 = loadu<Vec>(s + L), v2 = loadu<Vec>(s + 2 * L),
+                  v3 = loadu<Vec>(s + 3 * L);
+        constexpr auto lanes = std::make_index_sequence<L>{};
+        const Vec e01 = deinterleave<Vec, 0>(v0, v1, lanes),
+                  o01 = deinterleave<Vec, 1>(v0, v1, lanes);
+        const Vec e23 = deinterleave<Vec, 0>(v2, v3, lanes),
+                  o23 = deinterleave<Vec, 1>(v2, v3, lanes);
+        storeu(p + t, deinterleave<Vec, 0>(e01, e23, lanes));
+        storeu(p + l.plane + t, deinterleave<Vec, 0>(o01, o23, lanes));
+        storeu(p + 2 * l.plane + t, deinterleave<Vec, 1>(e01, e23, lanes));
+        storeu(p + 3 * l.plane + t, deinterleave<Vec, 1>(o01, o23, lanes));
+      }
+      for (; t < l.cols; ++t)
+        for (int k = 0; k < 4; ++k) p[k * l.plane + t] = row[4 * t + k];
+    }
+}
+
+// Bᵀ along six vectors.
+template <class Vec, class T>
+[[gnu::always_inline]] inline void bt6(const Vec (&d)[6], Vec (&o)[6]) {
+  const T four(4), five(5), two(2);
+  o[0] = four * d[0] - five * d[2] + d[4];
+  o[1] = d[3] + d[4] - four * (d[1] + d[2]);
+  o[2] = four * (d[1] - d[2]) - d[3] + d[4];
+  o[3] = two * (d[3] - d[1]) - d[2] + d[4];
+  o[4] = two * (d[1] - d[3]) - d[2] + d[4];
+  o[5] = four * d[1] - five * d[3] + d[5];
+}
+
+// Aᵀ along six vectors: four outputs.
+template <class Vec, class T>
+[[gnu::always_inline]] inline void at6(const Vec (&m)[6], Vec (&o)[4]) {
+  const Vec a = m[1] + m[2], b = m[1] - m[2], c = m[3] + m[4], d = m[3] - m[4];
+  o[0] = m[0] + a + c;
+  o[1] = b + T(2) * d;
+  o[2] = a + T(4) * c;
+  o[3] = b + T(8) * d + m[5];
+}
+
+// V[ξ][c][slot·L ..] (rows ld apart, ξ C·ld apart) = Bᵀ d B of unit `unit`, every channel.
+template <class T>
+void input_transform(const DirectConv& g, const Layout4& l, const T* planes, int64_t unit, T* v,
+                     int64_t ld) {
+  using Vec = typename Simd<T>::V;
+  const int64_t th = unit / l.units_row, t0 = unit % l.units_row * Simd<T>::L;
+  for (int64_t c = 0; c < g.C; ++c) {
+    const T* p0 = planes + 4 * c * l.plane + 4 * th * l.cols + t0;
+    Vec rows[6][6];  // Bᵀ along each input row
+#pragma GCC unroll 6
+    for (int r = 0; r < 6; ++r) {
+      const T* p = p0 + r * l.cols;
+      const Vec d[6] = {loadu<Vec>(p),
+                        loadu<Vec>(p + l.plane),
+                        loadu<Vec>(p + 2 * l.plane),
+                        loadu<Vec>(p + 3 * l.plane),
+                        loadu<Vec>(p + 1),
+                        loadu<Vec>(p + l.plane + 1)};
+      bt6<Vec, T>(d, rows[r]);
+    }
+#pragma GCC unroll 6
+    for (int j = 0; j < 6; ++j) {  // Bᵀ down the columns
+      const Vec col[6] = {rows[0][j], rows[1][j], rows[2][j], rows[3][j], rows[4][j], rows[5][j]};
+      Vec o[6];
+      bt6<Vec, T>(col, o);
+#pragma GCC unroll 6
+      for (int i = 0; i < 6; ++i) storeu(v + ((6 * i + j) * g.C + c) * ld, o[i]);
+    }
+  }
+}
+
+// y rows 4·th .. 4·th + 3 (those inside) of output channels [o0, o1) at the unit's columns
+// = Aᵀ M A (+ bias); m at the unit's slot, rows ld apart per channel, ξ xi_stride apart.
+template <class T>
+void output_transform(const DirectConv& g, const Layout4& l, const T* m, int64_t xi_stride,
+                      int64_t ld, int64_t unit, int64_t o0, int64_t o1, const T* bias, T* y) {
+  using Vec = typename Simd<T>::V;
+  constexpr int L = Simd<T>::L;
+  constexpr auto lanes = std::make_index_sequence<L>{};
+  const int64_t th = unit / l.units_row, w0 = unit % l.units_row * 4 * L;
+  for (int64_t o = o0; o < o1; ++o) {
+    const T* mo = m + (o - o0) * ld;
+    Vec cols[4][6];  // Aᵀ down each column j of M
+#pragma GCC unroll 6
+    for (int j = 0; j < 6; ++j) {
+      Vec col[6];
+#pragma GCC unroll 6
+      for (int i = 0; i < 6; ++i) col[i] = loadu<Vec>(mo + (6 * i + j) * xi_stride);
+      Vec out[4];
+      at6<Vec, T>(col, out);
+      for (int a = 0; a < 4; ++a) cols[a][j] = out[a];
+    }
+    const T b = bias ? bias[o] : T(0);
+    for (int a = 0; a < 4 && 4 * th + a < g.Ho; ++a) {
+      Vec yv[4];  // Aᵀ along output row a: columns 4t + 0 .. 3 of the unit's tiles t
+      at6<Vec, T>(cols[a], yv);
+      for (Vec& e : yv) e += b;
+      // Lanes in column order: tile t's four outputs side by side.
+      const Vec e_lo = interleave<Vec, false>(yv[0], yv[2], lanes);
+      const Vec e_hi = interleave<Vec, true>(yv[0], yv[2], lanes);
+      const Vec f_lo = interleave<Vec, false>(yv[1], yv[3], lanes);
+      const Vec f_hi = interleave<Vec, true>(yv[1], yv[3], lanes);
+      T* out = y + (o * g.Ho + 4 * th + a) * g.Wo + w0;
+      storeu(out, interleave<Vec, false>(e_lo, f_lo, lanes));
+      storeu(out + L, interleave<Vec, true>(e_lo, f_lo, lanes));
+      storeu(out + 2 * L, interleave<Vec, false>(e_hi, f_hi, lanes));
+      storeu(out + 3 * L, interleave<Vec, true>(e_hi, f_hi, lanes));
+    }
+  }
+}
+
+// U[grp][ξ][ob][c][r] = (G g Gᵀ)[ξ] of output channel ob·OR + r and input channel c, zero past
+// O, into the shared weights buffer: computed in f64 (the G's fractions are not exact in f32)
+// and rounded once.
+template <class T>
+const T* transform_kernels4(const DirectConv& g, int OR, const T* w) {
+  static constexpr double G[6][3] = {{1.0 / 4, 0, 0},
+                                     {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                     {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                     {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                     {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                     {0, 0, 1}};
+  const int64_t OB = (g.O + OR - 1) / OR, per_xi = OB * g.C * OR;
+  T* u = shared_buffer<T, Shared::weights>(static_cast<std::size_t>(g.G * kXi4 * per_xi));
+  parallel_for(g.G * OB, copy_grain(kXi4 * g.C * OR), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t grp = b / OB, ob = b % OB;
+      T* ub = u + grp * kXi4 * per_xi + ob * g.C * OR;  // + ξ·per_xi + c·OR + r
+      for (int64_t r = 0; r < OR; ++r)
+        for (int64_t c = 0; c < g.C; ++c) {
+          double t[6][6] = {};
+          if (const int64_t o = ob * OR + r; o < g.O) {
+            const T* k = w + ((grp * g.O + o) * g.C + c) * 9;
+            double rows[6][3];  // G g: along the kernel's rows
+            for (int i = 0; i < 6; ++i)
+              for (int j = 0; j < 3; ++j)
+                rows[i][j] = G[i][0] * k[j] + G[i][1] * k[3 + j] + G[i][2] * k[6 + j];
+            for (int i = 0; i < 6; ++i)
+              for (int j = 0; j < 6; ++j)
+                t[i][j] = rows[i][0] * G[j][0] + rows[i][1] * G[j][1] + rows[i][2] * G[j][2];
+          }
+          for (int xi = 0; xi < kXi4; ++xi)
+            ub[xi * per_xi + c * OR + r] = static_cast<T>(t[xi / 6][xi % 6]);
+        }
+    }
+  });
+  return u;
+}
+
+// One (image, group): its phases, then every block of units: V, and per block of OR output
+// channels the 36 GEMMs into M and the outputs.
+template <class T, int OR, int NV>
+void winograd4_image(const DirectConv& g, const Layout4& l, const T* x, const T* u,
+                     const int64_t* off, const T* bias, T* planes, T* v, T* m, T* y) {
+  constexpr int64_t L = Simd<T>::L;
+  const int64_t ld = l.block_units * L, OB = (g.O + OR - 1) / OR;
+  const int64_t units = l.TH * l.units_row;
+  split_phases(g, l, x, planes);
+  for (int64_t u0 = 0; u0 < units; u0 += l.block_units) {
+    const int64_t n_units = std::min(l.block_units, units - u0);
+    for (int64_t s = 0; s < n_units; ++s) input_transform(g, l, planes, u0 + s, v + s * L, ld);
+    for (int64_t ob = 0; ob < OB; ++ob) {
+      for (int xi = 0; xi < kXi4; ++xi)
+        for (int64_t s = 0; s < n_units; s += NV)
+          forward_tile<T, OR, NV>(v + xi * g.C * ld + s * L, off, g.C,
+                                  u + (xi * OB + ob) * g.C * OR, m + xi * OR * ld + s * L, ld);
+      for (int64_t s = 0; s < n_units; ++s)
+        output_transform(g, l, m + s * L, OR * ld, ld, u0 + s, ob * OR,
+                         std::min(g.O, (ob + 1) * OR), bias, y);
+    }
+  }
+}
+
+}  // namespace
+
+template <class T>
+void forward_winograd4(const DirectConv& g, const T* x, const T* w, const T* bias, T* y) {
+  RG_CHECK(winograd4_applies(g),
+           "conv2d: the Winograd F(4x4, 3x3) forward computes 3x3 kernels "
+           "with stride 1 and no dilation on outputs a multiple of ",
+           4 * Simd<float>::L, " wide, got ", g.kH, "x", g.kW, " stride ", g.sH, "x", g.sW,
+           " dilation ", g.dH, "x", g.dW, " on ", g.Ho, "x", g.Wo, " outputs");
+  constexpr int64_t L = Simd<T>::L;
+  const Layout4 l = Layout4::of<T>(g);
+  const int OR = l.tile.OR;
+  const int64_t ld = l.block_units * L, OB = (g.O + OR - 1) / OR;
+  const T* u = transform_kernels4(g, OR, w);
+  std::vector<int64_t> off(static_cast<std::size_t>(g.C));  // the "taps" of V[ξ]: its rows
+  for (int64_t c = 0; c < g.C; ++c) off[static_cast<std::size_t>(c)] = c * ld;
+  const int64_t planes_size = round_up(4 * g.C * l.plane, 16);  // V on a cache line
+  const int64_t v_size = kXi4 * g.C * ld;
+  const auto buffer = static_cast<std::size_t>(planes_size + v_size + kXi4 * OR * ld);
+  const int64_t x_group = g.C * g.H * g.W, y_group = g.O * g.Ho * g.Wo;
+  parallel_claim(
+      g.N * g.G,
+      [&] {
+        T* in = thread_buffer<T>(buffer);
+        // A last block's padding units read slots of V that it did not write (their columns
+        // of M are dropped): left from an earlier block, or zero, not uninitialised memory.
+        std::fill(in + planes_size, in + planes_size + v_size, T(0));
+        return in;
+      },
+      [&](int64_t item, T* in) {
+        const int64_t grp = item % g.G;
+        const T* ug = u + grp * kXi4 * OB * g.C * OR;
+        const T* bg = bias ? bias + grp * g.O : nullptr;
+        with_forward_tile(l.tile, [&]<int TR, int TV>() {
+          winograd4_image<T, TR, TV>(g, l, x + item * x_group, ug, off.data(), bg, in,
+                                     in + planes_size, in + planes_size + v_size,
+                                     y + item * y_group);
+        });
+      });
+}
+
+template void forward_winograd4<float>(const DirectConv&, const float*, const float*, const float*,
+                                       float*);
+template void forward_winograd4<double>(const DirectConv&, const double*, const double*,
+                                        const double*, double*);
+
+}  // namespace rg::detail::direct
