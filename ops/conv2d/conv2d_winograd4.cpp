@@ -10,17 +10,20 @@
 //           m1 − m2 + 8(m3 − m4) + m5).
 // The larger constants cost accuracy. In f32 on 32×32 images of 16 to 256 channels, against the
 // f64 result (outputs up to 0.5): rms error 0.8-2.6e-7 where F(2×2) has 1.3-4.0e-8, at worst
-// 1.5-5.3e-6 where it has 0.8-3.0e-7 (throwaway measurement, AVX2): still far below what
-// training notices, and the price cuDNN's F(4×4) kernels pay too.
+// 1.5-5.3e-6 where it has 0.8-3.0e-7 (throwaway measurement, AVX2): far below what f32
+// training notices, but no longer near the last bit (tests/ops/conv2d_direct_test.cpp bounds it).
 //
-// Only for images whose rows of 4×4 tiles fill whole vectors (Wo a multiple of 4·L: 32 and
-// 64 on AVX2 in f32): a unit is L consecutive tiles of one row. Each (image, group) is first
-// padded and split into four column phases P_k[c][r][t] = padded pixel (r, 4t + k), so the
-// six input columns 4t .. 4t + 5 of tiles t .. t + L − 1 are the vectors P_0..P_3[t] and
-// P_0, P_1[t + 1]. Then per block of up to 4 units (V: 36 × C × 4·L, 295 KB for 64 channels in
-// f32, in L2) the input transform, and per block of OR output channels the 36 GEMMs
-// (forward_tile) into M and the output transform into y. Each image is computed alone: the
-// result does not depend on the thread count.
+// Lanes are tiles. Where rows of 4×4 tiles fill whole vectors (Wo a multiple of 4·L: 32 and 64
+// on AVX2 in f32; "row units") a unit is L consecutive tiles of one row, and each (image, group)
+// is padded and split into four column phases P_k[c][r][t] = padded pixel (r, 4t + k): the six
+// input columns 4t .. 4t + 5 of tiles t .. t + L − 1 are the vectors P_0..P_3[t] and
+// P_0, P_1[t + 1]. Where rows of tiles are shorter (16×16, 8×8 and 4×4 images: 4, 2 and 1
+// tiles; "packed units") L / TW images lie side by side in the lanes, a unit is one row of
+// tiles of such a pack, and six planes per channel hold the six columns of each lane's tile,
+// so every load is a whole vector. Then per block of up to 4 units (V: 36 × C × 4·L, 295 KB for
+// 64 channels in f32, in L2) the input transform, and per block of OR output channels the 36
+// GEMMs (forward_tile) into M and the output transform into y. Each lane is one tile of one
+// image, computed alone: the result does not depend on the thread count or the batch.
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -35,12 +38,18 @@ namespace {
 constexpr int kXi4 = 36;             // positions ξ of the 6×6 transformed block
 constexpr int64_t kBlockUnits4 = 4;  // units per block (whole register tiles: 4, or 3 for NV 3)
 
-// How one convolution is cut: tiles, units, the phase planes and the register tile.
+// How one convolution is cut: tiles, units, chunks of images, the planes and the register tile.
 struct Layout4 {
   int64_t TH, TW;       // tiles per column, per row: ⌈Ho/4⌉, Wo/4
-  int64_t units_row;    // units per row of tiles: TW / L
-  int64_t rows, cols;   // of one phase plane: 4·TH + 2 rows of TW + 1
+  bool packed;          // rows of tiles shorter than a vector: `pack` images side by side
+  int64_t pack;         // packed: images per vector, L / TW
+  int64_t units_row;    // row units: units per row of tiles, TW / L
+  int64_t rows, cols;   // of one plane: 4·TH + 2 rows of TW + 1 (packed: of L)
   int64_t plane;        // rows · cols
+  int64_t channel;      // planes of one channel: 4 (row units) or 6 (packed) planes
+  int64_t d_off[6];     // where the six columns of a unit's tiles are, from its first plane
+  int64_t images;       // per chunk: 1 (row units), or whole packs that fill a block
+  int64_t lanes;        // L
   int64_t block_units;  // units per block: a whole number of register tiles
   ForwardTile tile;
 
@@ -48,54 +57,87 @@ struct Layout4 {
   static Layout4 of(const DirectConv& g) {
     constexpr int64_t L = Simd<T>::L;
     Layout4 l;
-    l.TH = (g.Ho + 3) / 4, l.TW = g.Wo / 4;
-    l.units_row = l.TW / L;
-    l.rows = 4 * l.TH + 2, l.cols = l.TW + 1;
+    l.TH = (g.Ho + 3) / 4, l.TW = g.Wo / 4, l.lanes = L;
+    l.packed = l.TW % L != 0;
+    l.pack = l.packed ? L / l.TW : 1;
+    l.units_row = l.packed ? 1 : l.TW / L;
+    l.rows = 4 * l.TH + 2, l.cols = l.packed ? L : l.TW + 1;
     l.plane = l.rows * l.cols;
+    l.channel = (l.packed ? 6 : 4) * l.plane;
+    for (int k = 0; k < 6; ++k)
+      l.d_off[k] = l.packed ? k * l.plane : k < 4 ? k * l.plane : (k - 4) * l.plane + 1;
     // As WinogradLayout: the tile that wastes least on padding channels and units, ties to the
     // squarest, none that needs more than AVX2's 16 vector registers.
-    const int64_t units = l.TH * l.units_row;
     int64_t best = -1;
     for (int i : {1, 0, 2}) {
       const ForwardTile t = kForwardTiles[i];
       if (!kAvx512 && t.OR * t.NV + t.NV + 1 > 16) continue;
-      const int64_t work = round_up(g.O, t.OR) * round_up(units, t.NV);
-      if (best < 0 || work < best) best = work, l.tile = t;
+      const int64_t block = std::max<int64_t>(1, kBlockUnits4 / t.NV) * t.NV;
+      const int64_t per_image = l.packed ? l.TH : l.TH * l.units_row;  // packed: per pack
+      const int64_t units = l.packed ? round_up(per_image, block) : round_up(per_image, t.NV);
+      const int64_t work = round_up(g.O, t.OR) * units;
+      if (best < 0 || work < best) best = work, l.tile = t, l.block_units = block;
     }
-    l.block_units = std::max<int64_t>(1, kBlockUnits4 / l.tile.NV) * l.tile.NV;
+    l.images = l.packed ? (l.block_units + l.TH - 1) / l.TH * l.pack : 1;
     return l;
+  }
+  // Units of a chunk of n images.
+  int64_t units_of(int64_t n) const { return packed ? (n + pack - 1) / pack * TH : TH * units_row; }
+  // The planes of a chunk.
+  int64_t planes_size(const DirectConv& g) const {
+    return (packed ? images / pack : 1) * g.C * channel;
+  }
+  // Where unit u's tiles start in the planes of channel 0.
+  int64_t unit_offset(const DirectConv& g, int64_t u) const {
+    if (packed) return u / TH * g.C * channel + 4 * (u % TH) * cols;
+    return 4 * (u / units_row) * cols + u % units_row * lanes;
   }
 };
 
-// The four column phases of the C channels of one (image, group) x, from padded rows.
+// Padded row h of channel c of an image into row (4·cols values; its padding stays zero
+// between calls on one row buffer); false for the padding rows.
+template <class T>
+bool padded_row(const DirectConv& g, const T* image, int64_t c, int64_t r, T* row) {
+  const int64_t h = r - g.pH;
+  if (h < 0 || h >= g.H) return false;
+  std::copy_n(image + (c * g.H + h) * g.W, g.W, row + g.pW);
+  return true;
+}
+
+// A zeroed row buffer for padded_row: Wo + 4 = W + 2·pW + 2 padded columns, and a vector more.
+template <class T>
+T* row_buffer(const DirectConv& g) {
+  thread_local std::vector<T> buffer;
+  const auto n = static_cast<std::size_t>(g.Wo + 4 + Simd<T>::L);
+  T* row = aligned(buffer, n);
+  std::fill(row, row + n, T(0));
+  return row;
+}
+
+// Row units: the four column phases of the C channels of one (image, group) x.
 template <class T>
 void split_phases(const DirectConv& g, const Layout4& l, const T* x, T* planes) {
   using Vec = typename Simd<T>::V;
   constexpr int64_t L = Simd<T>::L;
-  thread_local std::vector<T> padded_row;
-  T* row = aligned(padded_row, static_cast<std::size_t>(4 * l.cols));
-  std::fill(row, row + 4 * l.cols, T(0));
-  const int64_t n = std::min(g.W, 4 * l.cols - g.pW);  // image columns inside the planes
+  constexpr auto lanes = std::make_index_sequence<L>{};
+  T* row = row_buffer<T>(g);
   for (int64_t c = 0; c < g.C; ++c)
     for (int64_t r = 0; r < l.rows; ++r) {
-      T* p = planes + 4 * c * l.plane + r * l.cols;  // + k·plane for phase k
-      const int64_t h = r - g.pH;
-      if (h < 0 || h >= g.H) {
+      T* p = planes + c * l.channel + r * l.cols;  // + k·plane for phase k
+      if (!padded_row(g, x, c, r, row)) {
         for (int k = 0; k < 4; ++k) std::fill(p + k * l.plane, p + k * l.plane + l.cols, T(0));
         continue;
       }
-      std::copy_n(x + (c * g.H + h) * g.W, n, row + g.pW);  // the padding stays zero
       // 4·L pixels (L tiles) at a time: the phases are lanes k, k + 4, .. of four vectors.
       int64_t t = 0;
       for (; t + L <= l.cols; t += L) {
         const T* s = row + 4 * t;
         const Vec v0 = loadu<Vec>(s), v1 = loadu<Vec>(s + L), v2 = loadu<Vec>(s + 2 * L),
                   v3 = loadu<Vec>(s + 3 * L);
-        constexpr auto lanes = std::make_index_sequence<L>{};
-        const Vec e01 = deinterleave<Vec, 0>(v0, v1, lanes),
-                  o01 = deinterleave<Vec, 1>(v0, v1, lanes);
-        const Vec e23 = deinterleave<Vec, 0>(v2, v3, lanes),
-                  o23 = deinterleave<Vec, 1>(v2, v3, lanes);
+        const Vec e01 = deinterleave<Vec, 0>(v0, v1, lanes);
+        const Vec o01 = deinterleave<Vec, 1>(v0, v1, lanes);
+        const Vec e23 = deinterleave<Vec, 0>(v2, v3, lanes);
+        const Vec o23 = deinterleave<Vec, 1>(v2, v3, lanes);
         storeu(p + t, deinterleave<Vec, 0>(e01, e23, lanes));
         storeu(p + l.plane + t, deinterleave<Vec, 0>(o01, o23, lanes));
         storeu(p + 2 * l.plane + t, deinterleave<Vec, 1>(e01, e23, lanes));
@@ -103,6 +145,35 @@ void split_phases(const DirectConv& g, const Layout4& l, const T* x, T* planes) 
       }
       for (; t < l.cols; ++t)
         for (int k = 0; k < 4; ++k) p[k * l.plane + t] = row[4 * t + k];
+    }
+}
+
+// Packed units: the six column planes of the C channels of n images (x: the first, images
+// x_image apart) in packs of l.pack, lane (i mod pack)·TW + t holding tile t of image i; the
+// lanes of the images past n are zeros.
+template <class T>
+void split_packed(const DirectConv& g, const Layout4& l, const T* x, int64_t x_image, int64_t n,
+                  T* planes) {
+  T* row = row_buffer<T>(g);
+  const int64_t packs = (n + l.pack - 1) / l.pack;
+  for (int64_t i = n; i < packs * l.pack; ++i)  // the last pack's missing images
+    for (int64_t c = 0; c < g.C; ++c)
+      for (int k = 0; k < 6; ++k)
+        for (int64_t r = 0; r < l.rows; ++r) {
+          T* p = planes + (i / l.pack * g.C + c) * l.channel + k * l.plane + r * l.cols;
+          std::fill(p + i % l.pack * l.TW, p + (i % l.pack + 1) * l.TW, T(0));
+        }
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t c = 0; c < g.C; ++c) {
+      T* p = planes + (i / l.pack * g.C + c) * l.channel + i % l.pack * l.TW;
+      for (int64_t r = 0; r < l.rows; ++r, p += l.cols) {
+        if (!padded_row(g, x + i * x_image, c, r, row)) {
+          for (int k = 0; k < 6; ++k) std::fill(p + k * l.plane, p + k * l.plane + l.TW, T(0));
+          continue;
+        }
+        for (int64_t t = 0; t < l.TW; ++t)
+          for (int k = 0; k < 6; ++k) p[k * l.plane + t] = row[4 * t + k];
+      }
     }
 }
 
@@ -133,19 +204,15 @@ template <class T>
 void input_transform(const DirectConv& g, const Layout4& l, const T* planes, int64_t unit, T* v,
                      int64_t ld) {
   using Vec = typename Simd<T>::V;
-  const int64_t th = unit / l.units_row, t0 = unit % l.units_row * Simd<T>::L;
+  const T* base = planes + l.unit_offset(g, unit);
   for (int64_t c = 0; c < g.C; ++c) {
-    const T* p0 = planes + 4 * c * l.plane + 4 * th * l.cols + t0;
+    const T* p0 = base + c * l.channel;
     Vec rows[6][6];  // Bᵀ along each input row
 #pragma GCC unroll 6
     for (int r = 0; r < 6; ++r) {
-      const T* p = p0 + r * l.cols;
-      const Vec d[6] = {loadu<Vec>(p),
-                        loadu<Vec>(p + l.plane),
-                        loadu<Vec>(p + 2 * l.plane),
-                        loadu<Vec>(p + 3 * l.plane),
-                        loadu<Vec>(p + 1),
-                        loadu<Vec>(p + l.plane + 1)};
+      Vec d[6];
+#pragma GCC unroll 6
+      for (int k = 0; k < 6; ++k) d[k] = loadu<Vec>(p0 + r * l.cols + l.d_off[k]);
       bt6<Vec, T>(d, rows[r]);
     }
 #pragma GCC unroll 6
@@ -159,15 +226,16 @@ void input_transform(const DirectConv& g, const Layout4& l, const T* planes, int
   }
 }
 
-// y rows 4·th .. 4·th + 3 (those inside) of output channels [o0, o1) at the unit's columns
-// = Aᵀ M A (+ bias); m at the unit's slot, rows ld apart per channel, ξ xi_stride apart.
-template <class T>
-void output_transform(const DirectConv& g, const Layout4& l, const T* m, int64_t xi_stride,
-                      int64_t ld, int64_t unit, int64_t o0, int64_t o1, const T* bias, T* y) {
+// The outputs of the unit's tiles of output channels [o0, o1) = Aᵀ M A (+ bias), m at the
+// unit's slot, rows ld apart per channel, ξ xi_stride apart: output row a of each channel
+// (those inside) as 4·L values in lane order, to put(o, a, values).
+template <class T, class Put>
+void output_transform(const Layout4& l, int64_t Ho, const T* m, int64_t xi_stride, int64_t ld,
+                      int64_t unit, int64_t o0, int64_t o1, const T* bias, Put&& put) {
   using Vec = typename Simd<T>::V;
   constexpr int L = Simd<T>::L;
   constexpr auto lanes = std::make_index_sequence<L>{};
-  const int64_t th = unit / l.units_row, w0 = unit % l.units_row * 4 * L;
+  const int64_t th = l.packed ? unit % l.TH : unit / l.units_row;
   for (int64_t o = o0; o < o1; ++o) {
     const T* mo = m + (o - o0) * ld;
     Vec cols[4][6];  // Aᵀ down each column j of M
@@ -181,20 +249,19 @@ void output_transform(const DirectConv& g, const Layout4& l, const T* m, int64_t
       for (int a = 0; a < 4; ++a) cols[a][j] = out[a];
     }
     const T b = bias ? bias[o] : T(0);
-    for (int a = 0; a < 4 && 4 * th + a < g.Ho; ++a) {
+    for (int a = 0; a < 4 && 4 * th + a < Ho; ++a) {
       Vec yv[4];  // Aᵀ along output row a: columns 4t + 0 .. 3 of the unit's tiles t
       at6<Vec, T>(cols[a], yv);
       for (Vec& e : yv) e += b;
-      // Lanes in column order: tile t's four outputs side by side.
+      // Lanes in column order: each tile's four outputs side by side.
       const Vec e_lo = interleave<Vec, false>(yv[0], yv[2], lanes);
       const Vec e_hi = interleave<Vec, true>(yv[0], yv[2], lanes);
       const Vec f_lo = interleave<Vec, false>(yv[1], yv[3], lanes);
       const Vec f_hi = interleave<Vec, true>(yv[1], yv[3], lanes);
-      T* out = y + (o * g.Ho + 4 * th + a) * g.Wo + w0;
-      storeu(out, interleave<Vec, false>(e_lo, f_lo, lanes));
-      storeu(out + L, interleave<Vec, true>(e_lo, f_lo, lanes));
-      storeu(out + 2 * L, interleave<Vec, false>(e_hi, f_hi, lanes));
-      storeu(out + 3 * L, interleave<Vec, true>(e_hi, f_hi, lanes));
+      const Vec row[4] = {
+          interleave<Vec, false>(e_lo, f_lo, lanes), interleave<Vec, true>(e_lo, f_lo, lanes),
+          interleave<Vec, false>(e_hi, f_hi, lanes), interleave<Vec, true>(e_hi, f_hi, lanes)};
+      put(o, 4 * th + a, row);
     }
   }
 }
@@ -237,15 +304,21 @@ const T* transform_kernels4(const DirectConv& g, int OR, const T* w) {
   return u;
 }
 
-// One (image, group): its phases, then every block of units: V, and per block of OR output
-// channels the 36 GEMMs into M and the outputs.
+// One chunk of n images of one group (x, y: the first image's, images x_image, y_image
+// apart): its planes, then every block of units: V, and per block of OR output channels the 36
+// GEMMs into M and the outputs.
 template <class T, int OR, int NV>
-void winograd4_image(const DirectConv& g, const Layout4& l, const T* x, const T* u,
-                     const int64_t* off, const T* bias, T* planes, T* v, T* m, T* y) {
+void winograd4_chunk(const DirectConv& g, const Layout4& l, const T* x, int64_t x_image, int64_t n,
+                     const T* u, const int64_t* off, const T* bias, T* planes, T* v, T* m, T* y,
+                     int64_t y_image) {
+  using Vec = typename Simd<T>::V;
   constexpr int64_t L = Simd<T>::L;
   const int64_t ld = l.block_units * L, OB = (g.O + OR - 1) / OR;
-  const int64_t units = l.TH * l.units_row;
-  split_phases(g, l, x, planes);
+  const int64_t units = l.units_of(n);
+  if (l.packed)
+    split_packed(g, l, x, x_image, n, planes);
+  else
+    split_phases(g, l, x, planes);
   for (int64_t u0 = 0; u0 < units; u0 += l.block_units) {
     const int64_t n_units = std::min(l.block_units, units - u0);
     for (int64_t s = 0; s < n_units; ++s) input_transform(g, l, planes, u0 + s, v + s * L, ld);
@@ -254,9 +327,28 @@ void winograd4_image(const DirectConv& g, const Layout4& l, const T* x, const T*
         for (int64_t s = 0; s < n_units; s += NV)
           forward_tile<T, OR, NV>(v + xi * g.C * ld + s * L, off, g.C,
                                   u + (xi * OB + ob) * g.C * OR, m + xi * OR * ld + s * L, ld);
-      for (int64_t s = 0; s < n_units; ++s)
-        output_transform(g, l, m + s * L, OR * ld, ld, u0 + s, ob * OR,
-                         std::min(g.O, (ob + 1) * OR), bias, y);
+      for (int64_t s = 0; s < n_units; ++s) {
+        const int64_t unit = u0 + s, o1 = std::min(g.O, (ob + 1) * OR);
+        if (!l.packed) {  // the row's 4·L outputs at the unit's columns
+          T* yu = y + unit % l.units_row * 4 * L;
+          output_transform(l, g.Ho, m + s * L, OR * ld, ld, unit, ob * OR, o1, bias,
+                           [&](int64_t o, int64_t h, const Vec(&row)[4]) {
+                             T* out = yu + (o * g.Ho + h) * g.Wo;
+                             for (int k = 0; k < 4; ++k) storeu(out + k * L, row[k]);
+                           });
+          continue;
+        }
+        // Packed: the 4·L outputs are one row of each image of the pack, Wo apart.
+        const int64_t i0 = unit / l.TH * l.pack, images = std::min(l.pack, n - i0);
+        output_transform(l, g.Ho, m + s * L, OR * ld, ld, unit, ob * OR, o1, bias,
+                         [&](int64_t o, int64_t h, const Vec(&row)[4]) {
+                           alignas(64) T values[4 * L];
+                           for (int k = 0; k < 4; ++k) storeu(values + k * L, row[k]);
+                           for (int64_t i = 0; i < images; ++i)
+                             std::copy_n(values + i * g.Wo, g.Wo,
+                                         y + (i0 + i) * y_image + (o * g.Ho + h) * g.Wo);
+                         });
+      }
     }
   }
 }
@@ -266,10 +358,10 @@ void winograd4_image(const DirectConv& g, const Layout4& l, const T* x, const T*
 template <class T>
 void forward_winograd4(const DirectConv& g, const T* x, const T* w, const T* bias, T* y) {
   RG_CHECK(winograd4_applies(g),
-           "conv2d: the Winograd F(4x4, 3x3) forward computes 3x3 kernels "
-           "with stride 1 and no dilation on outputs a multiple of ",
-           4 * Simd<float>::L, " wide, got ", g.kH, "x", g.kW, " stride ", g.sH, "x", g.sW,
-           " dilation ", g.dH, "x", g.dW, " on ", g.Ho, "x", g.Wo, " outputs");
+           "conv2d: the Winograd F(4x4, 3x3) forward computes 3x3 kernels with stride 1 and no "
+           "dilation on outputs whose width divides or is a multiple of ",
+           4 * Simd<float>::L, ", got ", g.kH, "x", g.kW, " stride ", g.sH, "x", g.sW, " dilation ",
+           g.dH, "x", g.dW, " on ", g.Ho, "x", g.Wo, " outputs");
   constexpr int64_t L = Simd<T>::L;
   const Layout4 l = Layout4::of<T>(g);
   const int OR = l.tile.OR;
@@ -277,12 +369,13 @@ void forward_winograd4(const DirectConv& g, const T* x, const T* w, const T* bia
   const T* u = transform_kernels4(g, OR, w);
   std::vector<int64_t> off(static_cast<std::size_t>(g.C));  // the "taps" of V[ξ]: its rows
   for (int64_t c = 0; c < g.C; ++c) off[static_cast<std::size_t>(c)] = c * ld;
-  const int64_t planes_size = round_up(4 * g.C * l.plane, 16);  // V on a cache line
+  const int64_t planes_size = round_up(l.planes_size(g), 16);  // V on a cache line
   const int64_t v_size = kXi4 * g.C * ld;
   const auto buffer = static_cast<std::size_t>(planes_size + v_size + kXi4 * OR * ld);
-  const int64_t x_group = g.C * g.H * g.W, y_group = g.O * g.Ho * g.Wo;
+  const int64_t x_image = g.G * g.C * g.H * g.W, y_image = g.G * g.O * g.Ho * g.Wo;
+  const int64_t chunks = (g.N + l.images - 1) / l.images;
   parallel_claim(
-      g.N * g.G,
+      chunks * g.G,
       [&] {
         T* in = thread_buffer<T>(buffer);
         // A last block's padding units read slots of V that it did not write (their columns
@@ -291,13 +384,15 @@ void forward_winograd4(const DirectConv& g, const T* x, const T* w, const T* bia
         return in;
       },
       [&](int64_t item, T* in) {
-        const int64_t grp = item % g.G;
+        const int64_t grp = item % g.G, n0 = item / g.G * l.images;
+        const int64_t n = std::min(l.images, g.N - n0);
         const T* ug = u + grp * kXi4 * OB * g.C * OR;
         const T* bg = bias ? bias + grp * g.O : nullptr;
+        const T* xc = x + n0 * x_image + grp * g.C * g.H * g.W;
+        T* yc = y + n0 * y_image + grp * g.O * g.Ho * g.Wo;
         with_forward_tile(l.tile, [&]<int TR, int TV>() {
-          winograd4_image<T, TR, TV>(g, l, x + item * x_group, ug, off.data(), bg, in,
-                                     in + planes_size, in + planes_size + v_size,
-                                     y + item * y_group);
+          winograd4_chunk<T, TR, TV>(g, l, xc, x_image, n, ug, off.data(), bg, in, in + planes_size,
+                                     in + planes_size + v_size, yc, y_image);
         });
       });
 }
