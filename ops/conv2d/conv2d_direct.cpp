@@ -73,6 +73,16 @@ bool winograd_weight_pays(const DirectConv& g) {
   return winograd_pays(g) && g.C >= 64 && g.O >= 64 && winograd_sums_bytes(g) <= (16 << 20) &&
          g.Ho % 2 == 0 && g.Wo % 2 == 0;
 }
+// F(4×4) against F(2×2)'s backward-weight (per-part sums), same method, 8 pairs: ResNet18's
+// 64-channel 32×32 layer 0.74-0.75 (staging blocks of 4 units instead of 8: 0.77-0.80), 64
+// channels at 64×64 0.87 (blocks of 4); but on its 128-channel 16×16 layer (per-part sums of
+// 2.4 MB) 0.99 against either form of F(2×2) (blocks of 4; of 8, 1.13). So where rows of tiles fill
+// whole vectors and the 36 · C · O sums stay within 1 MB.
+bool winograd4_weight_pays(const DirectConv& g) {
+  const int64_t TW = g.Wo / 4, L = Simd<float>::L;
+  return winograd_weight_pays(g) && winograd4_pays(g) && TW % L == 0 &&
+         36 * g.C * g.O * int64_t{sizeof(float)} <= (1 << 20);
+}
 // Shared sums against per-thread ones: 0.85 at 256 channels (4 MB of sums), 0.69 at 512 (16
 // MB); but 1.2 at 128 (1 MB) and 1.47 at 64 (256 KB), where per-thread sums stay in the caches.
 bool winograd_sums_shared(const DirectConv& g) {
@@ -123,6 +133,7 @@ bool direct_conv_pays(const DirectConv& g, DirectKernel kernel) {
 }
 
 DirectBackwardWeight direct_backward_weight_kind(const DirectConv& g) {
+  if (winograd4_weight_pays(g)) return DirectBackwardWeight::winograd_4x4;
   if (winograd_weight_pays(g))
     return winograd_sums_shared(g) ? DirectBackwardWeight::winograd_shared_sums
                                    : DirectBackwardWeight::winograd;
@@ -160,6 +171,7 @@ void direct_conv_backward_weight(const DirectConv& g, const T* gy, const T* x, T
                                  DirectBackwardWeight kind) {
   if (kind == DirectBackwardWeight::gathered_rows)
     return backward_weight_gathered_rows(g, gy, x, gw);
+  if (kind == DirectBackwardWeight::winograd_4x4) return backward_weight_winograd4(g, gy, x, gw);
   if (kind == DirectBackwardWeight::winograd) return backward_weight_winograd(g, gy, x, gw, false);
   if (kind == DirectBackwardWeight::winograd_shared_sums)
     return backward_weight_winograd(g, gy, x, gw, true);

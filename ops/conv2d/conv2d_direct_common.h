@@ -472,5 +472,7 @@ void backward_weight_gathered_rows(const DirectConv& g, const T* gy, const T* x,
 template <class T>
 void backward_weight_winograd(const DirectConv& g, const T* gy, const T* x, T* gw,
                               bool shared_sums);
+template <class T>
+void backward_weight_winograd4(const DirectConv& g, const T* gy, const T* x, T* gw);
 
 }  // namespace rg::detail::direct

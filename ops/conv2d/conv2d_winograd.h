@@ -367,6 +367,41 @@ void pad_tile_planes(const DirectConv& g, const TileLists<T>& src, const T* x, i
     }
 }
 
+// The backward-weights' GEMMs (F(2×2)'s and F(4×4)'s): gu[ξ][c][o] += Σ_{t < tiles} v[ξ][c][t] ·
+// gyt[ξ][t][o] for ξ in [xi0, xi1) of a block (v rows ld apart, ξ C·ld apart; gyt rows Op
+// apart, ξ ld·Op apart): the register tile holds KR input channels × NV vectors of output
+// channels; per tile NV loads of gyt, KR broadcasts of v.
+template <class T, int KR, int NV>
+void weight_gemms(const DirectConv& g, const T* v, const T* gyt, int64_t ld, int64_t Op,
+                  int64_t tiles, T* gu, int64_t xi0 = 0, int64_t xi1 = kXi) {
+  using Vec = typename Simd<T>::V;
+  constexpr int L = Simd<T>::L, CW = NV * L;
+  for (int64_t xi = xi0; xi < xi1; ++xi) {
+    const T* vx = v + xi * g.C * ld;
+    const T* gx = gyt + xi * ld * Op;
+    T* ux = gu + xi * g.C * Op;
+    for (int64_t c0 = 0; c0 < g.C; c0 += KR) {
+      const T* xr[KR];
+      for (int r = 0; r < KR; ++r) xr[r] = vx + std::min<int64_t>(c0 + r, g.C - 1) * ld;
+      const int rows = static_cast<int>(std::min<int64_t>(KR, g.C - c0));
+      for (int64_t ob = 0; ob < Op; ob += CW) {
+        Vec acc[KR][NV] = {};
+        const T* gr = gx + ob;
+        for (int64_t t = 0; t < tiles; ++t, gr += Op) {
+          Vec gv[NV];
+#pragma GCC unroll 8
+          for (int k = 0; k < NV; ++k) gv[k] = loadu<Vec>(gr + k * L);
+          broadcast_fmas(acc, gv, xr, t);
+        }
+        T* out = ux + c0 * Op + ob;
+        for (int r = 0; r < rows; ++r)
+          for (int k = 0; k < NV; ++k)
+            storeu(out + r * Op + k * L, loadu<Vec>(out + r * Op + k * L) + acc[r][k]);
+      }
+    }
+  }
+}
+
 // Fails unless the Winograd kernels compute g.
 inline void check_winograd(const DirectConv& g, const char* kernel) {
   RG_CHECK(winograd_applies(g), "conv2d: the Winograd ", kernel,

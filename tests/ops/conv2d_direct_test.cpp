@@ -111,14 +111,18 @@ bool runs(const DirectConv& g, DirectForward kind) {
 using detail::DirectBackwardWeight;
 constexpr DirectBackwardWeight kWeightKinds[] = {
     DirectBackwardWeight::padded_images, DirectBackwardWeight::gathered_rows,
-    DirectBackwardWeight::winograd, DirectBackwardWeight::winograd_shared_sums};
+    DirectBackwardWeight::winograd, DirectBackwardWeight::winograd_shared_sums,
+    DirectBackwardWeight::winograd_4x4};
 const char* weight_kind_name(DirectBackwardWeight kind) {
   return kind == DirectBackwardWeight::padded_images   ? "backward-weight over padded images"
          : kind == DirectBackwardWeight::gathered_rows ? "backward-weight over gathered rows"
          : kind == DirectBackwardWeight::winograd      ? "backward-weight by Winograd F(2x2, 3x3)"
-                                                       : "backward-weight by Winograd, shared sums";
+         : kind == DirectBackwardWeight::winograd_shared_sums
+             ? "backward-weight by Winograd, shared sums"
+             : "backward-weight by Winograd F(4x4, 3x3)";
 }
 bool runs(const DirectConv& g, DirectBackwardWeight kind) {
+  if (kind == DirectBackwardWeight::winograd_4x4) return detail::winograd4_applies(g);
   const bool winograd =
       kind == DirectBackwardWeight::winograd || kind == DirectBackwardWeight::winograd_shared_sums;
   return !winograd || detail::winograd_applies(g);
@@ -209,9 +213,10 @@ void check_against_reference(const DirectConv& g, double atol, double rtol) {
   for (DirectBackwardWeight kind : kWeightKinds) {
     if (!runs(g, kind)) continue;
     SCOPED_TRACE(weight_kind_name(kind));
+    const double rounding = kind == DirectBackwardWeight::winograd_4x4 ? kWinograd4Rounding : 4;
     EXPECT_TRUE(close_to_reference<T>(run_backward_weight<T>(g, gy, x, kind),
-                                      reference_backward_weight(g, gy64, x64), gw_scale, atol,
-                                      rtol));
+                                      reference_backward_weight(g, gy64, x64), gw_scale, atol, rtol,
+                                      rounding));
   }
   SCOPED_TRACE("backward-data by phases");
   EXPECT_TRUE(close_to_reference<T>(run_backward_data<T>(g, gy, w),
@@ -335,6 +340,7 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
   const Tensor x4 = grad_input(x_shape(g4), -1, 1, 7).detach();
   const Tensor w4 = grad_input(w_shape(g4), -1, 1, 8).detach();
   const Tensor xp = grad_input(x_shape(p4), -1, 1, 9).detach();
+  const Tensor gyp = grad_input(y_shape(p4), -1, 1, 10).detach();
   const int threads = num_threads();
   set_num_threads(1);
   const Tensor y1 = run_forward<double>(g, x, w, Tensor(), DirectForward::by_outputs);
@@ -342,6 +348,7 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
   const Tensor v1 = run_forward<double>(g, x, w, Tensor(), DirectForward::winograd);
   const Tensor f1 = run_forward<double>(g4, x4, w4, Tensor(), DirectForward::winograd_4x4);
   const Tensor p1 = run_forward<double>(p4, xp, w4, Tensor(), DirectForward::winograd_4x4);
+  const Tensor q1 = run_backward_weight<double>(p4, gyp, xp, DirectBackwardWeight::winograd_4x4);
   const Tensor gw1 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::padded_images);
   const Tensor r1 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::gathered_rows);
   const Tensor u1 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::winograd);
@@ -354,6 +361,7 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
   const Tensor v3 = run_forward<double>(g, x, w, Tensor(), DirectForward::winograd);
   const Tensor f3 = run_forward<double>(g4, x4, w4, Tensor(), DirectForward::winograd_4x4);
   const Tensor p3 = run_forward<double>(p4, xp, w4, Tensor(), DirectForward::winograd_4x4);
+  const Tensor q3 = run_backward_weight<double>(p4, gyp, xp, DirectBackwardWeight::winograd_4x4);
   const Tensor gw3 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::padded_images);
   const Tensor r3 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::gathered_rows);
   const Tensor u3 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::winograd);
@@ -366,6 +374,7 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
   EXPECT_TRUE(all_close(v3, v1, 0, 0));
   EXPECT_TRUE(all_close(f3, f1, 0, 0));
   EXPECT_TRUE(all_close(p3, p1, 0, 0));
+  EXPECT_TRUE(all_close(q3, q1, 0, 0));  // F(4x4): 3 chunks, in parts whatever the threads
   EXPECT_TRUE(all_close(gw3, gw1, 1e-12, 1e-12));
   EXPECT_TRUE(all_close(r3, r1, 0, 0));
   EXPECT_TRUE(all_close(u3, u1, 0, 0));
@@ -378,7 +387,8 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
 // layers of 16 channels and more by Winograd; stride-1 backward-data as the flipped forward,
 // strided 3×3 by phases on AVX2; F(4×4) Winograd where outputs are 32 wide, or 16 wide with 64
 // channels, forward and backward-data; backward-weight where it pays, by Winograd on AVX2 for 64
-// channels and more); the results are the plain loop's.
+// channels and more, F(4×4) on ResNet18's 64-channel 32×32 layer); the results are the plain
+// loop's.
 TEST(Conv2dDirect, ResNetShapesThroughConv2d) {
   for (const DirectConv& g :
        {make(2, 1, 16, 16, 16, 16, 3, 3, 1, 1), make(2, 1, 8, 8, 8, 8, 3, 3, 1, 1),
@@ -386,7 +396,7 @@ TEST(Conv2dDirect, ResNetShapesThroughConv2d) {
         make(2, 1, 8, 16, 16, 16, 1, 1, 0, 0, 1, 1, 2, 2), make(3, 1, 16, 7, 7, 32, 3, 3, 1, 1),
         make(3, 1, 16, 4, 4, 32, 3, 3, 1, 1), make(2, 1, 64, 8, 8, 64, 3, 3, 1, 1),
         make(2, 1, 128, 4, 4, 128, 3, 3, 1, 1), make(2, 1, 16, 32, 32, 16, 3, 3, 1, 1),
-        make(3, 1, 64, 16, 16, 64, 3, 3, 1, 1)}) {
+        make(3, 1, 64, 16, 16, 64, 3, 3, 1, 1), make(1, 1, 64, 32, 32, 64, 3, 3, 1, 1)}) {
     SCOPED_TRACE(shape_str(x_shape(g)) + " stride " + std::to_string(g.sH));
     Tensor x = grad_input(x_shape(g)), w = grad_input(w_shape(g), -1, 1, 2);
     const Tensor gy = grad_input(y_shape(g), -1, 1, 4).detach();

@@ -1,0 +1,230 @@
+#pragma once
+// Winograd F(4×4, 3×3), internal to ops/conv2d: the layout and the transforms that the forward
+// (conv2d_winograd4.cpp) and the backward-weight (conv2d_winograd4_backward_weight.cpp) share.
+// conv2d_winograd.h's scheme with 4×4 tiles of outputs, each from the 6×6 block of padded
+// input under it: 36 positions ξ, so 36 multiplications per input channel for 16 outputs where
+// F(2×2) needs 64 and the direct kernels 144. Along each axis (Lavin & Gray):
+//   Bᵀ d = (4d0 − 5d2 + d4, −4(d1 + d2) + d3 + d4, 4(d1 − d2) − d3 + d4,
+//           2(d3 − d1) − d2 + d4, 2(d1 − d3) − d2 + d4, 4d1 − 5d3 + d5),
+//   G g  = (g0/4, −(g0 + g1 + g2)/6, −(g0 − g1 + g2)/6, g0/24 + g1/12 + g2/6,
+//           g0/24 − g1/12 + g2/6, g2),
+//   Aᵀ m = (m0 + m1 + m2 + m3 + m4, m1 − m2 + 2(m3 − m4), m1 + m2 + 4(m3 + m4),
+//           m1 − m2 + 8(m3 − m4) + m5).
+// The larger constants cost accuracy. In f32 on 32×32 images of 16 to 256 channels, against the
+// f64 result (outputs up to 0.5): rms error 0.8-2.6e-7 where F(2×2) has 1.3-4.0e-8, at worst
+// 1.5-5.3e-6 where it has 0.8-3.0e-7 (throwaway measurement, AVX2): far below what f32
+// training notices, but no longer near the last bit (tests/ops/conv2d_direct_test.cpp bounds it).
+//
+// Lanes are tiles. Where rows of 4×4 tiles fill whole vectors (Wo a multiple of 4·L: 32 and 64
+// on AVX2 in f32; "row units") a unit is L consecutive tiles of one row, and each (image, group)
+// is padded and split into four column phases P_k[c][r][t] = padded pixel (r, 4t + k): the six
+// input columns 4t .. 4t + 5 of tiles t .. t + L − 1 are the vectors P_0..P_3[t] and
+// P_0, P_1[t + 1]. Where rows of tiles are shorter (16×16, 8×8 and 4×4 images: 4, 2 and 1
+// tiles; "packed units") L / TW images lie side by side in the lanes, a unit is one row of
+// tiles of such a pack, and six planes per channel hold the six columns of each lane's tile,
+// so every load is a whole vector. Then per block of up to 4 units (V: 36 × C × 4·L, 295 KB for
+// 64 channels in f32, in L2) the input transform, and per block of OR output channels the 36
+// GEMMs (forward_tile) into M and the output transform into y; the backward-weight stages the
+// same V beside the transformed output gradients. Each lane is one tile of one image, computed
+// alone: the forward's result does not depend on the thread count or the batch.
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "ops/conv2d/conv2d_winograd.h"
+
+namespace rg::detail::direct {
+
+constexpr int kXi4 = 36;             // positions ξ of the 6×6 transformed block
+constexpr int64_t kBlockUnits4 = 4;  // units per block (whole register tiles: 4, or 3 for NV 3)
+
+// How one convolution is cut: tiles, units, chunks of images, the planes and the register tile.
+struct Layout4 {
+  int64_t TH, TW;       // tiles per column, per row: ⌈Ho/4⌉, Wo/4
+  bool packed;          // rows of tiles shorter than a vector: `pack` images side by side
+  int64_t pack;         // packed: images per vector, L / TW
+  int64_t units_row;    // row units: units per row of tiles, TW / L
+  int64_t rows, cols;   // of one plane: 4·TH + 2 rows of TW + 1 (packed: of L)
+  int64_t plane;        // rows · cols
+  int64_t channel;      // planes of one channel: 4 (row units) or 6 (packed) planes
+  int64_t d_off[6];     // where the six columns of a unit's tiles are, from its first plane
+  int64_t images;       // per chunk: 1 (row units), or whole packs that fill a block
+  int64_t lanes;        // L
+  int64_t block_units;  // units per block: a whole number of register tiles
+  ForwardTile tile;
+
+  template <class T>
+  static Layout4 of(const DirectConv& g) {
+    constexpr int64_t L = Simd<T>::L;
+    Layout4 l;
+    l.TH = (g.Ho + 3) / 4, l.TW = g.Wo / 4, l.lanes = L;
+    l.packed = l.TW % L != 0;
+    l.pack = l.packed ? L / l.TW : 1;
+    l.units_row = l.packed ? 1 : l.TW / L;
+    l.rows = 4 * l.TH + 2, l.cols = l.packed ? L : l.TW + 1;
+    l.plane = l.rows * l.cols;
+    l.channel = (l.packed ? 6 : 4) * l.plane;
+    for (int k = 0; k < 6; ++k)
+      l.d_off[k] = l.packed ? k * l.plane : k < 4 ? k * l.plane : (k - 4) * l.plane + 1;
+    // As WinogradLayout: the tile that wastes least on padding channels and units, ties to the
+    // squarest, none that needs more than AVX2's 16 vector registers.
+    int64_t best = -1;
+    for (int i : {1, 0, 2}) {
+      const ForwardTile t = kForwardTiles[i];
+      if (!kAvx512 && t.OR * t.NV + t.NV + 1 > 16) continue;
+      const int64_t block = std::max<int64_t>(1, kBlockUnits4 / t.NV) * t.NV;
+      const int64_t per_image = l.packed ? l.TH : l.TH * l.units_row;  // packed: per pack
+      const int64_t units = l.packed ? round_up(per_image, block) : round_up(per_image, t.NV);
+      const int64_t work = round_up(g.O, t.OR) * units;
+      if (best < 0 || work < best) best = work, l.tile = t, l.block_units = block;
+    }
+    l.images = l.packed ? (l.block_units + l.TH - 1) / l.TH * l.pack : 1;
+    return l;
+  }
+  // Units of a chunk of n images.
+  int64_t units_of(int64_t n) const { return packed ? (n + pack - 1) / pack * TH : TH * units_row; }
+  // The planes of a chunk.
+  int64_t planes_size(const DirectConv& g) const {
+    return (packed ? images / pack : 1) * g.C * channel;
+  }
+  // Where unit u's tiles start in the planes of channel 0.
+  int64_t unit_offset(const DirectConv& g, int64_t u) const {
+    if (packed) return u / TH * g.C * channel + 4 * (u % TH) * cols;
+    return 4 * (u / units_row) * cols + u % units_row * lanes;
+  }
+};
+
+// Padded row h of channel c of an image into row (4·cols values; its padding stays zero
+// between calls on one row buffer); false for the padding rows.
+template <class T>
+bool padded_row(const DirectConv& g, const T* image, int64_t c, int64_t r, T* row) {
+  const int64_t h = r - g.pH;
+  if (h < 0 || h >= g.H) return false;
+  std::copy_n(image + (c * g.H + h) * g.W, g.W, row + g.pW);
+  return true;
+}
+
+// A zeroed row buffer for padded_row: Wo + 4 = W + 2·pW + 2 padded columns, and a vector more.
+template <class T>
+T* row_buffer(const DirectConv& g) {
+  thread_local std::vector<T> buffer;
+  const auto n = static_cast<std::size_t>(g.Wo + 4 + Simd<T>::L);
+  T* row = aligned(buffer, n);
+  std::fill(row, row + n, T(0));
+  return row;
+}
+
+// Row units: the four column phases of the C channels of one (image, group) x.
+template <class T>
+void split_phases(const DirectConv& g, const Layout4& l, const T* x, T* planes) {
+  using Vec = typename Simd<T>::V;
+  constexpr int64_t L = Simd<T>::L;
+  constexpr auto lanes = std::make_index_sequence<L>{};
+  T* row = row_buffer<T>(g);
+  for (int64_t c = 0; c < g.C; ++c)
+    for (int64_t r = 0; r < l.rows; ++r) {
+      T* p = planes + c * l.channel + r * l.cols;  // + k·plane for phase k
+      if (!padded_row(g, x, c, r, row)) {
+        for (int k = 0; k < 4; ++k) std::fill(p + k * l.plane, p + k * l.plane + l.cols, T(0));
+        continue;
+      }
+      // 4·L pixels (L tiles) at a time: the phases are lanes k, k + 4, .. of four vectors.
+      int64_t t = 0;
+      for (; t + L <= l.cols; t += L) {
+        const T* s = row + 4 * t;
+        const Vec v0 = loadu<Vec>(s), v1 = loadu<Vec>(s + L), v2 = loadu<Vec>(s + 2 * L),
+                  v3 = loadu<Vec>(s + 3 * L);
+        const Vec e01 = deinterleave<Vec, 0>(v0, v1, lanes);
+        const Vec o01 = deinterleave<Vec, 1>(v0, v1, lanes);
+        const Vec e23 = deinterleave<Vec, 0>(v2, v3, lanes);
+        const Vec o23 = deinterleave<Vec, 1>(v2, v3, lanes);
+        storeu(p + t, deinterleave<Vec, 0>(e01, e23, lanes));
+        storeu(p + l.plane + t, deinterleave<Vec, 0>(o01, o23, lanes));
+        storeu(p + 2 * l.plane + t, deinterleave<Vec, 1>(e01, e23, lanes));
+        storeu(p + 3 * l.plane + t, deinterleave<Vec, 1>(o01, o23, lanes));
+      }
+      for (; t < l.cols; ++t)
+        for (int k = 0; k < 4; ++k) p[k * l.plane + t] = row[4 * t + k];
+    }
+}
+
+// Packed units: the six column planes of the C channels of n images (x: the first, images
+// x_image apart) in packs of l.pack, lane (i mod pack)·TW + t holding tile t of image i; the
+// lanes of the images past n are zeros.
+template <class T>
+void split_packed(const DirectConv& g, const Layout4& l, const T* x, int64_t x_image, int64_t n,
+                  T* planes) {
+  T* row = row_buffer<T>(g);
+  const int64_t packs = (n + l.pack - 1) / l.pack;
+  for (int64_t i = n; i < packs * l.pack; ++i)  // the last pack's missing images
+    for (int64_t c = 0; c < g.C; ++c)
+      for (int k = 0; k < 6; ++k)
+        for (int64_t r = 0; r < l.rows; ++r) {
+          T* p = planes + (i / l.pack * g.C + c) * l.channel + k * l.plane + r * l.cols;
+          std::fill(p + i % l.pack * l.TW, p + (i % l.pack + 1) * l.TW, T(0));
+        }
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t c = 0; c < g.C; ++c) {
+      T* p = planes + (i / l.pack * g.C + c) * l.channel + i % l.pack * l.TW;
+      for (int64_t r = 0; r < l.rows; ++r, p += l.cols) {
+        if (!padded_row(g, x + i * x_image, c, r, row)) {
+          for (int k = 0; k < 6; ++k) std::fill(p + k * l.plane, p + k * l.plane + l.TW, T(0));
+          continue;
+        }
+        for (int64_t t = 0; t < l.TW; ++t)
+          for (int k = 0; k < 6; ++k) p[k * l.plane + t] = row[4 * t + k];
+      }
+    }
+}
+
+// Bᵀ along six vectors.
+template <class Vec, class T>
+[[gnu::always_inline]] inline void bt6(const Vec (&d)[6], Vec (&o)[6]) {
+  const T four(4), five(5), two(2);
+  o[0] = four * d[0] - five * d[2] + d[4];
+  o[1] = d[3] + d[4] - four * (d[1] + d[2]);
+  o[2] = four * (d[1] - d[2]) - d[3] + d[4];
+  o[3] = two * (d[3] - d[1]) - d[2] + d[4];
+  o[4] = two * (d[1] - d[3]) - d[2] + d[4];
+  o[5] = four * d[1] - five * d[3] + d[5];
+}
+
+// Aᵀ along six vectors: four outputs.
+template <class Vec, class T>
+[[gnu::always_inline]] inline void at6(const Vec (&m)[6], Vec (&o)[4]) {
+  const Vec a = m[1] + m[2], b = m[1] - m[2], c = m[3] + m[4], d = m[3] - m[4];
+  o[0] = m[0] + a + c;
+  o[1] = b + T(2) * d;
+  o[2] = a + T(4) * c;
+  o[3] = b + T(8) * d + m[5];
+}
+
+// V[ξ][c][slot·L ..] (rows ld apart, ξ C·ld apart) = Bᵀ d B of unit `unit`, every channel.
+template <class T>
+void input_transform(const DirectConv& g, const Layout4& l, const T* planes, int64_t unit, T* v,
+                     int64_t ld) {
+  using Vec = typename Simd<T>::V;
+  const T* base = planes + l.unit_offset(g, unit);
+  for (int64_t c = 0; c < g.C; ++c) {
+    const T* p0 = base + c * l.channel;
+    Vec rows[6][6];  // Bᵀ along each input row
+#pragma GCC unroll 6
+    for (int r = 0; r < 6; ++r) {
+      Vec d[6];
+#pragma GCC unroll 6
+      for (int k = 0; k < 6; ++k) d[k] = loadu<Vec>(p0 + r * l.cols + l.d_off[k]);
+      bt6<Vec, T>(d, rows[r]);
+    }
+#pragma GCC unroll 6
+    for (int j = 0; j < 6; ++j) {  // Bᵀ down the columns
+      const Vec col[6] = {rows[0][j], rows[1][j], rows[2][j], rows[3][j], rows[4][j], rows[5][j]};
+      Vec o[6];
+      bt6<Vec, T>(col, o);
+#pragma GCC unroll 6
+      for (int i = 0; i < 6; ++i) storeu(v + ((6 * i + j) * g.C + c) * ld, o[i]);
+    }
+  }
+}
+
+}  // namespace rg::detail::direct

@@ -1,0 +1,216 @@
+// The Winograd F(4×4, 3×3) backward-weight (see conv2d_winograd4.h): the adjoint of its
+// forward, as conv2d_winograd_backward_weight.cpp is of F(2×2)'s:
+//   gU[ξ][c, o] = Σ_tiles V[ξ][c] · GY[ξ][o],   GY = A gy Aᵀ  (the 4×4 output gradient of the
+//                                                             tile, spread over the 6×6 block)
+//   gW = Gᵀ gU G,
+// with, along each axis, A y = (y0, y0 + y1 + y2 + y3, y0 − y1 + y2 − y3, y0 + 2y1 + 4y2 + 8y3,
+// y0 − 2y1 + 4y2 − 8y3, y3) and Gᵀ u = (u0/4 − (u1 + u2)/6 + (u3 + u4)/24,
+// (u2 − u1)/6 + (u3 − u4)/12, (u3 + u4 − u1 − u2)/6 + u5). The 36 sums over the tiles are 36
+// GEMMs (weight_gemms, F(2×2)'s register tile).
+//
+// Per block of units: V by the forward's input transform, GY transposed to (ξ, tile, output
+// channel) in L × L register blocks; then the block's GEMMs add into gU. The batch's chunks
+// are summed in kWeightParts4 parts, each into a gU of its own and claimed by whichever thread
+// is free (as F(2×2)'s per-part sums: the result does not depend on the thread count up to
+// that many threads), and the parts are added in order when gU is transformed into gW.
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "ops/conv2d/conv2d_winograd4.h"
+
+namespace rg::detail::direct {
+namespace {
+
+constexpr int64_t kWeightParts4 = 8;  // as F(2×2)'s kWeightParts
+// Units staged per block of GEMMs: on ResNet18's 64-channel 32×32 layer 8 units ran in 0.74-0.75
+// of F(2×2)'s time where 4 ran in 0.77-0.80 (each pass over the tiles reads and writes gU once);
+// on the 128-channel 16×16 one 1.13 against 0.99 (its staging then outgrows L2; not taken there).
+constexpr int64_t kWeightBlock4 = 8;
+
+// A along four vectors: six.
+template <class Vec, class T>
+[[gnu::always_inline]] inline void a6(const Vec (&y)[4], Vec (&o)[6]) {
+  const Vec even = y[0] + y[2], odd = y[1] + y[3];
+  const Vec even4 = y[0] + T(4) * y[2], odd8 = T(2) * y[1] + T(8) * y[3];
+  o[0] = y[0];
+  o[1] = even + odd;
+  o[2] = even - odd;
+  o[3] = even4 + odd8;
+  o[4] = even4 - odd8;
+  o[5] = y[3];
+}
+
+// gyv[a][b] = gy (o, 4·th + a, 4·t + b) for the unit's tiles (lanes); zero past the outputs and
+// in the lanes of missing images. gy: the chunk's first image, n images y_image apart.
+template <class T>
+void output_grads(const DirectConv& g, const Layout4& l, const T* gy, int64_t y_image, int64_t n,
+                  int64_t unit, int64_t o, typename Simd<T>::V (&gyv)[4][4]) {
+  using Vec = typename Simd<T>::V;
+  constexpr int64_t L = Simd<T>::L;
+  constexpr auto lanes = std::make_index_sequence<L>{};
+  const int64_t th = l.packed ? unit % l.TH : unit / l.units_row;
+  for (int a = 0; a < 4; ++a) {
+    const int64_t h = 4 * th + a;
+    alignas(64) T row[4 * L] = {};  // the 4·L outputs of the unit's tiles, in lane order
+    const T* src = row;
+    if (h < g.Ho && !l.packed) {
+      src = gy + (o * g.Ho + h) * g.Wo + unit % l.units_row * 4 * L;
+    } else if (h < g.Ho) {  // one row of each image of the pack, side by side
+      const int64_t i0 = unit / l.TH * l.pack, images = std::min(l.pack, n - i0);
+      for (int64_t i = 0; i < images; ++i)
+        std::copy_n(gy + (i0 + i) * y_image + (o * g.Ho + h) * g.Wo, g.Wo, row + i * g.Wo);
+    }
+    const Vec v0 = loadu<Vec>(src), v1 = loadu<Vec>(src + L), v2 = loadu<Vec>(src + 2 * L),
+              v3 = loadu<Vec>(src + 3 * L);
+    const Vec e01 = deinterleave<Vec, 0>(v0, v1, lanes), o01 = deinterleave<Vec, 1>(v0, v1, lanes);
+    const Vec e23 = deinterleave<Vec, 0>(v2, v3, lanes), o23 = deinterleave<Vec, 1>(v2, v3, lanes);
+    gyv[a][0] = deinterleave<Vec, 0>(e01, e23, lanes);
+    gyv[a][1] = deinterleave<Vec, 0>(o01, o23, lanes);
+    gyv[a][2] = deinterleave<Vec, 1>(e01, e23, lanes);
+    gyv[a][3] = deinterleave<Vec, 1>(o01, o23, lanes);
+  }
+}
+
+// gyt[ξ][slot·L + t][o] = (A gy Aᵀ)[ξ] of the unit's tile t and output channel o, for every o of
+// Op (zero past O); tile rows Op apart, ξ xi_stride apart.
+template <class T>
+void transform_grads(const DirectConv& g, const Layout4& l, const T* gy, int64_t y_image, int64_t n,
+                     int64_t unit, int64_t Op, T* gyt, int64_t xi_stride) {
+  using Vec = typename Simd<T>::V;
+  constexpr int L = Simd<T>::L;
+  alignas(64) T block[kXi4][L][L];  // [ξ][o][t] for L output channels, then transposed
+  for (int64_t o0 = 0; o0 < Op; o0 += L) {
+    for (int r = 0; r < L; ++r) {
+      Vec gyv[4][4] = {};
+      if (o0 + r < g.O) output_grads(g, l, gy, y_image, n, unit, o0 + r, gyv);
+      Vec rows[4][6];  // A along each output row a
+      for (int a = 0; a < 4; ++a) a6<Vec, T>(gyv[a], rows[a]);
+#pragma GCC unroll 6
+      for (int j = 0; j < 6; ++j) {  // A down the columns
+        const Vec col[4] = {rows[0][j], rows[1][j], rows[2][j], rows[3][j]};
+        Vec out[6];
+        a6<Vec, T>(col, out);
+        for (int i = 0; i < 6; ++i) storeu(block[6 * i + j][r], out[i]);
+      }
+    }
+    for (int xi = 0; xi < kXi4; ++xi)
+      transpose_block(&block[xi][0][0], L, gyt + xi * xi_stride + o0, Op);
+  }
+}
+
+// gw (O × C × 3 × 3 of one group) = Gᵀ gU G, gU = Σ_parts (36 × C × Op), parts in order; a
+// vector of L output channels at a time, so that gU is read along its rows.
+template <class T>
+void transform_weight_grads(const DirectConv& g, const T* gu, int64_t parts, int64_t part_size,
+                            int64_t Op, T* gw) {
+  using Vec = typename Simd<T>::V;
+  constexpr int64_t L = Simd<T>::L;
+  // Gᵀ along six vectors: three.
+  auto gt = [](const Vec(&u)[6], Vec(&k)[3]) {
+    const T sixth = T(1) / T(6), twelfth = T(1) / T(12), quarter = T(0.25);
+    const T twenty_fourth = T(1) / T(24);
+    const Vec s12 = u[1] + u[2], s34 = u[3] + u[4];
+    k[0] = u[0] * quarter - s12 * sixth + s34 * twenty_fourth;
+    k[1] = (u[2] - u[1]) * sixth + (u[3] - u[4]) * twelfth;
+    k[2] = (s34 - s12) * sixth + u[5];
+  };
+  parallel_for(g.C, 4, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+      for (int64_t o0 = 0; o0 < g.O; o0 += L) {
+        Vec u[6][6];
+        for (int xi = 0; xi < kXi4; ++xi) {
+          const T* src = gu + (xi * g.C + c) * Op + o0;
+          Vec sum = loadu<Vec>(src);
+          for (int64_t p = 1; p < parts; ++p) sum += loadu<Vec>(src + p * part_size);
+          u[xi / 6][xi % 6] = sum;
+        }
+        Vec rows[3][6];  // Gᵀ down the columns
+        for (int j = 0; j < 6; ++j) {
+          const Vec col[6] = {u[0][j], u[1][j], u[2][j], u[3][j], u[4][j], u[5][j]};
+          Vec k[3];
+          gt(col, k);
+          for (int i = 0; i < 3; ++i) rows[i][j] = k[i];
+        }
+        alignas(64) T k[9][L];
+        for (int i = 0; i < 3; ++i) {  // Gᵀ along the rows
+          Vec out[3];
+          gt(rows[i], out);
+          for (int j = 0; j < 3; ++j) storeu(k[3 * i + j], out[j]);
+        }
+        for (int64_t o = o0; o < std::min(o0 + L, g.O); ++o)
+          for (int i = 0; i < 9; ++i) gw[(o * g.C + c) * 9 + i] = k[i][o - o0];
+      }
+  });
+}
+
+}  // namespace
+
+template <class T>
+void backward_weight_winograd4(const DirectConv& g, const T* gy, const T* x, T* gw) {
+  RG_CHECK(winograd4_applies(g),
+           "conv2d: the Winograd F(4x4, 3x3) backward-weight computes 3x3 kernels with stride 1 "
+           "and no dilation on outputs whose width divides or is a multiple of ",
+           4 * Simd<float>::L, ", got ", g.kH, "x", g.kW, " stride ", g.sH, "x", g.sW, " dilation ",
+           g.dH, "x", g.dW, " on ", g.Ho, "x", g.Wo, " outputs");
+  constexpr int64_t L = Simd<T>::L;
+  const Layout4 l = Layout4::of<T>(g);
+  // gU's rows: the output channels, padded to whole register tiles.
+  const ChannelTile ct = channel_tile<T>(g.O);
+  const int64_t Op = round_up(g.O, ct.NV * L), ld = kWeightBlock4 * L;
+  const int64_t planes_size = round_up(l.planes_size(g), 16);
+  const int64_t v_size = round_up(kXi4 * g.C * ld, 16);
+  const auto buffer = static_cast<std::size_t>(planes_size + v_size + kXi4 * ld * Op);
+  const int64_t x_image = g.G * g.C * g.H * g.W, y_image = g.G * g.O * g.Ho * g.Wo;
+  const int64_t chunks = (g.N + l.images - 1) / l.images;
+  const int64_t parts = std::min<int64_t>(std::max<int64_t>(kWeightParts4, num_threads()), chunks);
+  const int64_t group_size = kXi4 * g.C * Op, part_size = g.G * group_size;
+  T* gu = shared_buffer<T, Shared::sums>(static_cast<std::size_t>(parts * part_size));
+  parallel_claim(
+      parts, [&] { return thread_buffer<T>(buffer); },
+      [&](int64_t part, T* in) {
+        T* planes = in;
+        T* v = in + planes_size;
+        T* gyt = v + v_size;
+        T* sums = gu + part * part_size;
+        std::fill(sums, sums + part_size, T(0));
+        for (int64_t grp = 0; grp < g.G; ++grp)
+          with_channel_tile(ct, [&]<int KR, int NV>() {
+            int64_t filled = 0;  // units staged
+            auto flush = [&] {
+              if (filled > 0)
+                weight_gemms<T, KR, NV>(g, v, gyt, ld, Op, filled * L, sums + grp * group_size, 0,
+                                        kXi4);
+              filled = 0;
+            };
+            for (int64_t chunk = part * chunks / parts; chunk < (part + 1) * chunks / parts;
+                 ++chunk) {
+              const int64_t n0 = chunk * l.images, n = std::min(l.images, g.N - n0);
+              const T* xc = x + n0 * x_image + grp * g.C * g.H * g.W;
+              const T* gyc = gy + n0 * y_image + grp * g.O * g.Ho * g.Wo;
+              if (l.packed)
+                split_packed(g, l, xc, x_image, n, planes);
+              else
+                split_phases(g, l, xc, planes);
+              for (int64_t u = 0; u < l.units_of(n); ++u) {
+                input_transform(g, l, planes, u, v + filled * L, ld);
+                transform_grads(g, l, gyc, y_image, n, u, Op, gyt + filled * L * Op, ld * Op);
+                if (++filled == kWeightBlock4) flush();
+              }
+            }
+            flush();
+          });
+      });
+  for (int64_t grp = 0; grp < g.G; ++grp)
+    transform_weight_grads(g, gu + grp * group_size, parts, part_size, Op,
+                           gw + grp * g.O * g.C * 9);
+}
+
+template void backward_weight_winograd4<float>(const DirectConv&, const float*, const float*,
+                                               float*);
+template void backward_weight_winograd4<double>(const DirectConv&, const double*, const double*,
+                                                double*);
+
+}  // namespace rg::detail::direct
