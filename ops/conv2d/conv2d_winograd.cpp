@@ -9,40 +9,23 @@
 namespace rg::detail::direct {
 namespace {
 
-// U[ξ][ob][c][r] = (G g Gᵀ)[ξ] of the kernel of output channel ob·OR + r and input channel c
-// of one group, zero past O, into the shared weights buffer; the threads take blocks of OR
-// channels.
+// U = G g Gᵀ of every kernel (see transformed_kernels).
 template <class T>
 const T* transform_kernels(const DirectConv& g, int OR, const T* w) {
-  const int64_t OB = (g.O + OR - 1) / OR, per_xi = OB * g.C * OR;
-  T* u = shared_buffer<T, Shared::weights>(static_cast<std::size_t>(g.G * kXi * per_xi));
-  parallel_for(g.G * OB, copy_grain(kXi * g.C * OR), [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t grp = b / OB, ob = b % OB;
-      T* ub = u + grp * kXi * per_xi + ob * g.C * OR;  // + ξ·per_xi + c·OR + r
-      for (int64_t r = 0; r < OR; ++r)
-        for (int64_t c = 0; c < g.C; ++c) {
-          T t[4][4] = {};
-          if (const int64_t o = ob * OR + r; o < g.O) {
-            const T* k = w + ((grp * g.O + o) * g.C + c) * 9;
-            T rows[4][3];  // G g: along the kernel's rows
-            for (int j = 0; j < 3; ++j) {
-              rows[0][j] = k[j];
-              rows[1][j] = (k[j] + k[3 + j] + k[6 + j]) / 2;
-              rows[2][j] = (k[j] - k[3 + j] + k[6 + j]) / 2;
-              rows[3][j] = k[6 + j];
-            }
-            for (int i = 0; i < 4; ++i) {
-              const T* q = rows[i];
-              t[i][0] = q[0], t[i][1] = (q[0] + q[1] + q[2]) / 2;
-              t[i][2] = (q[0] - q[1] + q[2]) / 2, t[i][3] = q[2];
-            }
-          }
-          for (int xi = 0; xi < kXi; ++xi) ub[xi * per_xi + c * OR + r] = t[xi / 4][xi % 4];
-        }
+  return transformed_kernels<kXi>(g, OR, w, [](const T* k, T(&t)[kXi]) {
+    T rows[4][3];  // G g: along the kernel's rows
+    for (int j = 0; j < 3; ++j) {
+      rows[0][j] = k[j];
+      rows[1][j] = (k[j] + k[3 + j] + k[6 + j]) / 2;
+      rows[2][j] = (k[j] - k[3 + j] + k[6 + j]) / 2;
+      rows[3][j] = k[6 + j];
+    }
+    for (int i = 0; i < 4; ++i) {
+      const T* q = rows[i];
+      t[4 * i] = q[0], t[4 * i + 1] = (q[0] + q[1] + q[2]) / 2;
+      t[4 * i + 2] = (q[0] - q[1] + q[2]) / 2, t[4 * i + 3] = q[2];
     }
   });
-  return u;
 }
 
 // Every block of NV units: inputs into V, then per block of OR output channels the 16 GEMMs

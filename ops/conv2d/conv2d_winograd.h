@@ -36,6 +36,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/thread_pool.h"
 #include "ops/conv2d/conv2d_direct_common.h"
 
 namespace rg::detail::direct {
@@ -365,6 +366,38 @@ void pad_tile_planes(const DirectConv& g, const TileLists<T>& src, const T* x, i
         std::copy(image + h * g.W, image + h * g.W + n, p + (h + g.pH) * cols + g.pW);
       }
     }
+}
+
+// U[grp][ξ][ob][c][r] for ξ < XI = transform(k, t): t (XI values) from the 3×3 kernel k of
+// output channel ob·OR + r and input channel c of group grp, zero past O (F(2×2)'s and F(4×4)'s
+// kernel transforms), into the shared weights buffer; the threads take blocks of OR channels.
+template <int XI, class T, class Transform>
+const T* transformed_kernels(const DirectConv& g, int OR, const T* w, Transform&& transform) {
+  const int64_t OB = (g.O + OR - 1) / OR, per_xi = OB * g.C * OR;
+  T* u = shared_buffer<T, Shared::weights>(static_cast<std::size_t>(g.G * XI * per_xi));
+  parallel_for(g.G * OB, copy_grain(XI * g.C * OR), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t grp = b / OB, ob = b % OB;
+      T* ub = u + grp * XI * per_xi + ob * g.C * OR;  // + ξ·per_xi + c·OR + r
+      for (int64_t r = 0; r < OR; ++r)
+        for (int64_t c = 0; c < g.C; ++c) {
+          T t[XI] = {};
+          if (const int64_t o = ob * OR + r; o < g.O)
+            transform(w + ((grp * g.O + o) * g.C + c) * 9, t);
+          for (int xi = 0; xi < XI; ++xi) ub[xi * per_xi + c * OR + r] = t[xi];
+        }
+    }
+  });
+  return u;
+}
+
+// Σ_p src[p · part_size ..] over the parts of the backward-weights' sums, one vector, in order.
+template <class T>
+typename Simd<T>::V summed_parts(const T* src, int64_t parts, int64_t part_size) {
+  using Vec = typename Simd<T>::V;
+  Vec sum = loadu<Vec>(src);
+  for (int64_t p = 1; p < parts; ++p) sum += loadu<Vec>(src + p * part_size);
+  return sum;
 }
 
 // The backward-weights' GEMMs (F(2×2)'s and F(4×4)'s): gu[ξ][c][o] += Σ_{t < tiles} v[ξ][c][t] ·

@@ -50,42 +50,26 @@ void output_transform(const Layout4& l, int64_t Ho, const T* m, int64_t xi_strid
   }
 }
 
-// U[grp][ξ][ob][c][r] = (G g Gᵀ)[ξ] of output channel ob·OR + r and input channel c, zero past
-// O, into the shared weights buffer: computed in f64 (the G's fractions are not exact in f32)
-// and rounded once.
+// U = G g Gᵀ of every kernel (see transformed_kernels), computed in f64 (G's fractions are not
+// exact in f32) and rounded once.
 template <class T>
 const T* transform_kernels4(const DirectConv& g, int OR, const T* w) {
-  static constexpr double G[6][3] = {{1.0 / 4, 0, 0},
-                                     {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                     {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                     {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                     {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                     {0, 0, 1}};
-  const int64_t OB = (g.O + OR - 1) / OR, per_xi = OB * g.C * OR;
-  T* u = shared_buffer<T, Shared::weights>(static_cast<std::size_t>(g.G * kXi4 * per_xi));
-  parallel_for(g.G * OB, copy_grain(kXi4 * g.C * OR), [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t grp = b / OB, ob = b % OB;
-      T* ub = u + grp * kXi4 * per_xi + ob * g.C * OR;  // + ξ·per_xi + c·OR + r
-      for (int64_t r = 0; r < OR; ++r)
-        for (int64_t c = 0; c < g.C; ++c) {
-          double t[6][6] = {};
-          if (const int64_t o = ob * OR + r; o < g.O) {
-            const T* k = w + ((grp * g.O + o) * g.C + c) * 9;
-            double rows[6][3];  // G g: along the kernel's rows
-            for (int i = 0; i < 6; ++i)
-              for (int j = 0; j < 3; ++j)
-                rows[i][j] = G[i][0] * k[j] + G[i][1] * k[3 + j] + G[i][2] * k[6 + j];
-            for (int i = 0; i < 6; ++i)
-              for (int j = 0; j < 6; ++j)
-                t[i][j] = rows[i][0] * G[j][0] + rows[i][1] * G[j][1] + rows[i][2] * G[j][2];
-          }
-          for (int xi = 0; xi < kXi4; ++xi)
-            ub[xi * per_xi + c * OR + r] = static_cast<T>(t[xi / 6][xi % 6]);
-        }
-    }
+  return transformed_kernels<kXi4>(g, OR, w, [](const T* k, T(&t)[kXi4]) {
+    static constexpr double G[6][3] = {{1.0 / 4, 0, 0},
+                                       {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                       {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                       {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                       {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                       {0, 0, 1}};
+    double rows[6][3];  // G g: along the kernel's rows
+    for (int i = 0; i < 6; ++i)
+      for (int j = 0; j < 3; ++j)
+        rows[i][j] = G[i][0] * k[j] + G[i][1] * k[3 + j] + G[i][2] * k[6 + j];
+    for (int i = 0; i < 6; ++i)
+      for (int j = 0; j < 6; ++j)
+        t[6 * i + j] =
+            static_cast<T>(rows[i][0] * G[j][0] + rows[i][1] * G[j][1] + rows[i][2] * G[j][2]);
   });
-  return u;
 }
 
 // One chunk of n images of one group (x, y: the first image's, images x_image, y_image
@@ -141,11 +125,7 @@ void winograd4_chunk(const DirectConv& g, const Layout4& l, const T* x, int64_t 
 
 template <class T>
 void forward_winograd4(const DirectConv& g, const T* x, const T* w, const T* bias, T* y) {
-  RG_CHECK(winograd4_applies(g),
-           "conv2d: the Winograd F(4x4, 3x3) forward computes 3x3 kernels with stride 1 and no "
-           "dilation on outputs whose width divides or is a multiple of ",
-           4 * Simd<float>::L, ", got ", g.kH, "x", g.kW, " stride ", g.sH, "x", g.sW, " dilation ",
-           g.dH, "x", g.dW, " on ", g.Ho, "x", g.Wo, " outputs");
+  check_winograd4(g, "forward");
   constexpr int64_t L = Simd<T>::L;
   const Layout4 l = Layout4::of<T>(g);
   const int OR = l.tile.OR;

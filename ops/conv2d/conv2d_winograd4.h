@@ -178,6 +178,15 @@ void split_packed(const DirectConv& g, const Layout4& l, const T* x, int64_t x_i
     }
 }
 
+// Fails unless the F(4×4) kernels compute g.
+inline void check_winograd4(const DirectConv& g, const char* kernel) {
+  RG_CHECK(winograd4_applies(g), "conv2d: the Winograd F(4x4, 3x3) ", kernel,
+           " computes 3x3 kernels with stride 1 and no dilation on outputs whose width divides "
+           "or is a multiple of ",
+           4 * Simd<float>::L, ", got ", g.kH, "x", g.kW, " stride ", g.sH, "x", g.sW, " dilation ",
+           g.dH, "x", g.dW, " on ", g.Ho, "x", g.Wo, " outputs");
+}
+
 // Bᵀ along six vectors.
 template <class Vec, class T>
 [[gnu::always_inline]] inline void bt6(const Vec (&d)[6], Vec (&o)[6]) {

@@ -121,12 +121,8 @@ void transform_weight_grads(const DirectConv& g, const T* gu, int64_t parts, int
     for (int64_t c = c0; c < c1; ++c)
       for (int64_t o0 = 0; o0 < g.O; o0 += L) {
         Vec u[6][6];
-        for (int xi = 0; xi < kXi4; ++xi) {
-          const T* src = gu + (xi * g.C + c) * Op + o0;
-          Vec sum = loadu<Vec>(src);
-          for (int64_t p = 1; p < parts; ++p) sum += loadu<Vec>(src + p * part_size);
-          u[xi / 6][xi % 6] = sum;
-        }
+        for (int xi = 0; xi < kXi4; ++xi)
+          u[xi / 6][xi % 6] = summed_parts(gu + (xi * g.C + c) * Op + o0, parts, part_size);
         Vec rows[3][6];  // Gᵀ down the columns
         for (int j = 0; j < 6; ++j) {
           const Vec col[6] = {u[0][j], u[1][j], u[2][j], u[3][j], u[4][j], u[5][j]};
@@ -150,11 +146,7 @@ void transform_weight_grads(const DirectConv& g, const T* gu, int64_t parts, int
 
 template <class T>
 void backward_weight_winograd4(const DirectConv& g, const T* gy, const T* x, T* gw) {
-  RG_CHECK(winograd4_applies(g),
-           "conv2d: the Winograd F(4x4, 3x3) backward-weight computes 3x3 kernels with stride 1 "
-           "and no dilation on outputs whose width divides or is a multiple of ",
-           4 * Simd<float>::L, ", got ", g.kH, "x", g.kW, " stride ", g.sH, "x", g.sW, " dilation ",
-           g.dH, "x", g.dW, " on ", g.Ho, "x", g.Wo, " outputs");
+  check_winograd4(g, "backward-weight");
   constexpr int64_t L = Simd<T>::L;
   const Layout4 l = Layout4::of<T>(g);
   // gU's rows: the output channels, padded to whole register tiles.

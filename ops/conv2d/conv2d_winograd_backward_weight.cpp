@@ -125,12 +125,8 @@ void transform_weight_grads(const DirectConv& g, const T* gu, int64_t parts, int
     for (int64_t c = c0; c < c1; ++c)
       for (int64_t o0 = 0; o0 < g.O; o0 += L) {
         Vec u[4][4];
-        for (int xi = 0; xi < kXi; ++xi) {
-          const T* src = gu + (xi * g.C + c) * Op + o0;
-          Vec sum = loadu<Vec>(src);
-          for (int64_t p = 1; p < parts; ++p) sum += loadu<Vec>(src + p * part_size);
-          u[xi / 4][xi % 4] = sum;
-        }
+        for (int xi = 0; xi < kXi; ++xi)
+          u[xi / 4][xi % 4] = summed_parts(gu + (xi * g.C + c) * Op + o0, parts, part_size);
         Vec rows[3][4];  // Gᵀ down the columns
         for (int j = 0; j < 4; ++j) {
           rows[0][j] = u[0][j] + (u[1][j] + u[2][j]) * half;
