@@ -95,8 +95,9 @@ struct Layout4 {
   }
 };
 
-// Padded row h of channel c of an image into row (4·cols values; its padding stays zero
-// between calls on one row buffer); false for the padding rows.
+// Row r of the padded channel c of an image (image row r − pH) into row, from its column pW on
+// (the padding columns around stay zero between calls on one row_buffer); false for the padding
+// rows.
 template <class T>
 bool padded_row(const DirectConv& g, const T* image, int64_t c, int64_t r, T* row) {
   const int64_t h = r - g.pH;
