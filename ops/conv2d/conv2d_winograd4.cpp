@@ -19,7 +19,7 @@ void output_transform(const Layout4& l, int64_t Ho, const T* m, int64_t xi_strid
   using Vec = typename Simd<T>::V;
   constexpr int L = Simd<T>::L;
   constexpr auto lanes = std::make_index_sequence<L>{};
-  const int64_t th = l.packed ? unit % l.TH : unit / l.units_row;
+  const int64_t th = l.tile_row(unit);
   for (int64_t o = o0; o < o1; ++o) {
     const T* mo = m + (o - o0) * ld;
     Vec cols[4][6];  // Aᵀ down each column j of M
@@ -98,7 +98,7 @@ void winograd4_chunk(const DirectConv& g, const Layout4& l, const T* x, int64_t 
       for (int64_t s = 0; s < n_units; ++s) {
         const int64_t unit = u0 + s, o1 = std::min(g.O, (ob + 1) * OR);
         if (!l.packed) {  // the row's 4·L outputs at the unit's columns
-          T* yu = y + unit % l.units_row * 4 * L;
+          T* yu = y + 4 * l.first_tile(unit);
           output_transform(l, g.Ho, m + s * L, OR * ld, ld, unit, ob * OR, o1, bias,
                            [&](int64_t o, int64_t h, const Vec(&row)[4]) {
                              T* out = yu + (o * g.Ho + h) * g.Wo;
@@ -107,7 +107,7 @@ void winograd4_chunk(const DirectConv& g, const Layout4& l, const T* x, int64_t 
           continue;
         }
         // Packed: the 4·L outputs are one row of each image of the pack, Wo apart.
-        const int64_t i0 = unit / l.TH * l.pack, images = std::min(l.pack, n - i0);
+        const int64_t i0 = l.first_image(unit), images = std::min(l.pack, n - i0);
         output_transform(l, g.Ho, m + s * L, OR * ld, ld, unit, ob * OR, o1, bias,
                          [&](int64_t o, int64_t h, const Vec(&row)[4]) {
                            alignas(64) T values[4 * L];

@@ -88,10 +88,14 @@ struct Layout4 {
   int64_t planes_size(const DirectConv& g) const {
     return (packed ? images / pack : 1) * g.C * channel;
   }
+  // Unit u's row of tiles; its first tile in that row (row units; packed: 0); the first image
+  // of its pack, counted in the chunk (packed; row units: 0).
+  int64_t tile_row(int64_t u) const { return packed ? u % TH : u / units_row; }
+  int64_t first_tile(int64_t u) const { return packed ? 0 : u % units_row * lanes; }
+  int64_t first_image(int64_t u) const { return packed ? u / TH * pack : 0; }
   // Where unit u's tiles start in the planes of channel 0.
   int64_t unit_offset(const DirectConv& g, int64_t u) const {
-    if (packed) return u / TH * g.C * channel + 4 * (u % TH) * cols;
-    return 4 * (u / units_row) * cols + u % units_row * lanes;
+    return first_image(u) / pack * g.C * channel + 4 * tile_row(u) * cols + first_tile(u);
   }
 };
 

@@ -51,15 +51,15 @@ void output_grads(const DirectConv& g, const Layout4& l, const T* gy, int64_t y_
   using Vec = typename Simd<T>::V;
   constexpr int64_t L = Simd<T>::L;
   constexpr auto lanes = std::make_index_sequence<L>{};
-  const int64_t th = l.packed ? unit % l.TH : unit / l.units_row;
+  const int64_t th = l.tile_row(unit);
   for (int a = 0; a < 4; ++a) {
     const int64_t h = 4 * th + a;
     alignas(64) T row[4 * L] = {};  // the 4·L outputs of the unit's tiles, in lane order
     const T* src = row;
     if (h < g.Ho && !l.packed) {
-      src = gy + (o * g.Ho + h) * g.Wo + unit % l.units_row * 4 * L;
+      src = gy + (o * g.Ho + h) * g.Wo + 4 * l.first_tile(unit);
     } else if (h < g.Ho) {  // one row of each image of the pack, side by side
-      const int64_t i0 = unit / l.TH * l.pack, images = std::min(l.pack, n - i0);
+      const int64_t i0 = l.first_image(unit), images = std::min(l.pack, n - i0);
       for (int64_t i = 0; i < images; ++i)
         std::copy_n(gy + (i0 + i) * y_image + (o * g.Ho + h) * g.Wo, g.Wo, row + i * g.Wo);
     }
