@@ -10,18 +10,18 @@
 namespace rg::detail::direct {
 namespace {
 
-// The outputs of the unit's tiles of output channels [o0, o1) = Aᵀ M A (+ bias), m at the
-// unit's slot, rows ld apart per channel, ξ xi_stride apart: output row a of each channel
-// (those inside) as 4·L values in lane order, to put(o, a, values).
+// The outputs of the unit's tiles of the O output channels = Aᵀ M A (+ bias), m at the unit's
+// slot, rows ld apart per channel, ξ xi_stride apart: output row a of each channel (those
+// inside) as 4·L values in lane order, to put(o, a, values).
 template <class T, class Put>
 void output_transform(const Layout4& l, int64_t Ho, const T* m, int64_t xi_stride, int64_t ld,
-                      int64_t unit, int64_t o0, int64_t o1, const T* bias, Put&& put) {
+                      int64_t unit, int64_t O, const T* bias, Put&& put) {
   using Vec = typename Simd<T>::V;
   constexpr int L = Simd<T>::L;
   constexpr auto lanes = std::make_index_sequence<L>{};
   const int64_t th = l.tile_row(unit);
-  for (int64_t o = o0; o < o1; ++o) {
-    const T* mo = m + (o - o0) * ld;
+  for (int64_t o = 0; o < O; ++o) {
+    const T* mo = m + o * ld;
     Vec cols[4][6];  // Aᵀ down each column j of M
 #pragma GCC unroll 6
     for (int j = 0; j < 6; ++j) {
@@ -50,31 +50,58 @@ void output_transform(const Layout4& l, int64_t Ho, const T* m, int64_t xi_strid
   }
 }
 
-// U = G g Gᵀ of every kernel (see transformed_kernels), computed in f64 (G's fractions are not
-// exact in f32) and rounded once.
+// G applied to three values (Lavin & Gray's, see conv2d_winograd4.h), the shared sums first.
+template <class V>
+[[gnu::always_inline]] inline void g6(const V& k0, const V& k1, const V& k2, V (&out)[6]) {
+  const V e = k0 + k2, f = k0 * (1.0 / 24) + k2 * (1.0 / 6), h = k1 * (1.0 / 12);
+  out[0] = k0 * (1.0 / 4);
+  out[1] = (e + k1) * (-1.0 / 6);
+  out[2] = (e - k1) * (-1.0 / 6);
+  out[3] = f + h;
+  out[4] = f - h;
+  out[5] = k2;
+}
+
+// U[grp][ξ][ob][c][r] = G g Gᵀ of the kernel of output channel ob·OR + r and input channel c
+// (zero past O), as transformed_kernels lays it out: computed in f64 (G's fractions are not
+// exact in f32) and rounded once, with the input channels in the lanes of f64 vectors (the 512
+// channels of ResNet18's last stage have 262,144 kernels: one at a time, their transform took
+// as long as the convolution's GEMMs).
 template <class T>
 const T* transform_kernels4(const DirectConv& g, int OR, const T* w) {
-  return transformed_kernels<kXi4>(g, OR, w, [](const T* k, T(&t)[kXi4]) {
-    static constexpr double G[6][3] = {{1.0 / 4, 0, 0},
-                                       {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                       {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                       {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                       {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                       {0, 0, 1}};
-    double rows[6][3];  // G g: along the kernel's rows
-    for (int i = 0; i < 6; ++i)
-      for (int j = 0; j < 3; ++j)
-        rows[i][j] = G[i][0] * k[j] + G[i][1] * k[3 + j] + G[i][2] * k[6 + j];
-    for (int i = 0; i < 6; ++i)
-      for (int j = 0; j < 6; ++j)
-        t[6 * i + j] =
-            static_cast<T>(rows[i][0] * G[j][0] + rows[i][1] * G[j][1] + rows[i][2] * G[j][2]);
+  using Vd = typename Simd<double>::V;
+  constexpr int64_t Ld = Simd<double>::L;
+  const int64_t OB = (g.O + OR - 1) / OR, per_xi = OB * g.C * OR;
+  T* u = shared_buffer<T, Shared::weights>(static_cast<std::size_t>(g.G * kXi4 * per_xi));
+  parallel_for(g.G * OB, copy_grain(kXi4 * g.C * OR), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t grp = b / OB, ob = b % OB;
+      T* ub = u + grp * kXi4 * per_xi + ob * g.C * OR;  // + ξ·per_xi + c·OR + r
+      for (int64_t c0 = 0; c0 < g.C; c0 += Ld)
+        for (int64_t r = 0; r < OR; ++r) {
+          const int64_t o = ob * OR + r, lanes = std::min(Ld, g.C - c0);
+          Vd k[9] = {};  // tap j of the kernels of channels c0 + lane
+          if (o < g.O)
+            for (int64_t lane = 0; lane < lanes; ++lane)
+              for (int j = 0; j < 9; ++j)
+                k[j][lane] = w[((grp * g.O + o) * g.C + c0 + lane) * 9 + j];
+          Vd rows[3][6];  // G g down each kernel column
+          for (int j = 0; j < 3; ++j) g6(k[j], k[3 + j], k[6 + j], rows[j]);
+          for (int i = 0; i < 6; ++i) {
+            Vd t[6];  // (G g Gᵀ)[i][·]
+            g6(rows[0][i], rows[1][i], rows[2][i], t);
+            for (int j = 0; j < 6; ++j)
+              for (int64_t lane = 0; lane < lanes; ++lane)
+                ub[(6 * i + j) * per_xi + (c0 + lane) * OR + r] = static_cast<T>(t[j][lane]);
+          }
+        }
+    }
   });
+  return u;
 }
 
 // One chunk of n images of one group (x, y: the first image's, images x_image, y_image
-// apart): its planes, then every block of units: V, and per block of OR output channels the 36
-// GEMMs into M and the outputs.
+// apart): its planes, then every block of units: V, the 36 GEMMs into M and the outputs.
 template <class T, int OR, int NV>
 void winograd4_chunk(const DirectConv& g, const Layout4& l, const T* x, int64_t x_image, int64_t n,
                      const T* u, const int64_t* off, const T* bias, T* planes, T* v, T* m, T* y,
@@ -90,33 +117,38 @@ void winograd4_chunk(const DirectConv& g, const Layout4& l, const T* x, int64_t 
   for (int64_t u0 = 0; u0 < units; u0 += l.block_units) {
     const int64_t n_units = std::min(l.block_units, units - u0);
     for (int64_t s = 0; s < n_units; ++s) input_transform(g, l, planes, u0 + s, v + s * L, ld);
-    for (int64_t ob = 0; ob < OB; ++ob) {
-      for (int xi = 0; xi < kXi4; ++xi)
+    // Per position ξ the GEMMs of every block of output channels, so that V[ξ] (C × 4·L) stays
+    // in L1 while U[ξ] streams past once per block: M holds all O channels' 36 positions (1.2
+    // MB at 256 channels). Blocks of OR channels outermost instead re-read all of V per block,
+    // from L3 once V outgrows L2 (36 · C · 4·L: past 128 channels): 1.1-1.5× slower there,
+    // and no faster where V fits (throwaway alternation, 15 rounds).
+    for (int xi = 0; xi < kXi4; ++xi)
+      for (int64_t ob = 0; ob < OB; ++ob)
         for (int64_t s = 0; s < n_units; s += NV)
           forward_tile<T, OR, NV>(v + xi * g.C * ld + s * L, off, g.C,
-                                  u + (xi * OB + ob) * g.C * OR, m + xi * OR * ld + s * L, ld);
-      for (int64_t s = 0; s < n_units; ++s) {
-        const int64_t unit = u0 + s, o1 = std::min(g.O, (ob + 1) * OR);
-        if (!l.packed) {  // the row's 4·L outputs at the unit's columns
-          T* yu = y + 4 * l.first_tile(unit);
-          output_transform(l, g.Ho, m + s * L, OR * ld, ld, unit, ob * OR, o1, bias,
-                           [&](int64_t o, int64_t h, const Vec(&row)[4]) {
-                             T* out = yu + (o * g.Ho + h) * g.Wo;
-                             for (int k = 0; k < 4; ++k) storeu(out + k * L, row[k]);
-                           });
-          continue;
-        }
-        // Packed: the 4·L outputs are one row of each image of the pack, Wo apart.
-        const int64_t i0 = l.first_image(unit), images = std::min(l.pack, n - i0);
-        output_transform(l, g.Ho, m + s * L, OR * ld, ld, unit, ob * OR, o1, bias,
+                                  u + (xi * OB + ob) * g.C * OR,
+                                  m + (xi * OB + ob) * OR * ld + s * L, ld);
+    for (int64_t s = 0; s < n_units; ++s) {
+      const int64_t unit = u0 + s;
+      if (!l.packed) {  // the row's 4·L outputs at the unit's columns
+        T* yu = y + 4 * l.first_tile(unit);
+        output_transform(l, g.Ho, m + s * L, OB * OR * ld, ld, unit, g.O, bias,
                          [&](int64_t o, int64_t h, const Vec(&row)[4]) {
-                           alignas(64) T values[4 * L];
-                           for (int k = 0; k < 4; ++k) storeu(values + k * L, row[k]);
-                           for (int64_t i = 0; i < images; ++i)
-                             std::copy_n(values + i * g.Wo, g.Wo,
-                                         y + (i0 + i) * y_image + (o * g.Ho + h) * g.Wo);
+                           T* out = yu + (o * g.Ho + h) * g.Wo;
+                           for (int k = 0; k < 4; ++k) storeu(out + k * L, row[k]);
                          });
+        continue;
       }
+      // Packed: the 4·L outputs are one row of each image of the pack, Wo apart.
+      const int64_t i0 = l.first_image(unit), images = std::min(l.pack, n - i0);
+      output_transform(l, g.Ho, m + s * L, OB * OR * ld, ld, unit, g.O, bias,
+                       [&](int64_t o, int64_t h, const Vec(&row)[4]) {
+                         alignas(64) T values[4 * L];
+                         for (int k = 0; k < 4; ++k) storeu(values + k * L, row[k]);
+                         for (int64_t i = 0; i < images; ++i)
+                           std::copy_n(values + i * g.Wo, g.Wo,
+                                       y + (i0 + i) * y_image + (o * g.Ho + h) * g.Wo);
+                       });
     }
   }
 }
@@ -134,8 +166,8 @@ void forward_winograd4(const DirectConv& g, const T* x, const T* w, const T* bia
   std::vector<int64_t> off(static_cast<std::size_t>(g.C));  // the "taps" of V[ξ]: its rows
   for (int64_t c = 0; c < g.C; ++c) off[static_cast<std::size_t>(c)] = c * ld;
   const int64_t planes_size = round_up(l.planes_size(g), 16);  // V on a cache line
-  const int64_t v_size = kXi4 * g.C * ld;
-  const auto buffer = static_cast<std::size_t>(planes_size + v_size + kXi4 * OR * ld);
+  const int64_t v_size = kXi4 * g.C * ld, m_size = kXi4 * OB * OR * ld;
+  const auto buffer = static_cast<std::size_t>(planes_size + v_size + m_size);
   const int64_t x_image = g.G * g.C * g.H * g.W, y_image = g.G * g.O * g.Ho * g.Wo;
   const int64_t chunks = (g.N + l.images - 1) / l.images;
   parallel_claim(

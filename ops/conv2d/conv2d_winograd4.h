@@ -22,10 +22,10 @@
 // P_0, P_1[t + 1]. Where rows of tiles are shorter (16×16, 8×8 and 4×4 images: 4, 2 and 1
 // tiles; "packed units") L / TW images lie side by side in the lanes, a unit is one row of
 // tiles of such a pack, and six planes per channel hold the six columns of each lane's tile,
-// so every load is a whole vector. Then per block of up to 4 units (V: 36 × C × 4·L, 295 KB for
-// 64 channels in f32, in L2) the input transform, and per block of OR output channels the 36
-// GEMMs (forward_tile) into M and the output transform into y; the backward-weight stages the
-// same V beside the transformed output gradients. Each lane is one tile of one image, computed
+// so every load is a whole vector. Then per block of up to 4 units the input transform into V
+// (36 × C × 4·L), per position ξ the GEMMs (forward_tile) of every block of OR output channels
+// into M (36 × O × 4·L), and the output transform into y; the backward-weight stages the same V
+// beside the transformed output gradients. Each lane is one tile of one image, computed
 // alone: the forward's result does not depend on the thread count or the batch.
 #include <algorithm>
 #include <cstdint>
@@ -74,12 +74,14 @@ struct Layout4 {
       const ForwardTile t = kForwardTiles[i];
       if (!kAvx512 && t.OR * t.NV + t.NV + 1 > 16) continue;
       const int64_t block = std::max<int64_t>(1, kBlockUnits4 / t.NV) * t.NV;
-      const int64_t per_image = l.packed ? l.TH : l.TH * l.units_row;  // packed: per pack
-      const int64_t units = l.packed ? round_up(per_image, block) : round_up(per_image, t.NV);
+      const int64_t images = l.packed ? (block + l.TH - 1) / l.TH * l.pack : 1;
+      // The units computed: each chunk's, its last block's rounded up to whole register tiles.
+      const auto computed = [&](int64_t n) { return n ? round_up(l.units_of(n), t.NV) : 0; };
+      const int64_t units = g.N / images * computed(images) + computed(g.N % images);
       const int64_t work = round_up(g.O, t.OR) * units;
-      if (best < 0 || work < best) best = work, l.tile = t, l.block_units = block;
+      if (best < 0 || work < best)
+        best = work, l.tile = t, l.block_units = block, l.images = images;
     }
-    l.images = l.packed ? (l.block_units + l.TH - 1) / l.TH * l.pack : 1;
     return l;
   }
   // Units of a chunk of n images.
