@@ -48,16 +48,18 @@ bool winograd_pays(const DirectConv& g) {
   return !kAvx512 && kFmaVectors && winograd_applies(g) && g.C >= 16 && g.O >= 16 &&
          3 * computed <= 4 * g.Ho * g.Wo;
 }
-// F(4×4, 3×3) against F(2×2, 3×3), same method, 8-10 pairs (f32). Rows of 4×4 tiles filling
-// whole vectors: ResNet18's 64-channel 32×32 layer 0.80-0.83 (f64: 0.84), ResNet20's 16-channel
-// one 0.80, 32 and 128 channels at 32×32 0.74, 256 at 32×32 0.78; 64×64 images of 16, 32 and 64
-// channels 0.76, 0.74 and 0.73. Packs of two 16×16 images: 64, 128 and 256 channels 0.89, 0.85
-// and 0.94 (128 → 64: 0.88), but 32 channels 1.01; packs of four 8×8 images and eight 4×4 ones
-// lost (256 and 512 channels: 1.19; their transformed kernels are 9 and 38 MB). Not where over
-// a quarter of its rows are padding.
+// F(4×4, 3×3) against F(2×2, 3×3), same method, 8-15 pairs (f32). Rows of 4×4 tiles filling
+// whole vectors: ResNet18's 64-channel 32×32 layer 0.75-0.77, ResNet20's 16-channel one
+// 0.80-0.84, 32 and 128 channels at 32×32 0.74, 256 at 32×32 0.78; 64×64 images of 16, 32 and
+// 64 channels 0.76, 0.74 and 0.73. Packs of two 16×16 images: 64, 128 and 256 channels 0.875,
+// 0.73-0.85 and 0.88, but 32 channels 0.955-1.01; packs of four 8×8 images: 32, 64, 128 and 256
+// channels 0.78, 0.78, 0.74 and 0.69. Packs of eight 4×4 images lost at 128 and 256 channels
+// (1.10, 1.02) and won little at 512 (0.86-0.91): their transformed kernels (36 · C · O, 38 MB
+// at 512 channels) are written and then read from memory once per chunk of images. Not where
+// over a quarter of its rows are padding.
 bool winograd4_pays(const DirectConv& g) {
   const int64_t TW = g.Wo / 4, L = Simd<float>::L;
-  const bool fits = TW % L == 0 || (2 * TW == L && g.C >= 64 && g.O >= 64);
+  const bool fits = TW % L == 0 || 4 * TW == L || (2 * TW == L && g.C >= 64 && g.O >= 64);
   return winograd4_applies(g) && fits && 3 * 4 * ((g.Ho + 3) / 4) <= 4 * g.Ho;
 }
 // The Winograd backward-weight's 16 × C × O sums (f32), per group.

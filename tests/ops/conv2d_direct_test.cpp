@@ -103,7 +103,8 @@ const char* forward_kind_name(DirectForward kind) {
          : kind == DirectForward::winograd    ? "forward by Winograd F(2x2, 3x3)"
                                               : "forward by Winograd F(4x4, 3x3)";
 }
-// Winograd runs 3x3 stride-1 undilated kernels only, F(4x4) on outputs a multiple of 32 wide.
+// Winograd runs 3x3 stride-1 undilated kernels only, F(4x4) on outputs 4·k wide that fill whole
+// vectors, alone or a few images side by side.
 bool runs(const DirectConv& g, DirectForward kind) {
   if (kind == DirectForward::winograd_4x4) return detail::winograd4_applies(g);
   return kind != DirectForward::winograd || detail::winograd_applies(g);
@@ -385,10 +386,10 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
 // Through conv2d: on AVX-512 or AVX2 CPUs the CIFAR ResNet and airbench shapes take the direct
 // kernels (forward by outputs, or on 7×7 and 4×4 images by channels; on AVX2 the 3×3 stride-1
 // layers of 16 channels and more by Winograd; stride-1 backward-data as the flipped forward,
-// strided 3×3 by phases on AVX2; F(4×4) Winograd where outputs are 32 wide, or 16 wide with 64
-// channels, forward and backward-data; backward-weight where it pays, by Winograd on AVX2 for 64
-// channels and more, F(4×4) on ResNet18's 64-channel 32×32 layer); the results are the plain
-// loop's.
+// strided 3×3 by phases on AVX2; F(4×4) Winograd where outputs are 32 or 8 wide, or 16 wide
+// with 64 channels, forward and backward-data; backward-weight where it pays, by Winograd on
+// AVX2 for 64 channels and more, F(4×4) on ResNet18's 64-channel 32×32 layer); the results are
+// the plain loop's.
 TEST(Conv2dDirect, ResNetShapesThroughConv2d) {
   for (const DirectConv& g :
        {make(2, 1, 16, 16, 16, 16, 3, 3, 1, 1), make(2, 1, 8, 8, 8, 8, 3, 3, 1, 1),
