@@ -85,6 +85,14 @@ bool winograd4_weight_pays(const DirectConv& g) {
   return winograd_weight_pays(g) && winograd4_pays(g) && TW % L == 0 &&
          36 * g.C * g.O * int64_t{sizeof(float)} <= (1 << 20);
 }
+// F(4×4) with shared sums (kSharedTiles4) against F(2×2)'s backward-weight as chosen below,
+// same method, 12 pairs, twice: ResNet18's 128-channel 16×16 layer 0.90 and 0.92 (per-part
+// F(2×2)), 256-channel 8×8 0.69 and 0.73, 512-channel 4×4 0.78 and 0.77 (shared F(2×2)); but
+// its 64-channel 32×32 layer 0.96 (per-part F(4×4) above: 0.74), 64 channels at 16×16 1.17.
+bool winograd4_shared_weight_pays(const DirectConv& g) {
+  return winograd_weight_pays(g) && winograd4_applies(g) && g.C >= 128 && g.O >= 128 &&
+         3 * 4 * ((g.Ho + 3) / 4) <= 4 * g.Ho;
+}
 // Shared sums against per-thread ones: 0.85 at 256 channels (4 MB of sums), 0.69 at 512 (16
 // MB); but 1.2 at 128 (1 MB) and 1.47 at 64 (256 KB), where per-thread sums stay in the caches.
 bool winograd_sums_shared(const DirectConv& g) {
@@ -136,6 +144,7 @@ bool direct_conv_pays(const DirectConv& g, DirectKernel kernel) {
 
 DirectBackwardWeight direct_backward_weight_kind(const DirectConv& g) {
   if (winograd4_weight_pays(g)) return DirectBackwardWeight::winograd_4x4;
+  if (winograd4_shared_weight_pays(g)) return DirectBackwardWeight::winograd_4x4_shared_sums;
   if (winograd_weight_pays(g))
     return winograd_sums_shared(g) ? DirectBackwardWeight::winograd_shared_sums
                                    : DirectBackwardWeight::winograd;
@@ -173,7 +182,10 @@ void direct_conv_backward_weight(const DirectConv& g, const T* gy, const T* x, T
                                  DirectBackwardWeight kind) {
   if (kind == DirectBackwardWeight::gathered_rows)
     return backward_weight_gathered_rows(g, gy, x, gw);
-  if (kind == DirectBackwardWeight::winograd_4x4) return backward_weight_winograd4(g, gy, x, gw);
+  if (kind == DirectBackwardWeight::winograd_4x4)
+    return backward_weight_winograd4(g, gy, x, gw, false);
+  if (kind == DirectBackwardWeight::winograd_4x4_shared_sums)
+    return backward_weight_winograd4(g, gy, x, gw, true);
   if (kind == DirectBackwardWeight::winograd) return backward_weight_winograd(g, gy, x, gw, false);
   if (kind == DirectBackwardWeight::winograd_shared_sums)
     return backward_weight_winograd(g, gy, x, gw, true);

@@ -70,13 +70,14 @@ void direct_conv_forward(const DirectConv& g, const T* x, const T* w, const T* b
 // (small images: each sum stays in registers over ~1024 positions).
 // Or Winograd F(2×2, 3×3) for 3×3 stride-1 kernels (conv2d_winograd_backward_weight.cpp),
 // each thread summing its part of the batch, or for wide layers the threads sharing the sums;
-// or F(4×4, 3×3) where its forward applies (conv2d_winograd4_backward_weight.cpp).
+// or F(4×4, 3×3) where its forward applies (conv2d_winograd4_backward_weight.cpp), either way.
 enum class DirectBackwardWeight {
   padded_images,
   gathered_rows,
   winograd,
   winograd_shared_sums,
-  winograd_4x4
+  winograd_4x4,
+  winograd_4x4_shared_sums
 };
 // The faster of the two for g (where direct_conv_pays).
 DirectBackwardWeight direct_backward_weight_kind(const DirectConv& g);

@@ -463,8 +463,8 @@ void forward_winograd(const DirectConv& g, const T* x, const T* w, const T* bias
 template <class T>
 void forward_winograd4(const DirectConv& g, const T* x, const T* w, const T* bias, T* y);
 // The backward-weights (direct_conv_backward_weight picks one). Winograd's threads sum their
-// parts of the batch into sums of their own (shared_sums false), or split the 16 positions ξ of
-// one shared set of sums (true).
+// parts of the batch into sums of their own (shared_sums false), or split the 16 (F(4×4): 36)
+// positions ξ of one shared set of sums (true).
 template <class T>
 void backward_weight_padded_images(const DirectConv& g, const T* gy, const T* x, T* gw);
 template <class T>
@@ -473,6 +473,7 @@ template <class T>
 void backward_weight_winograd(const DirectConv& g, const T* gy, const T* x, T* gw,
                               bool shared_sums);
 template <class T>
-void backward_weight_winograd4(const DirectConv& g, const T* gy, const T* x, T* gw);
+void backward_weight_winograd4(const DirectConv& g, const T* gy, const T* x, T* gw,
+                               bool shared_sums);
 
 }  // namespace rg::detail::direct

@@ -110,10 +110,7 @@ void winograd4_chunk(const DirectConv& g, const Layout4& l, const T* x, int64_t 
   constexpr int64_t L = Simd<T>::L;
   const int64_t ld = l.block_units * L, OB = (g.O + OR - 1) / OR;
   const int64_t units = l.units_of(n);
-  if (l.packed)
-    split_packed(g, l, x, x_image, n, planes);
-  else
-    split_phases(g, l, x, planes);
+  stage_planes(g, l, x, x_image, n, planes);
   for (int64_t u0 = 0; u0 < units; u0 += l.block_units) {
     const int64_t n_units = std::min(l.block_units, units - u0);
     for (int64_t s = 0; s < n_units; ++s) input_transform(g, l, planes, u0 + s, v + s * L, ld);

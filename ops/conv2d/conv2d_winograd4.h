@@ -185,6 +185,16 @@ void split_packed(const DirectConv& g, const Layout4& l, const T* x, int64_t x_i
     }
 }
 
+// The planes of a chunk of n images (x: the first, images x_image apart), either layout.
+template <class T>
+void stage_planes(const DirectConv& g, const Layout4& l, const T* x, int64_t x_image, int64_t n,
+                  T* planes) {
+  if (l.packed)
+    split_packed(g, l, x, x_image, n, planes);
+  else
+    split_phases(g, l, x, planes);
+}
+
 // Fails unless the F(4×4) kernels compute g.
 inline void check_winograd4(const DirectConv& g, const char* kernel) {
   RG_CHECK(winograd4_applies(g), "conv2d: the Winograd F(4x4, 3x3) ", kernel,

@@ -12,7 +12,9 @@
 // channel) in L × L register blocks; then the block's GEMMs add into gU. The batch's chunks
 // are summed in kWeightParts4 parts, each into a gU of its own and claimed by whichever thread
 // is free (as F(2×2)'s per-part sums: the result does not depend on the thread count up to
-// that many threads), and the parts are added in order when gU is transformed into gW.
+// that many threads), and the parts are added in order when gU is transformed into gW. Wide
+// layers (shared sums): the threads stage each block together and split its 36 GEMMs by ξ
+// into one gU, each position's sums in one thread.
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -29,6 +31,12 @@ constexpr int64_t kWeightParts4 = 8;  // as F(2×2)'s kWeightParts
 // of F(2×2)'s time where 4 ran in 0.77-0.80 (each pass over the tiles reads and writes gU once);
 // on the 128-channel 16×16 one 1.13 against 0.99 (its staging then outgrows L2; not taken there).
 constexpr int64_t kWeightBlock4 = 8;
+// With shared sums, blocks of whole chunks of about 128 tiles: each block reads and writes gU
+// (36 · C · O) once. Against F(2×2)'s backward-weight (AVX2, same alternation, 8-12 pairs):
+// 32, 96, 128 and 192 tiles on ResNet18's 256-channel 8×8 layer 1.09, 0.86, 0.69-0.80 and
+// 0.79; on its 512-channel 4×4 one 1.00, 0.89-0.94, 0.77-0.81 and 0.84; on the 128-channel
+// 16×16 one 96 and 128 tiles 0.84-0.98 and 0.85-0.92, 192-224 tiles 0.94-1.04 (noisy).
+constexpr int64_t kSharedTiles4 = 128;
 
 // A along four vectors: six.
 template <class Vec, class T>
@@ -142,16 +150,67 @@ void transform_weight_grads(const DirectConv& g, const T* gu, int64_t parts, int
   });
 }
 
+// Wide layers (shared sums): as F(2×2)'s, all threads stage each block of whole chunks (V and
+// GY of about kSharedTiles4 tiles), then split its 36 GEMMs by ξ into the one gU.
+template <class T>
+void backward_weight_shared_sums4(const DirectConv& g, const Layout4& l, const ChannelTile& ct,
+                                  int64_t Op, const T* gy, const T* x, T* gw) {
+  constexpr int64_t L = Simd<T>::L;
+  const int64_t chunks = (g.N + l.images - 1) / l.images, chunk_units = l.units_of(l.images);
+  const int64_t block_chunks = std::max<int64_t>(1, kSharedTiles4 / (chunk_units * L));
+  const int64_t ld = block_chunks * chunk_units * L;
+  // The caller's own (thread_buffer holds the workers' planes, and the caller is one).
+  thread_local std::vector<T> staging;
+  T* v = aligned(staging, static_cast<std::size_t>(kXi4 * g.C * ld + kXi4 * ld * Op));
+  T* gyt = v + kXi4 * g.C * ld;
+  const int64_t group_size = kXi4 * g.C * Op;
+  T* gu = shared_buffer<T, Shared::sums>(static_cast<std::size_t>(g.G * group_size));
+  parallel_for(g.G * kXi4 * g.C, copy_grain(Op),
+               [&](int64_t r0, int64_t r1) { std::fill(gu + r0 * Op, gu + r1 * Op, T(0)); });
+  const auto planes_size = static_cast<std::size_t>(l.planes_size(g));
+  const int64_t x_image = g.G * g.C * g.H * g.W, y_image = g.G * g.O * g.Ho * g.Wo;
+  for (int64_t grp = 0; grp < g.G; ++grp)
+    for (int64_t b0 = 0; b0 < chunks; b0 += block_chunks) {
+      const int64_t b1 = std::min(chunks, b0 + block_chunks);
+      parallel_claim(
+          b1 - b0, [&] { return thread_buffer<T>(planes_size); },
+          [&](int64_t k, T* planes) {
+            const int64_t n0 = (b0 + k) * l.images, n = std::min(l.images, g.N - n0);
+            const T* gyc = gy + n0 * y_image + grp * g.O * g.Ho * g.Wo;
+            stage_planes(g, l, x + n0 * x_image + grp * g.C * g.H * g.W, x_image, n, planes);
+            for (int64_t u = 0; u < l.units_of(n); ++u) {
+              const int64_t slot = k * chunk_units + u;
+              input_transform(g, l, planes, u, v + slot * L, ld);
+              transform_grads(g, l, gyc, y_image, n, u, Op, gyt + slot * L * Op, ld * Op);
+            }
+          });
+      // The last chunk may hold fewer units: only the slots written are summed.
+      const int64_t last = std::min(l.images, g.N - (b1 - 1) * l.images);
+      const int64_t tiles = ((b1 - b0 - 1) * chunk_units + l.units_of(last)) * L;
+      parallel_claim(
+          kXi4, [] { return 0; },
+          [&](int64_t xi, int) {
+            with_channel_tile(ct, [&]<int KR, int NV>() {
+              weight_gemms<T, KR, NV>(g, v, gyt, ld, Op, tiles, gu + grp * group_size, xi, xi + 1);
+            });
+          });
+    }
+  for (int64_t grp = 0; grp < g.G; ++grp)
+    transform_weight_grads(g, gu + grp * group_size, 1, 0, Op, gw + grp * g.O * g.C * 9);
+}
+
 }  // namespace
 
 template <class T>
-void backward_weight_winograd4(const DirectConv& g, const T* gy, const T* x, T* gw) {
+void backward_weight_winograd4(const DirectConv& g, const T* gy, const T* x, T* gw,
+                               bool shared_sums) {
   check_winograd4(g, "backward-weight");
   constexpr int64_t L = Simd<T>::L;
   const Layout4 l = Layout4::of<T>(g);
   // gU's rows: the output channels, padded to whole register tiles.
   const ChannelTile ct = channel_tile<T>(g.O);
   const int64_t Op = round_up(g.O, ct.NV * L), ld = kWeightBlock4 * L;
+  if (shared_sums) return backward_weight_shared_sums4(g, l, ct, Op, gy, x, gw);
   const int64_t planes_size = round_up(l.planes_size(g), 16);
   const int64_t v_size = round_up(kXi4 * g.C * ld, 16);
   const auto buffer = static_cast<std::size_t>(planes_size + v_size + kXi4 * ld * Op);
@@ -182,10 +241,7 @@ void backward_weight_winograd4(const DirectConv& g, const T* gy, const T* x, T* 
               const int64_t n0 = chunk * l.images, n = std::min(l.images, g.N - n0);
               const T* xc = x + n0 * x_image + grp * g.C * g.H * g.W;
               const T* gyc = gy + n0 * y_image + grp * g.O * g.Ho * g.Wo;
-              if (l.packed)
-                split_packed(g, l, xc, x_image, n, planes);
-              else
-                split_phases(g, l, xc, planes);
+              stage_planes(g, l, xc, x_image, n, planes);
               for (int64_t u = 0; u < l.units_of(n); ++u) {
                 input_transform(g, l, planes, u, v + filled * L, ld);
                 transform_grads(g, l, gyc, y_image, n, u, Op, gyt + filled * L * Op, ld * Op);
@@ -201,8 +257,8 @@ void backward_weight_winograd4(const DirectConv& g, const T* gy, const T* x, T* 
 }
 
 template void backward_weight_winograd4<float>(const DirectConv&, const float*, const float*,
-                                               float*);
+                                               float*, bool);
 template void backward_weight_winograd4<double>(const DirectConv&, const double*, const double*,
-                                                double*);
+                                                double*, bool);
 
 }  // namespace rg::detail::direct

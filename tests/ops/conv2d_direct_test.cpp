@@ -112,18 +112,22 @@ bool runs(const DirectConv& g, DirectForward kind) {
 using detail::DirectBackwardWeight;
 constexpr DirectBackwardWeight kWeightKinds[] = {
     DirectBackwardWeight::padded_images, DirectBackwardWeight::gathered_rows,
-    DirectBackwardWeight::winograd, DirectBackwardWeight::winograd_shared_sums,
-    DirectBackwardWeight::winograd_4x4};
+    DirectBackwardWeight::winograd,      DirectBackwardWeight::winograd_shared_sums,
+    DirectBackwardWeight::winograd_4x4,  DirectBackwardWeight::winograd_4x4_shared_sums};
 const char* weight_kind_name(DirectBackwardWeight kind) {
   return kind == DirectBackwardWeight::padded_images   ? "backward-weight over padded images"
          : kind == DirectBackwardWeight::gathered_rows ? "backward-weight over gathered rows"
          : kind == DirectBackwardWeight::winograd      ? "backward-weight by Winograd F(2x2, 3x3)"
          : kind == DirectBackwardWeight::winograd_shared_sums
              ? "backward-weight by Winograd, shared sums"
-             : "backward-weight by Winograd F(4x4, 3x3)";
+         : kind == DirectBackwardWeight::winograd_4x4
+             ? "backward-weight by Winograd F(4x4, 3x3)"
+             : "backward-weight by Winograd F(4x4, 3x3), shared sums";
 }
 bool runs(const DirectConv& g, DirectBackwardWeight kind) {
-  if (kind == DirectBackwardWeight::winograd_4x4) return detail::winograd4_applies(g);
+  if (kind == DirectBackwardWeight::winograd_4x4 ||
+      kind == DirectBackwardWeight::winograd_4x4_shared_sums)
+    return detail::winograd4_applies(g);
   const bool winograd =
       kind == DirectBackwardWeight::winograd || kind == DirectBackwardWeight::winograd_shared_sums;
   return !winograd || detail::winograd_applies(g);
@@ -214,7 +218,9 @@ void check_against_reference(const DirectConv& g, double atol, double rtol) {
   for (DirectBackwardWeight kind : kWeightKinds) {
     if (!runs(g, kind)) continue;
     SCOPED_TRACE(weight_kind_name(kind));
-    const double rounding = kind == DirectBackwardWeight::winograd_4x4 ? kWinograd4Rounding : 4;
+    const bool f4 = kind == DirectBackwardWeight::winograd_4x4 ||
+                    kind == DirectBackwardWeight::winograd_4x4_shared_sums;
+    const double rounding = f4 ? kWinograd4Rounding : 4;
     EXPECT_TRUE(close_to_reference<T>(run_backward_weight<T>(g, gy, x, kind),
                                       reference_backward_weight(g, gy64, x64), gw_scale, atol, rtol,
                                       rounding));
@@ -350,6 +356,8 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
   const Tensor f1 = run_forward<double>(g4, x4, w4, Tensor(), DirectForward::winograd_4x4);
   const Tensor p1 = run_forward<double>(p4, xp, w4, Tensor(), DirectForward::winograd_4x4);
   const Tensor q1 = run_backward_weight<double>(p4, gyp, xp, DirectBackwardWeight::winograd_4x4);
+  const Tensor e1 =
+      run_backward_weight<double>(p4, gyp, xp, DirectBackwardWeight::winograd_4x4_shared_sums);
   const Tensor gw1 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::padded_images);
   const Tensor r1 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::gathered_rows);
   const Tensor u1 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::winograd);
@@ -363,6 +371,8 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
   const Tensor f3 = run_forward<double>(g4, x4, w4, Tensor(), DirectForward::winograd_4x4);
   const Tensor p3 = run_forward<double>(p4, xp, w4, Tensor(), DirectForward::winograd_4x4);
   const Tensor q3 = run_backward_weight<double>(p4, gyp, xp, DirectBackwardWeight::winograd_4x4);
+  const Tensor e3 =
+      run_backward_weight<double>(p4, gyp, xp, DirectBackwardWeight::winograd_4x4_shared_sums);
   const Tensor gw3 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::padded_images);
   const Tensor r3 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::gathered_rows);
   const Tensor u3 = run_backward_weight<double>(g, gy, x, DirectBackwardWeight::winograd);
@@ -376,6 +386,7 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
   EXPECT_TRUE(all_close(f3, f1, 0, 0));
   EXPECT_TRUE(all_close(p3, p1, 0, 0));
   EXPECT_TRUE(all_close(q3, q1, 0, 0));  // F(4x4): 3 chunks, in parts whatever the threads
+  EXPECT_TRUE(all_close(e3, e1, 0, 0));
   EXPECT_TRUE(all_close(gw3, gw1, 1e-12, 1e-12));
   EXPECT_TRUE(all_close(r3, r1, 0, 0));
   EXPECT_TRUE(all_close(u3, u1, 0, 0));
@@ -388,8 +399,8 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
 // layers of 16 channels and more by Winograd; stride-1 backward-data as the flipped forward,
 // strided 3×3 by phases on AVX2; F(4×4) Winograd where outputs are 32 or 8 wide, or 16 wide
 // with 64 channels, forward and backward-data; backward-weight where it pays, by Winograd on
-// AVX2 for 64 channels and more, F(4×4) on ResNet18's 64-channel 32×32 layer); the results are
-// the plain loop's.
+// AVX2 for 64 channels and more, F(4×4) on ResNet18's 64-channel 32×32 layer and with shared
+// sums on 128 channels and more); the results are the plain loop's.
 TEST(Conv2dDirect, ResNetShapesThroughConv2d) {
   for (const DirectConv& g :
        {make(2, 1, 16, 16, 16, 16, 3, 3, 1, 1), make(2, 1, 8, 8, 8, 8, 3, 3, 1, 1),
