@@ -136,15 +136,21 @@ void winograd4_chunk(const DirectConv& g, const Layout4& l, const T* x, int64_t 
                          });
         continue;
       }
-      // Packed: the 4·L outputs are one row of each image of the pack, Wo apart.
+      // Packed: the 4·L outputs are one row of each image of the pack, Wo apart; where Wo is
+      // whole vectors (8×8 and 16×16 images in f32) each vector is stored where it goes.
       const int64_t i0 = l.first_image(unit), images = std::min(l.pack, n - i0);
       output_transform(l, g.Ho, m + s * L, OB * OR * ld, ld, unit, g.O, bias,
                        [&](int64_t o, int64_t h, const Vec(&row)[4]) {
+                         T* out = y + i0 * y_image + (o * g.Ho + h) * g.Wo;
+                         if (g.Wo % L == 0) {
+                           for (int64_t k = 0; k < 4 && k * L < images * g.Wo; ++k)
+                             storeu(out + k * L / g.Wo * y_image + k * L % g.Wo, row[k]);
+                           return;
+                         }
                          alignas(64) T values[4 * L];
                          for (int k = 0; k < 4; ++k) storeu(values + k * L, row[k]);
                          for (int64_t i = 0; i < images; ++i)
-                           std::copy_n(values + i * g.Wo, g.Wo,
-                                       y + (i0 + i) * y_image + (o * g.Ho + h) * g.Wo);
+                           std::copy_n(values + i * g.Wo, g.Wo, out + i * y_image);
                        });
     }
   }

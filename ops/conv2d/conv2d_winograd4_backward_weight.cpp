@@ -63,16 +63,19 @@ void output_grads(const DirectConv& g, const Layout4& l, const T* gy, int64_t y_
   for (int a = 0; a < 4; ++a) {
     const int64_t h = 4 * th + a;
     alignas(64) T row[4 * L] = {};  // the 4·L outputs of the unit's tiles, in lane order
-    const T* src = row;
+    const T* at[4] = {row, row + L, row + 2 * L, row + 3 * L};  // where each vector is read
+    const int64_t i0 = l.first_image(unit), images = std::min(l.pack, n - i0);
+    const T* src = h < g.Ho ? gy + i0 * y_image + (o * g.Ho + h) * g.Wo : nullptr;
     if (h < g.Ho && !l.packed) {
-      src = gy + (o * g.Ho + h) * g.Wo + 4 * l.first_tile(unit);
+      for (int k = 0; k < 4; ++k) at[k] = src + 4 * l.first_tile(unit) + k * L;
+    } else if (h < g.Ho && g.Wo % L == 0) {  // one row of each image, whole vectors each
+      for (int64_t k = 0; k < 4 && k * L < images * g.Wo; ++k)
+        at[k] = src + k * L / g.Wo * y_image + k * L % g.Wo;
     } else if (h < g.Ho) {  // one row of each image of the pack, side by side
-      const int64_t i0 = l.first_image(unit), images = std::min(l.pack, n - i0);
-      for (int64_t i = 0; i < images; ++i)
-        std::copy_n(gy + (i0 + i) * y_image + (o * g.Ho + h) * g.Wo, g.Wo, row + i * g.Wo);
+      for (int64_t i = 0; i < images; ++i) std::copy_n(src + i * y_image, g.Wo, row + i * g.Wo);
     }
-    const Vec v0 = loadu<Vec>(src), v1 = loadu<Vec>(src + L), v2 = loadu<Vec>(src + 2 * L),
-              v3 = loadu<Vec>(src + 3 * L);
+    const Vec v0 = loadu<Vec>(at[0]), v1 = loadu<Vec>(at[1]), v2 = loadu<Vec>(at[2]),
+              v3 = loadu<Vec>(at[3]);
     const Vec e01 = deinterleave<Vec, 0>(v0, v1, lanes), o01 = deinterleave<Vec, 1>(v0, v1, lanes);
     const Vec e23 = deinterleave<Vec, 0>(v2, v3, lanes), o23 = deinterleave<Vec, 1>(v2, v3, lanes);
     gyv[a][0] = deinterleave<Vec, 0>(e01, e23, lanes);
