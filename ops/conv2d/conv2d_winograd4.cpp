@@ -50,16 +50,16 @@ void output_transform(const Layout4& l, int64_t Ho, const T* m, int64_t xi_strid
   }
 }
 
-// G applied to three values (Lavin & Gray's, see conv2d_winograd4.h), the shared sums first.
+// G applied to three values (see conv2d_winograd4.h), the shared sum first.
 template <class V>
 [[gnu::always_inline]] inline void g6(const V& k0, const V& k1, const V& k2, V (&out)[6]) {
-  const V e = k0 + k2, f = k0 * (1.0 / 24) + k2 * (1.0 / 6), h = k1 * (1.0 / 12);
-  out[0] = k0 * (1.0 / 4);
+  const V e = k0 + k2;
+  out[0] = k0 * 0.5;
   out[1] = (e + k1) * (-1.0 / 6);
-  out[2] = (e - k1) * (-1.0 / 6);
-  out[3] = f + h;
-  out[4] = f - h;
-  out[5] = k2;
+  out[2] = (e - k1) * (1.0 / 6);
+  out[3] = (k0 + 2.0 * k1 + 4.0 * k2) * (1.0 / 30);
+  out[4] = (4.0 * k0 - 2.0 * k1 + k2) * (-4.0 / 15);
+  out[5] = k2 * 0.5;
 }
 
 // U[grp][ξ][ob][c][r] = G g Gᵀ of the kernel of output channel ob·OR + r and input channel c

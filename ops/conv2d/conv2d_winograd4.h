@@ -3,17 +3,22 @@
 // (conv2d_winograd4.cpp) and the backward-weight (conv2d_winograd4_backward_weight.cpp) share.
 // conv2d_winograd.h's scheme with 4×4 tiles of outputs, each from the 6×6 block of padded
 // input under it: 36 positions ξ, so 36 multiplications per input channel for 16 outputs where
-// F(2×2) needs 64 and the direct kernels 144. Along each axis (Lavin & Gray):
-//   Bᵀ d = (4d0 − 5d2 + d4, −4(d1 + d2) + d3 + d4, 4(d1 − d2) − d3 + d4,
-//           2(d3 − d1) − d2 + d4, 2(d1 − d3) − d2 + d4, 4d1 − 5d3 + d5),
-//   G g  = (g0/4, −(g0 + g1 + g2)/6, −(g0 − g1 + g2)/6, g0/24 + g1/12 + g2/6,
-//           g0/24 − g1/12 + g2/6, g2),
-//   Aᵀ m = (m0 + m1 + m2 + m3 + m4, m1 − m2 + 2(m3 − m4), m1 + m2 + 4(m3 + m4),
-//           m1 − m2 + 8(m3 − m4) + m5).
-// The larger constants cost accuracy. In f32 on 32×32 images of 16 to 256 channels, against the
-// f64 result (outputs up to 0.5): rms error 0.8-2.6e-7 where F(2×2) has 1.3-4.0e-8, at worst
-// 1.5-5.3e-6 where it has 0.8-3.0e-7 (throwaway measurement, AVX2): far below what f32
-// training notices, but no longer near the last bit (tests/ops/conv2d_direct_test.cpp bounds it).
+// F(2×2) needs 64 and the direct kernels 144. Along each axis, Toom-Cook on the points 0, 1,
+// −1, 2, −1/2 and ∞ (Lavin & Gray's 0, ±1, ±2, ∞ with −2 turned into −1/2):
+//   Bᵀ d = (2(d0 + d4) − 4d2 + 3a, 2(d4 − d1) − 5d2 − d3, 2(d1 + d4) + d2 − 5d3, 2e − a, 2a + e,
+//           2(d1 + d5) − 4d3 − 3e),  with a = d1 − d3, e = d4 − d2,
+//   G g  = (g0/2, −(g0 + g1 + g2)/6, (g0 − g1 + g2)/6, (g0 + 2g1 + 4g2)/30,
+//           −4(4g0 − 2g1 + g2)/15, g2/2),
+//   Aᵀ m = (m0 + m1 + m2 + m3 + m4, m1 − m2 + 2m3 − m4/2, m1 + m2 + 4m3 + m4/4,
+//           m1 − m2 + 8m3 − m4/8 + m5).
+// The larger constants cost accuracy. Lavin & Gray's Aᵀ has ±8 in its last row where −1/2 puts
+// −1/8: on the parity test's shapes (tests/ops/conv2d_direct_test.cpp bounds it) F(4×4)'s worst
+// f32 rounding against the sums' magnitudes fell from 71 to 28 u·scale, for a Bᵀ of 18
+// operations instead of 14 (no measurable cost: 0.97-1.01 of the forward's time). In f32 on
+// 32×32 images of 16 to 256 channels, against the f64 result (outputs up to 0.5): rms error
+// 0.5-1.7e-7 (Lavin & Gray's points 0.8-2.6e-7) where F(2×2) has 1.3-4.0e-8, at worst
+// 0.6-1.9e-6 (1.5-5.3e-6) where it has 0.8-3.0e-7 (throwaway measurement, AVX2): far below what
+// f32 training notices, but not near the last bit.
 //
 // Lanes are tiles. Where rows of 4×4 tiles fill whole vectors (Wo a multiple of 4·L: 32 and 64
 // on AVX2 in f32; "row units") a unit is L consecutive tiles of one row, and each (image, group)
@@ -207,23 +212,24 @@ inline void check_winograd4(const DirectConv& g, const char* kernel) {
 // Bᵀ along six vectors.
 template <class Vec, class T>
 [[gnu::always_inline]] inline void bt6(const Vec (&d)[6], Vec (&o)[6]) {
-  const T four(4), five(5), two(2);
-  o[0] = four * d[0] - five * d[2] + d[4];
-  o[1] = d[3] + d[4] - four * (d[1] + d[2]);
-  o[2] = four * (d[1] - d[2]) - d[3] + d[4];
-  o[3] = two * (d[3] - d[1]) - d[2] + d[4];
-  o[4] = two * (d[1] - d[3]) - d[2] + d[4];
-  o[5] = four * d[1] - five * d[3] + d[5];
+  const T two(2), three(3), four(4), five(5);
+  const Vec a = d[1] - d[3], e = d[4] - d[2];
+  o[0] = two * (d[0] + d[4]) - four * d[2] + three * a;
+  o[1] = two * (d[4] - d[1]) - five * d[2] - d[3];
+  o[2] = two * (d[1] + d[4]) + d[2] - five * d[3];
+  o[3] = two * e - a;
+  o[4] = two * a + e;
+  o[5] = two * (d[1] + d[5]) - four * d[3] - three * e;
 }
 
 // Aᵀ along six vectors: four outputs.
 template <class Vec, class T>
 [[gnu::always_inline]] inline void at6(const Vec (&m)[6], Vec (&o)[4]) {
-  const Vec a = m[1] + m[2], b = m[1] - m[2], c = m[3] + m[4], d = m[3] - m[4];
-  o[0] = m[0] + a + c;
-  o[1] = b + T(2) * d;
-  o[2] = a + T(4) * c;
-  o[3] = b + T(8) * d + m[5];
+  const Vec s = m[1] + m[2], t = m[1] - m[2];
+  o[0] = m[0] + s + m[3] + m[4];
+  o[1] = t + T(2) * m[3] - T(0.5) * m[4];
+  o[2] = s + T(4) * m[3] + T(0.25) * m[4];
+  o[3] = t + T(8) * m[3] - T(0.125) * m[4] + m[5];
 }
 
 // V[ξ][c][slot·L ..] (rows ld apart, ξ C·ld apart) = Bᵀ d B of unit `unit`, every channel.

@@ -4,9 +4,9 @@
 //                                                             tile, spread over the 6×6 block)
 //   gW = Gᵀ gU G,
 // with, along each axis, A y = (y0, y0 + y1 + y2 + y3, y0 − y1 + y2 − y3, y0 + 2y1 + 4y2 + 8y3,
-// y0 − 2y1 + 4y2 − 8y3, y3) and Gᵀ u = (u0/4 − (u1 + u2)/6 + (u3 + u4)/24,
-// (u2 − u1)/6 + (u3 − u4)/12, (u3 + u4 − u1 − u2)/6 + u5). The 36 sums over the tiles are 36
-// GEMMs (weight_gemms, F(2×2)'s register tile).
+// y0 − y1/2 + y2/4 − y3/8, y3) and Gᵀ u = (u0/2 + (u2 − u1)/6 + u3/30 − 16u4/15,
+// −(u1 + u2)/6 + u3/15 + 8u4/15, (u2 − u1)/6 + 2u3/15 − 4u4/15 + u5/2). The 36 sums over the
+// tiles are 36 GEMMs (weight_gemms, F(2×2)'s register tile).
 //
 // Per block of units: V by the forward's input transform, GY transposed to (ξ, tile, output
 // channel) in L × L register blocks; then the block's GEMMs add into gU. The batch's chunks
@@ -42,12 +42,11 @@ constexpr int64_t kSharedTiles4 = 128;
 template <class Vec, class T>
 [[gnu::always_inline]] inline void a6(const Vec (&y)[4], Vec (&o)[6]) {
   const Vec even = y[0] + y[2], odd = y[1] + y[3];
-  const Vec even4 = y[0] + T(4) * y[2], odd8 = T(2) * y[1] + T(8) * y[3];
   o[0] = y[0];
   o[1] = even + odd;
   o[2] = even - odd;
-  o[3] = even4 + odd8;
-  o[4] = even4 - odd8;
+  o[3] = y[0] + T(4) * y[2] + (T(2) * y[1] + T(8) * y[3]);
+  o[4] = y[0] + T(0.25) * y[2] - (T(0.5) * y[1] + T(0.125) * y[3]);
   o[5] = y[3];
 }
 
@@ -121,12 +120,11 @@ void transform_weight_grads(const DirectConv& g, const T* gu, int64_t parts, int
   constexpr int64_t L = Simd<T>::L;
   // Gᵀ along six vectors: three.
   auto gt = [](const Vec(&u)[6], Vec(&k)[3]) {
-    const T sixth = T(1) / T(6), twelfth = T(1) / T(12), quarter = T(0.25);
-    const T twenty_fourth = T(1) / T(24);
-    const Vec s12 = u[1] + u[2], s34 = u[3] + u[4];
-    k[0] = u[0] * quarter - s12 * sixth + s34 * twenty_fourth;
-    k[1] = (u[2] - u[1]) * sixth + (u[3] - u[4]) * twelfth;
-    k[2] = (s34 - s12) * sixth + u[5];
+    const T sixth = T(1) / T(6);
+    const Vec d = (u[2] - u[1]) * sixth;
+    k[0] = u[0] * T(0.5) + d + u[3] * (T(1) / T(30)) - u[4] * (T(16) / T(15));
+    k[1] = (u[1] + u[2]) * -sixth + u[3] * (T(1) / T(15)) + u[4] * (T(8) / T(15));
+    k[2] = d + u[3] * (T(2) / T(15)) - u[4] * (T(4) / T(15)) + u[5] * T(0.5);
   };
   parallel_for(g.C, 4, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c)

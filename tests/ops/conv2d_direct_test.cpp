@@ -187,10 +187,11 @@ template <class T>
 }
 
 // F(4×4)'s transforms multiply by up to 5 (Bᵀ) and 8 (Aᵀ) along each axis, and its f32 rounding
-// grows with them: up to 33 u·scale on these shapes (4×4 images of 128 channels, the whole
-// padded image one 6×6 tile), 13-20 on 32×32 images; F(2×2) and the direct kernels stay under
-// 1. Exactness is the f64 test's job (1e-12; F(4×4) is off by ~1e-15 there).
-constexpr double kWinograd4Rounding = 64;
+// grows with them: |error| / (u·scale) reached 28 on these shapes, forward or backward-weight
+// (71 with Lavin & Gray's points, whose Aᵀ has −8 where ours has −1/8); the other kernels reach
+// 6 (the f32 test's atol and rtol cover what passes their 4). Exactness is the f64 test's job
+// (1e-12; F(4×4) is off by ~1e-15 there).
+constexpr double kWinograd4Rounding = 40;
 
 template <class T>
 void check_against_reference(const DirectConv& g, double atol, double rtol) {
