@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <numeric>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "core/thread_pool.h"
@@ -461,6 +462,46 @@ void with_units(const DirectConv& g, const WinogradLayout& wl, const T* x, int64
   const TileLists<T> src{g, wl, in, tiles, yi, g.G * y_group, gyi};
   pad_tile_planes(g, src, x + item * x_group, g.G * x_group, b, in);
   f(src, wl.units(g, chunk));
+}
+
+// The shared-sums backward-weight's sums (F(2×2)'s and F(4×4)'s, XI positions): gU (XI × C ×
+// Op per group, zeroed first), summed per group over blocks of block_chunks chunks (the last
+// may be short). The threads stage each block's chunks together, stage(grp, chunk, k, in, v,
+// gyt, ld) putting chunk k of the block into the slots from k · chunk_units on (in: a thread
+// buffer of in_size), then split its XI GEMMs by ξ, each position's sums in one thread; units(
+// chunk) is the units of a chunk. The staging is the caller's own: thread_buffer holds the
+// workers' inputs, and the caller is one.
+template <int XI, class T, class Stage, class Units>
+T* shared_weight_sums(const DirectConv& g, const ChannelTile& ct, int64_t Op, int64_t chunks,
+                      int64_t chunk_units, int64_t block_chunks, std::size_t in_size, Stage&& stage,
+                      Units&& units) {
+  constexpr int64_t L = Simd<T>::L;
+  const int64_t ld = block_chunks * chunk_units * L;
+  thread_local std::vector<T> staging;
+  T* v = aligned(staging, static_cast<std::size_t>(XI * g.C * ld + XI * ld * Op));
+  T* gyt = v + XI * g.C * ld;
+  const int64_t group_size = XI * g.C * Op;
+  T* gu = shared_buffer<T, Shared::sums>(static_cast<std::size_t>(g.G * group_size));
+  parallel_for(g.G * XI * g.C, copy_grain(Op),
+               [&](int64_t r0, int64_t r1) { std::fill(gu + r0 * Op, gu + r1 * Op, T(0)); });
+  for (int64_t grp = 0; grp < g.G; ++grp)
+    for (int64_t b0 = 0; b0 < chunks; b0 += block_chunks) {
+      const int64_t b1 = std::min(chunks, b0 + block_chunks);
+      parallel_claim(
+          b1 - b0, [&] { return thread_buffer<T>(in_size); },
+          [&](int64_t k, T* in) { stage(grp, b0 + k, k, in, v, gyt, ld); });
+      // The last chunk may hold fewer units: its slots past them are stale, so only the units
+      // written are summed (a chunk's missing lanes are zeros).
+      const int64_t tiles = ((b1 - b0 - 1) * chunk_units + units(b1 - 1)) * L;
+      parallel_claim(
+          XI, [] { return 0; },
+          [&](int64_t xi, int) {
+            with_channel_tile(ct, [&]<int KR, int NV>() {
+              weight_gemms<T, KR, NV>(g, v, gyt, ld, Op, tiles, gu + grp * group_size, xi, xi + 1);
+            });
+          });
+    }
+  return gu;
 }
 
 }  // namespace rg::detail::direct

@@ -158,46 +158,24 @@ void backward_weight_shared_sums4(const DirectConv& g, const Layout4& l, const C
                                   int64_t Op, const T* gy, const T* x, T* gw) {
   constexpr int64_t L = Simd<T>::L;
   const int64_t chunks = (g.N + l.images - 1) / l.images, chunk_units = l.units_of(l.images);
-  const int64_t block_chunks = std::max<int64_t>(1, kSharedTiles4 / (chunk_units * L));
-  const int64_t ld = block_chunks * chunk_units * L;
-  // The caller's own (thread_buffer holds the workers' planes, and the caller is one).
-  thread_local std::vector<T> staging;
-  T* v = aligned(staging, static_cast<std::size_t>(kXi4 * g.C * ld + kXi4 * ld * Op));
-  T* gyt = v + kXi4 * g.C * ld;
-  const int64_t group_size = kXi4 * g.C * Op;
-  T* gu = shared_buffer<T, Shared::sums>(static_cast<std::size_t>(g.G * group_size));
-  parallel_for(g.G * kXi4 * g.C, copy_grain(Op),
-               [&](int64_t r0, int64_t r1) { std::fill(gu + r0 * Op, gu + r1 * Op, T(0)); });
-  const auto planes_size = static_cast<std::size_t>(l.planes_size(g));
   const int64_t x_image = g.G * g.C * g.H * g.W, y_image = g.G * g.O * g.Ho * g.Wo;
+  const auto images = [&](int64_t chunk) { return std::min(l.images, g.N - chunk * l.images); };
+  const T* gu = shared_weight_sums<kXi4, T>(
+      g, ct, Op, chunks, chunk_units, std::max<int64_t>(1, kSharedTiles4 / (chunk_units * L)),
+      static_cast<std::size_t>(l.planes_size(g)),
+      [&](int64_t grp, int64_t chunk, int64_t k, T* planes, T* v, T* gyt, int64_t ld) {
+        const int64_t n0 = chunk * l.images, n = images(chunk);
+        const T* gyc = gy + n0 * y_image + grp * g.O * g.Ho * g.Wo;
+        stage_planes(g, l, x + n0 * x_image + grp * g.C * g.H * g.W, x_image, n, planes);
+        for (int64_t u = 0; u < l.units_of(n); ++u) {
+          const int64_t slot = k * chunk_units + u;
+          input_transform(g, l, planes, u, v + slot * L, ld);
+          transform_grads(g, l, gyc, y_image, n, u, Op, gyt + slot * L * Op, ld * Op);
+        }
+      },
+      [&](int64_t chunk) { return l.units_of(images(chunk)); });
   for (int64_t grp = 0; grp < g.G; ++grp)
-    for (int64_t b0 = 0; b0 < chunks; b0 += block_chunks) {
-      const int64_t b1 = std::min(chunks, b0 + block_chunks);
-      parallel_claim(
-          b1 - b0, [&] { return thread_buffer<T>(planes_size); },
-          [&](int64_t k, T* planes) {
-            const int64_t n0 = (b0 + k) * l.images, n = std::min(l.images, g.N - n0);
-            const T* gyc = gy + n0 * y_image + grp * g.O * g.Ho * g.Wo;
-            stage_planes(g, l, x + n0 * x_image + grp * g.C * g.H * g.W, x_image, n, planes);
-            for (int64_t u = 0; u < l.units_of(n); ++u) {
-              const int64_t slot = k * chunk_units + u;
-              input_transform(g, l, planes, u, v + slot * L, ld);
-              transform_grads(g, l, gyc, y_image, n, u, Op, gyt + slot * L * Op, ld * Op);
-            }
-          });
-      // The last chunk may hold fewer units: only the slots written are summed.
-      const int64_t last = std::min(l.images, g.N - (b1 - 1) * l.images);
-      const int64_t tiles = ((b1 - b0 - 1) * chunk_units + l.units_of(last)) * L;
-      parallel_claim(
-          kXi4, [] { return 0; },
-          [&](int64_t xi, int) {
-            with_channel_tile(ct, [&]<int KR, int NV>() {
-              weight_gemms<T, KR, NV>(g, v, gyt, ld, Op, tiles, gu + grp * group_size, xi, xi + 1);
-            });
-          });
-    }
-  for (int64_t grp = 0; grp < g.G; ++grp)
-    transform_weight_grads(g, gu + grp * group_size, 1, 0, Op, gw + grp * g.O * g.C * 9);
+    transform_weight_grads(g, gu + grp * kXi4 * g.C * Op, 1, 0, Op, gw + grp * g.O * g.C * 9);
 }
 
 }  // namespace

@@ -156,46 +156,23 @@ void backward_weight_shared_sums(const DirectConv& g, const WinogradLayout& wl,
                                  const ChannelTile& ct, int64_t Op, const T* gy, const T* x,
                                  T* gw) {
   constexpr int64_t L = Simd<T>::L;
-  const int64_t chunks = wl.chunks(g);
   // Units of a whole chunk (the last may hold fewer), and whole chunks per block.
   const int64_t chunk_units = wl.units_of(wl.images);
   const int64_t block_chunks = std::max<int64_t>(
       1, kSharedStagingBytes / int64_t{sizeof(T)} / (kXi * (g.C + Op) * chunk_units * L));
-  const int64_t ld = block_chunks * chunk_units * L;
-  // The caller's own (thread_buffer is the workers' padded inputs, and the caller is one).
-  thread_local std::vector<T> staging;
-  T* v = aligned(staging, static_cast<std::size_t>(kXi * g.C * ld + kXi * ld * Op));
-  T* gyt = v + kXi * g.C * ld;
-  const int64_t group_size = kXi * g.C * Op;
-  T* gu = shared_buffer<T, Shared::sums>(static_cast<std::size_t>(g.G * group_size));
-  parallel_for(g.G * kXi * g.C, copy_grain(Op),
-               [&](int64_t r0, int64_t r1) { std::fill(gu + r0 * Op, gu + r1 * Op, T(0)); });
-  const auto in_size = static_cast<std::size_t>(wl.input_size(g));
+  const T* gu = shared_weight_sums<kXi, T>(
+      g, ct, Op, wl.chunks(g), chunk_units, block_chunks,
+      static_cast<std::size_t>(wl.input_size(g)),
+      [&](int64_t grp, int64_t chunk, int64_t k, T* in, T* v, T* gyt, int64_t ld) {
+        with_units(g, wl, x, chunk, grp, in, static_cast<T*>(nullptr), gy,
+                   [&](const auto& src, int64_t units) {
+                     for (int64_t u = 0; u < units; ++u)
+                       stage_unit(g, src, u, k * chunk_units + u, ld, Op, v, gyt);
+                   });
+      },
+      [&](int64_t chunk) { return wl.units(g, chunk); });
   for (int64_t grp = 0; grp < g.G; ++grp)
-    for (int64_t b0 = 0; b0 < chunks; b0 += block_chunks) {
-      const int64_t b1 = std::min(chunks, b0 + block_chunks);
-      parallel_claim(
-          b1 - b0, [&] { return thread_buffer<T>(in_size); },
-          [&](int64_t k, T* in) {
-            with_units(g, wl, x, b0 + k, grp, in, static_cast<T*>(nullptr), gy,
-                       [&](const auto& src, int64_t units) {
-                         for (int64_t u = 0; u < units; ++u)
-                           stage_unit(g, src, u, k * chunk_units + u, ld, Op, v, gyt);
-                       });
-          });
-      // The last chunk may hold fewer units: its slots past them are stale, so only the units
-      // written are summed (a chunk's missing lanes are zeros).
-      const int64_t tiles = ((b1 - b0 - 1) * chunk_units + wl.units(g, b1 - 1)) * L;
-      parallel_claim(
-          kXi, [] { return 0; },
-          [&](int64_t xi, int) {
-            with_channel_tile(ct, [&]<int KR, int NV>() {
-              weight_gemms<T, KR, NV>(g, v, gyt, ld, Op, tiles, gu + grp * group_size, xi, xi + 1);
-            });
-          });
-    }
-  for (int64_t grp = 0; grp < g.G; ++grp)
-    transform_weight_grads(g, gu + grp * group_size, 1, 0, Op, gw + grp * g.O * g.C * 9);
+    transform_weight_grads(g, gu + grp * kXi * g.C * Op, 1, 0, Op, gw + grp * g.O * g.C * 9);
 }
 
 }  // namespace
