@@ -50,13 +50,13 @@ bool winograd_pays(const DirectConv& g) {
 }
 // F(4×4, 3×3) against F(2×2, 3×3), same method, 8-15 pairs (f32). Rows of 4×4 tiles filling
 // whole vectors: ResNet18's 64-channel 32×32 layer 0.75-0.77, ResNet20's 16-channel one
-// 0.80-0.84, 32 and 128 channels at 32×32 0.74, 256 at 32×32 0.78; 64×64 images of 16, 32 and
-// 64 channels 0.76, 0.74 and 0.73. Packs of two 16×16 images: 64, 128 and 256 channels 0.875,
-// 0.73-0.85 and 0.88, but 32 channels 0.955-1.01; packs of four 8×8 images: 32, 64, 128 and 256
-// channels 0.78, 0.78, 0.74 and 0.69. Packs of eight 4×4 images lost at 128 and 256 channels
-// (1.10, 1.02) and won little at 512 (0.86-0.91): their transformed kernels (36 · C · O, 38 MB
-// at 512 channels) are written and then read from memory once per chunk of images. Not where
-// over a quarter of its rows are padding.
+// 0.80-0.84; before the GEMMs went position by position, 32 and 128 channels at 32×32 0.74, 256
+// 0.78, and 64×64 images of 16, 32 and 64 channels 0.76, 0.74 and 0.73. Packs of two 16×16
+// images: 64, 128 and 256 channels 0.875, 0.73-0.85 and 0.88, but 32 channels 0.955-1.01; packs
+// of four 8×8 images: 32, 64, 128 and 256 channels 0.78, 0.78, 0.74 and 0.69-0.83. Packs of
+// eight 4×4 images lost at 128 and 256 channels (1.10, 1.02) and won little at 512 (0.86-0.91):
+// their transformed kernels (36 · C · O, 38 MB at 512 channels) are written and then read from
+// memory once per chunk of images. Not where over a quarter of its rows are padding.
 bool winograd4_pays(const DirectConv& g) {
   const int64_t TW = g.Wo / 4, L = Simd<float>::L;
   const bool fits = TW % L == 0 || 4 * TW == L || (2 * TW == L && g.C >= 64 && g.O >= 64);

@@ -33,9 +33,9 @@ constexpr int64_t kWeightParts4 = 8;  // as F(2×2)'s kWeightParts
 constexpr int64_t kWeightBlock4 = 8;
 // With shared sums, blocks of whole chunks of about 128 tiles: each block reads and writes gU
 // (36 · C · O) once. Against F(2×2)'s backward-weight (AVX2, same alternation, 8-12 pairs):
-// 32, 96, 128 and 192 tiles on ResNet18's 256-channel 8×8 layer 1.09, 0.86, 0.69-0.80 and
-// 0.79; on its 512-channel 4×4 one 1.00, 0.89-0.94, 0.77-0.81 and 0.84; on the 128-channel
-// 16×16 one 96 and 128 tiles 0.84-0.98 and 0.85-0.92, 192-224 tiles 0.94-1.04 (noisy).
+// 32, 96, 128 and 192 tiles on ResNet18's 256-channel 8×8 layer 1.09, 0.78-0.86, 0.69-0.80
+// and 0.79; on its 512-channel 4×4 one 1.00, 0.89-0.94, 0.77-0.81 and 0.84; on the 128-channel
+// 16×16 one 96 and 128 tiles 0.84-0.98 and 0.81-0.92, 192-224 tiles 0.94-1.04 (noisy).
 constexpr int64_t kSharedTiles4 = 128;
 
 // A along four vectors: six.
