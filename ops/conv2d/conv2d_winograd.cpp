@@ -9,21 +9,22 @@
 namespace rg::detail::direct {
 namespace {
 
-// U = G g Gᵀ of every kernel (see transformed_kernels).
+// U = G g Gᵀ of every kernel (see transformed_kernels), in T: G's halves are exact.
 template <class T>
 const T* transform_kernels(const DirectConv& g, int OR, const T* w) {
-  return transformed_kernels<kXi>(g, OR, w, [](const T* k, T(&t)[kXi]) {
-    T rows[4][3];  // G g: along the kernel's rows
+  using V = typename Simd<T>::V;
+  return transformed_kernels<kXi, T>(g, OR, w, [](const V(&k)[9], V(&t)[kXi]) {
+    V rows[4][3];  // G g: along the kernel's rows
     for (int j = 0; j < 3; ++j) {
       rows[0][j] = k[j];
-      rows[1][j] = (k[j] + k[3 + j] + k[6 + j]) / 2;
-      rows[2][j] = (k[j] - k[3 + j] + k[6 + j]) / 2;
+      rows[1][j] = (k[j] + k[3 + j] + k[6 + j]) / T(2);
+      rows[2][j] = (k[j] - k[3 + j] + k[6 + j]) / T(2);
       rows[3][j] = k[6 + j];
     }
     for (int i = 0; i < 4; ++i) {
-      const T* q = rows[i];
-      t[4 * i] = q[0], t[4 * i + 1] = (q[0] + q[1] + q[2]) / 2;
-      t[4 * i + 2] = (q[0] - q[1] + q[2]) / 2, t[4 * i + 3] = q[2];
+      const V(&q)[3] = rows[i];
+      t[4 * i] = q[0], t[4 * i + 1] = (q[0] + q[1] + q[2]) / T(2);
+      t[4 * i + 2] = (q[0] - q[1] + q[2]) / T(2), t[4 * i + 3] = q[2];
     }
   });
 }

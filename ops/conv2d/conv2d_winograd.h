@@ -369,23 +369,35 @@ void pad_tile_planes(const DirectConv& g, const TileLists<T>& src, const T* x, i
     }
 }
 
-// U[grp][ξ][ob][c][r] for ξ < XI = transform(k, t): t (XI values) from the 3×3 kernel k of
-// output channel ob·OR + r and input channel c of group grp, zero past O (F(2×2)'s and F(4×4)'s
-// kernel transforms), into the shared weights buffer; the threads take blocks of OR channels.
-template <int XI, class T, class Transform>
+// U[grp][ξ][ob][c][r] for ξ < XI = transform(k, t) (F(2×2)'s and F(4×4)'s kernel transforms),
+// into the shared weights buffer: k the nine taps of the 3×3 kernels of output channel ob·OR + r
+// and input channels c .. c + lanes − 1 of group grp (zero past O), in the lanes of vectors of
+// Compute, and t their XI transforms, each rounded to T once; the threads take blocks of OR
+// channels. Input channels side by side in vectors: ResNet18's 512-channel layers have 262,144
+// kernels, and one at a time F(4×4)'s transform (in f64) took as long as its GEMMs.
+template <int XI, class Compute, class T, class Transform>
 const T* transformed_kernels(const DirectConv& g, int OR, const T* w, Transform&& transform) {
+  using V = typename Simd<Compute>::V;
+  constexpr int64_t Lc = Simd<Compute>::L;
   const int64_t OB = (g.O + OR - 1) / OR, per_xi = OB * g.C * OR;
   T* u = shared_buffer<T, Shared::weights>(static_cast<std::size_t>(g.G * XI * per_xi));
   parallel_for(g.G * OB, copy_grain(XI * g.C * OR), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t grp = b / OB, ob = b % OB;
       T* ub = u + grp * XI * per_xi + ob * g.C * OR;  // + ξ·per_xi + c·OR + r
-      for (int64_t r = 0; r < OR; ++r)
-        for (int64_t c = 0; c < g.C; ++c) {
-          T t[XI] = {};
-          if (const int64_t o = ob * OR + r; o < g.O)
-            transform(w + ((grp * g.O + o) * g.C + c) * 9, t);
-          for (int xi = 0; xi < XI; ++xi) ub[xi * per_xi + c * OR + r] = t[xi];
+      for (int64_t c0 = 0; c0 < g.C; c0 += Lc)
+        for (int64_t r = 0; r < OR; ++r) {
+          const int64_t o = ob * OR + r, lanes = std::min(Lc, g.C - c0);
+          V k[9] = {};  // tap j of the kernels of channels c0 + lane
+          if (o < g.O)
+            for (int64_t lane = 0; lane < lanes; ++lane)
+              for (int j = 0; j < 9; ++j)
+                k[j][lane] = static_cast<Compute>(w[((grp * g.O + o) * g.C + c0 + lane) * 9 + j]);
+          V t[XI];
+          transform(k, t);
+          for (int xi = 0; xi < XI; ++xi)
+            for (int64_t lane = 0; lane < lanes; ++lane)
+              ub[xi * per_xi + (c0 + lane) * OR + r] = static_cast<T>(t[xi][lane]);
         }
     }
   });
@@ -462,6 +474,86 @@ void with_units(const DirectConv& g, const WinogradLayout& wl, const T* x, int64
   const TileLists<T> src{g, wl, in, tiles, yi, g.G * y_group, gyi};
   pad_tile_planes(g, src, x + item * x_group, g.G * x_group, b, in);
   f(src, wl.units(g, chunk));
+}
+
+// Units (L tiles each) per block of the per-part sums. The register tile's sums go to gU once
+// per block: with F(2×2), 8 units took 0.91 and 0.92 of the time of 4 on ResNet18's 32×32 and
+// 8×8 layers, 16 about the same as 8, 2 units 1.18 and 1.12; with F(4×4) on its 64-channel
+// 32×32 layer 8 units ran in 0.74-0.75 of F(2×2)'s time where 4 ran in 0.77-0.80 (AVX2, the
+// in-process alternation of conv2d_direct.cpp).
+constexpr int64_t kWeightBlockUnits = 8;
+
+// Parts of the batch with sums of their own (per-part sums): enough that the threads balance
+// to within a small part of the layer, few enough that adding the parts up stays cheap
+// (ResNet18's 128-channel layer: 1 MB of F(2×2) sums a part).
+constexpr int64_t kWeightParts = 8;
+
+// Stages units from consecutive chunks into one block of kWeightBlockUnits and adds the block's
+// XI GEMMs into gu when it is full: add(units, stage) calls stage(u, v, gyt, ld) for each unit
+// u, v and gyt its slot of V (rows ld apart) and of GY (rows Op apart, ξ ld·Op apart). Each
+// flush reads and writes all of gu, and on small images a chunk holds few units (4×4 and 8×8
+// images: 2 with F(2×2)), so blocks span chunks.
+template <int XI, class T, int KR, int NV>
+class WeightBlock {
+ public:
+  static constexpr int64_t L = Simd<T>::L, kLd = kWeightBlockUnits * L;
+
+  WeightBlock(const DirectConv& g, int64_t Op, T* v, T* gyt, T* gu)
+      : g_(g), Op_(Op), v_(v), gyt_(gyt), gu_(gu) {}
+
+  template <class StageUnit>
+  void add(int64_t units, StageUnit&& stage) {
+    for (int64_t u = 0; u < units; ++u) {
+      stage(u, v_ + filled_ * L, gyt_ + filled_ * L * Op_, kLd);
+      if (++filled_ == kWeightBlockUnits) flush();
+    }
+  }
+
+  void flush() {
+    if (filled_ > 0) weight_gemms<T, KR, NV>(g_, v_, gyt_, kLd, Op_, filled_ * L, gu_, 0, XI);
+    filled_ = 0;
+  }
+
+ private:
+  const DirectConv& g_;
+  int64_t Op_;
+  T *v_, *gyt_, *gu_;
+  int64_t filled_ = 0;
+};
+
+// The per-part backward-weight's sums (F(2×2)'s and F(4×4)'s narrow layers, XI positions): the
+// batch's chunks in `parts` parts (kWeightParts, or one per thread where there are more), each
+// summed into a gU of its own (XI × C × Op per group) and claimed by whichever thread is free:
+// with one part per thread, the thread whose core ran slower (these cores' speed drifts) left
+// the other idle for 3-15 ms a call in ResNet18's step (perf, AVX2). The sums do not depend on
+// the thread count up to kWeightParts. stage(grp, chunk, in, block) stages a chunk's units
+// through block.add (in: the thread's buffer of in_size, before its V and GY). Returns the
+// parts' gU, part_size = G · XI · C · Op apart.
+template <int XI, class T, class Stage>
+T* per_part_weight_sums(const DirectConv& g, const ChannelTile& ct, int64_t Op, int64_t chunks,
+                        int64_t in_size, int64_t& parts, Stage&& stage) {
+  constexpr int64_t L = Simd<T>::L, ld = kWeightBlockUnits * L;
+  const int64_t v_at = round_up(in_size, 16), gyt_at = v_at + round_up(XI * g.C * ld, 16);
+  const auto buffer = static_cast<std::size_t>(gyt_at + XI * ld * Op);
+  parts = std::min<int64_t>(std::max<int64_t>(kWeightParts, num_threads()), chunks);
+  const int64_t group_size = XI * g.C * Op, part_size = g.G * group_size, n_parts = parts;
+  T* gu = shared_buffer<T, Shared::sums>(static_cast<std::size_t>(parts * part_size));
+  parallel_claim(
+      parts, [&] { return thread_buffer<T>(buffer); },
+      [&](int64_t part, T* in) {
+        T* sums = gu + part * part_size;
+        std::fill(sums, sums + part_size, T(0));
+        for (int64_t grp = 0; grp < g.G; ++grp)
+          with_channel_tile(ct, [&]<int KR, int NV>() {
+            WeightBlock<XI, T, KR, NV> block(g, Op, in + v_at, in + gyt_at,
+                                             sums + grp * group_size);
+            for (int64_t chunk = part * chunks / n_parts; chunk < (part + 1) * chunks / n_parts;
+                 ++chunk)
+              stage(grp, chunk, in, block);
+            block.flush();
+          });
+      });
+  return gu;
 }
 
 // The shared-sums backward-weight's sums (F(2×2)'s and F(4×4)'s, XI positions): gU (XI × C ×

@@ -62,42 +62,20 @@ template <class V>
   out[5] = k2 * 0.5;
 }
 
-// U[grp][ξ][ob][c][r] = G g Gᵀ of the kernel of output channel ob·OR + r and input channel c
-// (zero past O), as transformed_kernels lays it out: computed in f64 (G's fractions are not
-// exact in f32) and rounded once, with the input channels in the lanes of f64 vectors (the 512
-// channels of ResNet18's last stage have 262,144 kernels: one at a time, their transform took
-// as long as the convolution's GEMMs).
+// U = G g Gᵀ of every kernel (see transformed_kernels), in f64 (G's fractions are not exact in
+// f32) and rounded once.
 template <class T>
 const T* transform_kernels4(const DirectConv& g, int OR, const T* w) {
   using Vd = typename Simd<double>::V;
-  constexpr int64_t Ld = Simd<double>::L;
-  const int64_t OB = (g.O + OR - 1) / OR, per_xi = OB * g.C * OR;
-  T* u = shared_buffer<T, Shared::weights>(static_cast<std::size_t>(g.G * kXi4 * per_xi));
-  parallel_for(g.G * OB, copy_grain(kXi4 * g.C * OR), [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t grp = b / OB, ob = b % OB;
-      T* ub = u + grp * kXi4 * per_xi + ob * g.C * OR;  // + ξ·per_xi + c·OR + r
-      for (int64_t c0 = 0; c0 < g.C; c0 += Ld)
-        for (int64_t r = 0; r < OR; ++r) {
-          const int64_t o = ob * OR + r, lanes = std::min(Ld, g.C - c0);
-          Vd k[9] = {};  // tap j of the kernels of channels c0 + lane
-          if (o < g.O)
-            for (int64_t lane = 0; lane < lanes; ++lane)
-              for (int j = 0; j < 9; ++j)
-                k[j][lane] = w[((grp * g.O + o) * g.C + c0 + lane) * 9 + j];
-          Vd rows[3][6];  // G g down each kernel column
-          for (int j = 0; j < 3; ++j) g6(k[j], k[3 + j], k[6 + j], rows[j]);
-          for (int i = 0; i < 6; ++i) {
-            Vd t[6];  // (G g Gᵀ)[i][·]
-            g6(rows[0][i], rows[1][i], rows[2][i], t);
-            for (int j = 0; j < 6; ++j)
-              for (int64_t lane = 0; lane < lanes; ++lane)
-                ub[(6 * i + j) * per_xi + (c0 + lane) * OR + r] = static_cast<T>(t[j][lane]);
-          }
-        }
+  return transformed_kernels<kXi4, double>(g, OR, w, [](const Vd(&k)[9], Vd(&t)[kXi4]) {
+    Vd rows[3][6];  // G g down each kernel column
+    for (int j = 0; j < 3; ++j) g6(k[j], k[3 + j], k[6 + j], rows[j]);
+    for (int i = 0; i < 6; ++i) {
+      Vd row[6];  // (G g Gᵀ)[i][·]
+      g6(rows[0][i], rows[1][i], rows[2][i], row);
+      for (int j = 0; j < 6; ++j) t[6 * i + j] = row[j];
     }
   });
-  return u;
 }
 
 // One chunk of n images of one group (x, y: the first image's, images x_image, y_image

@@ -10,9 +10,9 @@
 //
 // Per block of units: V by the forward's input transform, GY transposed to (ξ, tile, output
 // channel) in L × L register blocks; then the block's GEMMs add into gU. The batch's chunks
-// are summed in kWeightParts4 parts, each into a gU of its own and claimed by whichever thread
-// is free (as F(2×2)'s per-part sums: the result does not depend on the thread count up to
-// that many threads), and the parts are added in order when gU is transformed into gW. Wide
+// are summed in kWeightParts parts, each into a gU of its own and claimed by whichever thread
+// is free (per_part_weight_sums, F(2×2)'s too: the result does not depend on the thread count
+// up to that many threads), and the parts are added in order when gU is transformed into gW. Wide
 // layers (shared sums): the threads stage each block together and split its 36 GEMMs by ξ
 // into one gU, each position's sums in one thread.
 #include <algorithm>
@@ -26,11 +26,6 @@
 namespace rg::detail::direct {
 namespace {
 
-constexpr int64_t kWeightParts4 = 8;  // as F(2×2)'s kWeightParts
-// Units staged per block of GEMMs: on ResNet18's 64-channel 32×32 layer 8 units ran in 0.74-0.75
-// of F(2×2)'s time where 4 ran in 0.77-0.80 (each pass over the tiles reads and writes gU once);
-// on the 128-channel 16×16 one 1.13 against 0.99 (its staging then outgrows L2; not taken there).
-constexpr int64_t kWeightBlock4 = 8;
 // With shared sums, blocks of whole chunks of about 128 tiles: each block reads and writes gU
 // (36 · C · O) once. Against F(2×2)'s backward-weight (AVX2, same alternation, 8-12 pairs):
 // 32, 96, 128 and 192 tiles on ResNet18's 256-channel 8×8 layer 1.09, 0.78-0.86, 0.69-0.80
@@ -188,50 +183,27 @@ void backward_weight_winograd4(const DirectConv& g, const T* gy, const T* x, T* 
   const Layout4 l = Layout4::of<T>(g);
   // gU's rows: the output channels, padded to whole register tiles.
   const ChannelTile ct = channel_tile<T>(g.O);
-  const int64_t Op = round_up(g.O, ct.NV * L), ld = kWeightBlock4 * L;
+  const int64_t Op = round_up(g.O, ct.NV * L);
   if (shared_sums) return backward_weight_shared_sums4(g, l, ct, Op, gy, x, gw);
-  const int64_t planes_size = round_up(l.planes_size(g), 16);
-  const int64_t v_size = round_up(kXi4 * g.C * ld, 16);
-  const auto buffer = static_cast<std::size_t>(planes_size + v_size + kXi4 * ld * Op);
+  // Per-part sums (kWeightBlockUnits, per_part_weight_sums): with blocks of 8 units instead of
+  // 4 the 128-channel 16×16 layer took 1.13 of F(2×2)'s time against 0.99 (its staging then
+  // outgrows L2; it takes the shared sums).
   const int64_t x_image = g.G * g.C * g.H * g.W, y_image = g.G * g.O * g.Ho * g.Wo;
-  const int64_t chunks = (g.N + l.images - 1) / l.images;
-  const int64_t parts = std::min<int64_t>(std::max<int64_t>(kWeightParts4, num_threads()), chunks);
-  const int64_t group_size = kXi4 * g.C * Op, part_size = g.G * group_size;
-  T* gu = shared_buffer<T, Shared::sums>(static_cast<std::size_t>(parts * part_size));
-  parallel_claim(
-      parts, [&] { return thread_buffer<T>(buffer); },
-      [&](int64_t part, T* in) {
-        T* planes = in;
-        T* v = in + planes_size;
-        T* gyt = v + v_size;
-        T* sums = gu + part * part_size;
-        std::fill(sums, sums + part_size, T(0));
-        for (int64_t grp = 0; grp < g.G; ++grp)
-          with_channel_tile(ct, [&]<int KR, int NV>() {
-            int64_t filled = 0;  // units staged
-            auto flush = [&] {
-              if (filled > 0)
-                weight_gemms<T, KR, NV>(g, v, gyt, ld, Op, filled * L, sums + grp * group_size, 0,
-                                        kXi4);
-              filled = 0;
-            };
-            for (int64_t chunk = part * chunks / parts; chunk < (part + 1) * chunks / parts;
-                 ++chunk) {
-              const int64_t n0 = chunk * l.images, n = std::min(l.images, g.N - n0);
-              const T* xc = x + n0 * x_image + grp * g.C * g.H * g.W;
-              const T* gyc = gy + n0 * y_image + grp * g.O * g.Ho * g.Wo;
-              stage_planes(g, l, xc, x_image, n, planes);
-              for (int64_t u = 0; u < l.units_of(n); ++u) {
-                input_transform(g, l, planes, u, v + filled * L, ld);
-                transform_grads(g, l, gyc, y_image, n, u, Op, gyt + filled * L * Op, ld * Op);
-                if (++filled == kWeightBlock4) flush();
-              }
-            }
-            flush();
-          });
+  int64_t parts = 0;
+  const T* gu = per_part_weight_sums<kXi4, T>(
+      g, ct, Op, (g.N + l.images - 1) / l.images, l.planes_size(g), parts,
+      [&](int64_t grp, int64_t chunk, T* planes, auto& block) {
+        const int64_t n0 = chunk * l.images, n = std::min(l.images, g.N - n0);
+        const T* gyc = gy + n0 * y_image + grp * g.O * g.Ho * g.Wo;
+        stage_planes(g, l, x + n0 * x_image + grp * g.C * g.H * g.W, x_image, n, planes);
+        block.add(l.units_of(n), [&](int64_t u, T* v, T* gyt, int64_t ld) {
+          input_transform(g, l, planes, u, v, ld);
+          transform_grads(g, l, gyc, y_image, n, u, Op, gyt, ld * Op);
+        });
       });
+  const int64_t part_size = g.G * kXi4 * g.C * Op;
   for (int64_t grp = 0; grp < g.G; ++grp)
-    transform_weight_grads(g, gu + grp * group_size, parts, part_size, Op,
+    transform_weight_grads(g, gu + grp * kXi4 * g.C * Op, parts, part_size, Op,
                            gw + grp * g.O * g.C * 9);
 }
 

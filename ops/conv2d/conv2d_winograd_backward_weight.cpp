@@ -24,16 +24,6 @@
 namespace rg::detail::direct {
 namespace {
 
-// Units (L tiles each) per block. The register tile's sums go to gU once per block: 8 units
-// took 0.91 and 0.92 of the time of 4 on ResNet18's 32×32 and 8×8 layers, 16 about the same
-// as 8, 2 units 1.18 and 1.12 (AVX2, the same in-process alternation as in conv2d_direct.cpp).
-constexpr int64_t kBlockUnits = 8;
-
-// Parts of the batch with sums of their own (per-part sums): enough that the threads balance
-// to within a small part of the layer, few enough that adding the parts up stays cheap (ResNet18's
-// 128-channel layer: 1 MB of sums a part).
-constexpr int64_t kWeightParts = 8;
-
 // With shared sums, blocks of whole chunks whose staged V and GY take about 4 MB: staging 1,
 // 2 and 8 MB took 1.37, 1.50 and 1.02 times as long on ResNet18's 512-channel 4×4 layer, 1.36,
 // 1.39 and 1.29 times on its 256-channel 8×8 layer (10 pairs each, noisy).
@@ -80,36 +70,6 @@ void stage_unit(const DirectConv& g, const Source& src, int64_t unit, int64_t sl
   src.inputs(unit, v + slot * L, ld);
   transform_grads(g, src, unit, Op, gyt + slot * L * Op, ld * Op);
 }
-
-// Stages units from consecutive chunks into one block of kBlockUnits and adds the block's 16
-// GEMMs into gu when it is full. Each flush reads and writes all of gu, and on small images a
-// chunk holds few units (4×4 and 8×8 images: 2), so blocks span chunks.
-template <class T, int KR, int NV>
-class WeightBlock {
- public:
-  WeightBlock(const DirectConv& g, int64_t Op, T* v, T* gyt, T* gu)
-      : g_(g), Op_(Op), v_(v), gyt_(gyt), gu_(gu) {}
-
-  template <class Source>
-  void add(const Source& src, int64_t units) {
-    for (int64_t u = 0; u < units; ++u) {
-      stage_unit(g_, src, u, filled_, kLd, Op_, v_, gyt_);
-      if (++filled_ == kBlockUnits) flush();
-    }
-  }
-
-  void flush() {
-    if (filled_ > 0) weight_gemms<T, KR, NV>(g_, v_, gyt_, kLd, Op_, filled_ * L, gu_);
-    filled_ = 0;
-  }
-
- private:
-  static constexpr int64_t L = Simd<T>::L, kLd = kBlockUnits * L;
-  const DirectConv& g_;
-  int64_t Op_;
-  T *v_, *gyt_, *gu_;
-  int64_t filled_ = 0;
-};
 
 // gw (O × C × 3 × 3 of one group) = Gᵀ gU G, gU = Σ_parts (16 × C × Op), parts in order. A
 // vector of L output channels at a time, so that gU is read along its rows: read channel by
@@ -187,35 +147,21 @@ void backward_weight_winograd(const DirectConv& g, const T* gy, const T* x, T* g
   const ChannelTile ct = channel_tile<T>(g.O);
   const int64_t Op = round_up(g.O, ct.NV * L);
   if (shared_sums) return backward_weight_shared_sums(g, wl, ct, Op, gy, x, gw);
-  const int64_t ld = kBlockUnits * L;
-  const int64_t v_at = round_up(wl.input_size(g), 16), gyt_at = v_at + round_up(kXi * g.C * ld, 16);
-  const auto buffer = static_cast<std::size_t>(gyt_at + kXi * ld * Op);
-  // The batch's chunks in kWeightParts parts (one per thread where there are more), each summed
-  // into a gU of its own and claimed by whichever thread is free: with one part per thread, the
-  // thread whose core ran slower (these cores' speed drifts) left the other idle for 3-15 ms a
-  // call in ResNet18's step (perf, AVX2). The sums do not depend on the thread count up to
-  // kWeightParts.
-  const int64_t chunks = wl.chunks(g);
-  const int64_t parts = std::min<int64_t>(std::max<int64_t>(kWeightParts, num_threads()), chunks);
-  const int64_t group_size = kXi * g.C * Op, part_size = g.G * group_size;
-  T* gu = shared_buffer<T, Shared::sums>(static_cast<std::size_t>(parts * part_size));
-  parallel_claim(
-      parts, [&] { return thread_buffer<T>(buffer); },
-      [&](int64_t part, T* in) {
-        T* sums = gu + part * part_size;
-        std::fill(sums, sums + part_size, T(0));
-        for (int64_t grp = 0; grp < g.G; ++grp)
-          with_channel_tile(ct, [&]<int KR, int NV>() {
-            WeightBlock<T, KR, NV> block(g, Op, in + v_at, in + gyt_at, sums + grp * group_size);
-            for (int64_t chunk = part * chunks / parts; chunk < (part + 1) * chunks / parts;
-                 ++chunk)
-              with_units(g, wl, x, chunk, grp, in, static_cast<T*>(nullptr), gy,
-                         [&](const auto& src, int64_t units) { block.add(src, units); });
-            block.flush();
-          });
+  int64_t parts = 0;
+  const T* gu = per_part_weight_sums<kXi, T>(
+      g, ct, Op, wl.chunks(g), wl.input_size(g), parts,
+      [&](int64_t grp, int64_t chunk, T* in, auto& block) {
+        with_units(g, wl, x, chunk, grp, in, static_cast<T*>(nullptr), gy,
+                   [&](const auto& src, int64_t units) {
+                     block.add(units, [&](int64_t u, T* v, T* gyt, int64_t ld) {
+                       src.inputs(u, v, ld);
+                       transform_grads(g, src, u, Op, gyt, ld * Op);
+                     });
+                   });
       });
+  const int64_t part_size = g.G * kXi * g.C * Op;
   for (int64_t grp = 0; grp < g.G; ++grp)
-    transform_weight_grads(g, gu + grp * group_size, parts, part_size, Op,
+    transform_weight_grads(g, gu + grp * kXi * g.C * Op, parts, part_size, Op,
                            gw + grp * g.O * g.C * 9);
 }
 
