@@ -29,8 +29,12 @@ bool winograd_applies(const DirectConv& g) {
 }
 
 bool winograd4_applies(const DirectConv& g) {
-  const int64_t TW = g.Wo / 4, L = Simd<float>::L;  // f64's L divides f32's
-  return winograd_applies(g) && g.Wo % 4 == 0 && TW > 0 && (TW % L == 0 || L % TW == 0);
+  const int64_t TW = (g.Wo + 3) / 4, L = Simd<float>::L;  // f64's L divides f32's
+  return winograd_applies(g) && TW > 0 && (TW % L == 0 || L % TW == 0);
+}
+
+bool winograd4_weight_applies(const DirectConv& g) {
+  return winograd4_applies(g) && g.Wo % 4 == 0;
 }
 
 namespace {
@@ -56,11 +60,18 @@ bool winograd_pays(const DirectConv& g) {
 // of four 8×8 images: 32, 64, 128 and 256 channels 0.78, 0.78, 0.74 and 0.69-0.83. Packs of
 // eight 4×4 images lost at 128 and 256 channels (1.10, 1.02) and won little at 512 (0.86-0.91):
 // their transformed kernels (36 · C · O, 38 MB at 512 channels) are written and then read from
-// memory once per chunk of images. Not where over a quarter of its rows are padding.
+// memory once per chunk of images (0.88 again on 2026-11-27, but no faster whole step: 1.006,
+// 16 pairs). Widths that are not a multiple of 4 (each row's last tile partly padding), batch
+// 256: airbench94's 24→64 31×31 0.78-0.79, 64→64 and 64→256 15×15 (packs of two) 0.77 and
+// 0.70-0.73, 256-channel 7×7 (packs of four) 0.76-0.79; the quick preset's 24→32 31×31 0.81,
+// 128-channel 7×7 0.75, 32→32 15×15 0.92 (few channels in packs of two, as at 16×16: not
+// taken). All those compute 0.5625 of F(2×2)'s multiply-adds, padding tiles included; F(4×4)
+// runs where that fraction is at most 0.6 (6×6 images: 1.0, 14×14: 0.73).
 bool winograd4_pays(const DirectConv& g) {
-  const int64_t TW = g.Wo / 4, L = Simd<float>::L;
+  const int64_t TH = (g.Ho + 3) / 4, TW = (g.Wo + 3) / 4, L = Simd<float>::L;
+  const int64_t f22_tiles = ((g.Ho + 1) / 2) * ((g.Wo + 1) / 2);
   const bool fits = TW % L == 0 || 4 * TW == L || (2 * TW == L && g.C >= 64 && g.O >= 64);
-  return winograd4_applies(g) && fits && 3 * 4 * ((g.Ho + 3) / 4) <= 4 * g.Ho;
+  return winograd4_applies(g) && fits && 5 * 36 * TH * TW <= 3 * 16 * f22_tiles;
 }
 // The Winograd backward-weight's 16 × C × O sums (f32), per group.
 int64_t winograd_sums_bytes(const DirectConv& g) {
@@ -82,15 +93,15 @@ bool winograd_weight_pays(const DirectConv& g) {
 // whole vectors and the 36 · C · O sums stay within 1 MB.
 bool winograd4_weight_pays(const DirectConv& g) {
   const int64_t TW = g.Wo / 4, L = Simd<float>::L;
-  return winograd_weight_pays(g) && winograd4_pays(g) && TW % L == 0 &&
-         36 * g.C * g.O * int64_t{sizeof(float)} <= (1 << 20);
+  return winograd_weight_pays(g) && winograd4_weight_applies(g) && winograd4_pays(g) &&
+         TW % L == 0 && 36 * g.C * g.O * int64_t{sizeof(float)} <= (1 << 20);
 }
 // F(4×4) with shared sums (kSharedTiles4) against F(2×2)'s backward-weight as chosen below,
 // same method, 12 pairs, twice: ResNet18's 128-channel 16×16 layer 0.90 and 0.92 (per-part
 // F(2×2)), 256-channel 8×8 0.69 and 0.73, 512-channel 4×4 0.78 and 0.77 (shared F(2×2)); but
 // its 64-channel 32×32 layer 0.96 (per-part F(4×4) above: 0.74), 64 channels at 16×16 1.17.
 bool winograd4_shared_weight_pays(const DirectConv& g) {
-  return winograd_weight_pays(g) && winograd4_applies(g) && g.C >= 128 && g.O >= 128 &&
+  return winograd_weight_pays(g) && winograd4_weight_applies(g) && g.C >= 128 && g.O >= 128 &&
          3 * 4 * ((g.Ho + 3) / 4) <= 4 * g.Ho;
 }
 // Shared sums against per-thread ones: 0.85 at 256 channels (4 MB of sums), 0.69 at 512 (16

@@ -106,17 +106,24 @@ void winograd4_chunk(const DirectConv& g, const Layout4& l, const T* x, int64_t 
                                   m + (xi * OB + ob) * OR * ld + s * L, ld);
     for (int64_t s = 0; s < n_units; ++s) {
       const int64_t unit = u0 + s;
-      if (!l.packed) {  // the row's 4·L outputs at the unit's columns
-        T* yu = y + 4 * l.first_tile(unit);
+      if (!l.packed) {  // the row's 4·L outputs at the unit's columns, those inside
+        const int64_t x0 = 4 * l.first_tile(unit), width = std::min(4 * L, g.Wo - x0);
         output_transform(l, g.Ho, m + s * L, OB * OR * ld, ld, unit, g.O, bias,
                          [&](int64_t o, int64_t h, const Vec(&row)[4]) {
-                           T* out = yu + (o * g.Ho + h) * g.Wo;
-                           for (int k = 0; k < 4; ++k) storeu(out + k * L, row[k]);
+                           T* out = y + (o * g.Ho + h) * g.Wo + x0;
+                           if (width == 4 * L) {
+                             for (int k = 0; k < 4; ++k) storeu(out + k * L, row[k]);
+                             return;
+                           }
+                           alignas(64) T values[4 * L];
+                           for (int k = 0; k < 4; ++k) storeu(values + k * L, row[k]);
+                           std::copy_n(values, width, out);
                          });
         continue;
       }
-      // Packed: the 4·L outputs are one row of each image of the pack, Wo apart; where Wo is
-      // whole vectors (8×8 and 16×16 images in f32) each vector is stored where it goes.
+      // Packed: the 4·L outputs are one row of each image of the pack, 4·TW apart (the first
+      // Wo of each inside); where Wo is whole vectors (8×8 and 16×16 images in f32) each
+      // vector is stored where it goes.
       const int64_t i0 = l.first_image(unit), images = std::min(l.pack, n - i0);
       output_transform(l, g.Ho, m + s * L, OB * OR * ld, ld, unit, g.O, bias,
                        [&](int64_t o, int64_t h, const Vec(&row)[4]) {
@@ -129,7 +136,7 @@ void winograd4_chunk(const DirectConv& g, const Layout4& l, const T* x, int64_t 
                          alignas(64) T values[4 * L];
                          for (int k = 0; k < 4; ++k) storeu(values + k * L, row[k]);
                          for (int64_t i = 0; i < images; ++i)
-                           std::copy_n(values + i * g.Wo, g.Wo, out + i * y_image);
+                           std::copy_n(values + i * 4 * l.TW, g.Wo, out + i * y_image);
                        });
     }
   }
@@ -139,7 +146,7 @@ void winograd4_chunk(const DirectConv& g, const Layout4& l, const T* x, int64_t 
 
 template <class T>
 void forward_winograd4(const DirectConv& g, const T* x, const T* w, const T* bias, T* y) {
-  check_winograd4(g, "forward");
+  check_winograd4(g, false);
   constexpr int64_t L = Simd<T>::L;
   const Layout4 l = Layout4::of<T>(g);
   const int OR = l.tile.OR;

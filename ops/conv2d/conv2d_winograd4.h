@@ -46,7 +46,7 @@ constexpr int64_t kBlockUnits4 = 4;  // units per block (whole register tiles: 4
 
 // How one convolution is cut: tiles, units, chunks of images, the planes and the register tile.
 struct Layout4 {
-  int64_t TH, TW;       // tiles per column, per row: ⌈Ho/4⌉, Wo/4
+  int64_t TH, TW;       // tiles per column, per row: ⌈Ho/4⌉, ⌈Wo/4⌉
   bool packed;          // rows of tiles shorter than a vector: `pack` images side by side
   int64_t pack;         // packed: images per vector, L / TW
   int64_t units_row;    // row units: units per row of tiles, TW / L
@@ -63,7 +63,7 @@ struct Layout4 {
   static Layout4 of(const DirectConv& g) {
     constexpr int64_t L = Simd<T>::L;
     Layout4 l;
-    l.TH = (g.Ho + 3) / 4, l.TW = g.Wo / 4, l.lanes = L;
+    l.TH = (g.Ho + 3) / 4, l.TW = (g.Wo + 3) / 4, l.lanes = L;
     l.packed = l.TW % L != 0;
     l.pack = l.packed ? L / l.TW : 1;
     l.units_row = l.packed ? 1 : l.TW / L;
@@ -200,13 +200,15 @@ void stage_planes(const DirectConv& g, const Layout4& l, const T* x, int64_t x_i
     split_phases(g, l, x, planes);
 }
 
-// Fails unless the F(4×4) kernels compute g.
-inline void check_winograd4(const DirectConv& g, const char* kernel) {
-  RG_CHECK(winograd4_applies(g), "conv2d: the Winograd F(4x4, 3x3) ", kernel,
-           " computes 3x3 kernels with stride 1 and no dilation on outputs whose width divides "
-           "or is a multiple of ",
-           4 * Simd<float>::L, ", got ", g.kH, "x", g.kW, " stride ", g.sH, "x", g.sW, " dilation ",
-           g.dH, "x", g.dW, " on ", g.Ho, "x", g.Wo, " outputs");
+// Fails unless the F(4×4) forward (weight: backward-weight) computes g.
+inline void check_winograd4(const DirectConv& g, bool weight) {
+  RG_CHECK(weight ? winograd4_weight_applies(g) : winograd4_applies(g),
+           "conv2d: the Winograd F(4x4, 3x3) ", weight ? "backward-weight" : "forward",
+           " computes 3x3 kernels with stride 1 and no dilation on outputs whose width ",
+           weight ? "is a multiple of 4 and" : "rounded up to a multiple of 4",
+           " divides or is a multiple of ", 4 * Simd<float>::L, ", got ", g.kH, "x", g.kW,
+           " stride ", g.sH, "x", g.sW, " dilation ", g.dH, "x", g.dW, " on ", g.Ho, "x", g.Wo,
+           " outputs");
 }
 
 // Bᵀ along six vectors.

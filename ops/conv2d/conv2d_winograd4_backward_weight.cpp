@@ -178,7 +178,7 @@ void backward_weight_shared_sums4(const DirectConv& g, const Layout4& l, const C
 template <class T>
 void backward_weight_winograd4(const DirectConv& g, const T* gy, const T* x, T* gw,
                                bool shared_sums) {
-  check_winograd4(g, "backward-weight");
+  check_winograd4(g, true);
   constexpr int64_t L = Simd<T>::L;
   const Layout4 l = Layout4::of<T>(g);
   // gU's rows: the output channels, padded to whole register tiles.

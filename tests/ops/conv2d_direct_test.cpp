@@ -103,8 +103,8 @@ const char* forward_kind_name(DirectForward kind) {
          : kind == DirectForward::winograd    ? "forward by Winograd F(2x2, 3x3)"
                                               : "forward by Winograd F(4x4, 3x3)";
 }
-// Winograd runs 3x3 stride-1 undilated kernels only, F(4x4) on outputs 4·k wide that fill whole
-// vectors, alone or a few images side by side.
+// Winograd runs 3x3 stride-1 undilated kernels only, F(4x4) on rows of ⌈Wo/4⌉ tiles that fill
+// whole vectors, alone or a few images side by side (its backward-weight: Wo a multiple of 4).
 bool runs(const DirectConv& g, DirectForward kind) {
   if (kind == DirectForward::winograd_4x4) return detail::winograd4_applies(g);
   return kind != DirectForward::winograd || detail::winograd_applies(g);
@@ -127,7 +127,7 @@ const char* weight_kind_name(DirectBackwardWeight kind) {
 bool runs(const DirectConv& g, DirectBackwardWeight kind) {
   if (kind == DirectBackwardWeight::winograd_4x4 ||
       kind == DirectBackwardWeight::winograd_4x4_shared_sums)
-    return detail::winograd4_applies(g);
+    return detail::winograd4_weight_applies(g);
   const bool winograd =
       kind == DirectBackwardWeight::winograd || kind == DirectBackwardWeight::winograd_shared_sums;
   return !winograd || detail::winograd_applies(g);
@@ -395,11 +395,40 @@ TEST(Conv2dDirect, SameResultForAnyThreadCount) {
   EXPECT_TRUE(all_close(gx3, gx1, 0, 0));
 }
 
+// F(4×4) on widths that are not a multiple of 4: each row's last tile reaches past Wo, and
+// those outputs are dropped, not stored over the next row, channel or image (the plain-loop
+// tests would not see a store past the last image's end, nor one later overwritten by the
+// right value). 31 wide: rows of 8 tiles (one f32 vector); 15 and 7 wide: two and four images
+// side by side in a vector.
+TEST(Conv2dDirect, Winograd4StoresNothingPastTheOutputs) {
+  for (const int64_t width : {31, 15, 7}) {
+    SCOPED_TRACE("width " + std::to_string(width));
+    const DirectConv g = make(3, 1, 4, 6, width, 5, 3, 3, 1, 1);
+    ASSERT_TRUE(detail::winograd4_applies(g));
+    std::vector<float> x(static_cast<std::size_t>(g.N * g.C * g.H * g.W));
+    std::vector<float> w(static_cast<std::size_t>(g.O * g.C * 9)), b(static_cast<std::size_t>(g.O));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) - 3.0f;
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 5) * 0.25f - 0.5f;
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i);
+    const auto outputs = static_cast<std::size_t>(g.N * g.O * g.Ho * g.Wo);
+    constexpr float kSentinel = 12345.0f;
+    std::vector<float> y(outputs + 16, kSentinel), expected(outputs);
+    detail::direct_conv_forward<float>(g, x.data(), w.data(), b.data(), y.data(),
+                                       DirectForward::winograd_4x4);
+    detail::direct_conv_forward<float>(g, x.data(), w.data(), b.data(), expected.data(),
+                                       DirectForward::by_outputs);
+    for (std::size_t i = 0; i < outputs; ++i)
+      ASSERT_NEAR(y[i], expected[i], 1e-4f * (1.0f + std::fabs(expected[i]))) << "output " << i;
+    for (std::size_t i = outputs; i < y.size(); ++i) ASSERT_EQ(y[i], kSentinel) << "past the end";
+  }
+}
+
 // Through conv2d: on AVX-512 or AVX2 CPUs the CIFAR ResNet and airbench shapes take the direct
 // kernels (forward by outputs, or on 7×7 and 4×4 images by channels; on AVX2 the 3×3 stride-1
 // layers of 16 channels and more by Winograd; stride-1 backward-data as the flipped forward,
 // strided 3×3 by phases on AVX2; F(4×4) Winograd where outputs are 32 or 8 wide, or 16 wide
-// with 64 channels, forward and backward-data; backward-weight where it pays, by Winograd on
+// with 64 channels (and 31, 7 or 15 wide alike: airbench's sizes), forward and backward-data;
+// backward-weight where it pays, by Winograd on
 // AVX2 for 64 channels and more, F(4×4) on ResNet18's 64-channel 32×32 layer and with shared
 // sums on 128 channels and more); the results are the plain loop's.
 TEST(Conv2dDirect, ResNetShapesThroughConv2d) {
@@ -409,7 +438,8 @@ TEST(Conv2dDirect, ResNetShapesThroughConv2d) {
         make(2, 1, 8, 16, 16, 16, 1, 1, 0, 0, 1, 1, 2, 2), make(3, 1, 16, 7, 7, 32, 3, 3, 1, 1),
         make(3, 1, 16, 4, 4, 32, 3, 3, 1, 1), make(2, 1, 64, 8, 8, 64, 3, 3, 1, 1),
         make(2, 1, 128, 4, 4, 128, 3, 3, 1, 1), make(2, 1, 16, 32, 32, 16, 3, 3, 1, 1),
-        make(3, 1, 64, 16, 16, 64, 3, 3, 1, 1), make(1, 1, 64, 32, 32, 64, 3, 3, 1, 1)}) {
+        make(3, 1, 64, 16, 16, 64, 3, 3, 1, 1), make(1, 1, 64, 32, 32, 64, 3, 3, 1, 1),
+        make(3, 1, 64, 15, 15, 64, 3, 3, 1, 1)}) {
     SCOPED_TRACE(shape_str(x_shape(g)) + " stride " + std::to_string(g.sH));
     Tensor x = grad_input(x_shape(g)), w = grad_input(w_shape(g), -1, 1, 2);
     const Tensor gy = grad_input(y_shape(g), -1, 1, 4).detach();
