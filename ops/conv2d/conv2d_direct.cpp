@@ -33,10 +33,6 @@ bool winograd4_applies(const DirectConv& g) {
   return winograd_applies(g) && TW > 0 && (TW % L == 0 || L % TW == 0);
 }
 
-bool winograd4_weight_applies(const DirectConv& g) {
-  return winograd4_applies(g) && g.Wo % 4 == 0;
-}
-
 namespace {
 // Winograd against the direct forwards, on AVX2 at batch 128 (one process alternating the two
 // per call, 8 pairs, each side first in half of them; medians of the pairs' time ratios,
@@ -92,16 +88,24 @@ bool winograd_weight_pays(const DirectConv& g) {
 // 2.4 MB) 0.99 against either form of F(2×2) (blocks of 4; of 8, 1.13). So where rows of tiles fill
 // whole vectors and the 36 · C · O sums stay within 1 MB.
 bool winograd4_weight_pays(const DirectConv& g) {
-  const int64_t TW = g.Wo / 4, L = Simd<float>::L;
-  return winograd_weight_pays(g) && winograd4_weight_applies(g) && winograd4_pays(g) &&
-         TW % L == 0 && 36 * g.C * g.O * int64_t{sizeof(float)} <= (1 << 20);
+  const int64_t TW = (g.Wo + 3) / 4, L = Simd<float>::L;
+  return winograd_weight_pays(g) && winograd4_applies(g) && winograd4_pays(g) && TW % L == 0 &&
+         36 * g.C * g.O * int64_t{sizeof(float)} <= (1 << 20);
 }
 // F(4×4) with shared sums (kSharedTiles4) against F(2×2)'s backward-weight as chosen below,
 // same method, 12 pairs, twice: ResNet18's 128-channel 16×16 layer 0.90 and 0.92 (per-part
 // F(2×2)), 256-channel 8×8 0.69 and 0.73, 512-channel 4×4 0.78 and 0.77 (shared F(2×2)); but
 // its 64-channel 32×32 layer 0.96 (per-part F(4×4) above: 0.74), 64 channels at 16×16 1.17.
+// Where F(2×2)'s backward-weight does not run (odd sizes), against the direct kernels chosen
+// there, batch 256, 6-8 pairs: airbench94's 64→64 and 64→256 15×15 layers 0.75 and 0.83, its
+// 256-channel 7×7 layer 0.58 (per-part sums 0.84, 0.86 and 0.74; on the 24→64 31×31 layer
+// 0.95, not taken), the quick preset's 128-channel 7×7 one 0.58. Whole training steps (a
+// throwaway switch, 12-16 pairs): airbench94's net 0.84, the quick preset's 0.93.
 bool winograd4_shared_weight_pays(const DirectConv& g) {
-  return winograd_weight_pays(g) && winograd4_weight_applies(g) && g.C >= 128 && g.O >= 128 &&
+  if (g.Ho % 2 != 0 || g.Wo % 2 != 0)
+    return winograd_pays(g) && winograd4_pays(g) && g.C >= 64 && g.O >= 64 &&
+           winograd_sums_bytes(g) <= (16 << 20);
+  return winograd_weight_pays(g) && winograd4_applies(g) && g.C >= 128 && g.O >= 128 &&
          3 * 4 * ((g.Ho + 3) / 4) <= 4 * g.Ho;
 }
 // Shared sums against per-thread ones: 0.85 at 256 channels (4 MB of sums), 0.69 at 512 (16

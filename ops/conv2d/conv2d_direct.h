@@ -56,13 +56,11 @@ enum class DirectForward { by_outputs, by_channels, winograd, winograd_4x4 };
 DirectForward direct_forward_kind(const DirectConv& g);
 // Whether the Winograd forward computes g: 3×3 kernels, stride 1, no dilation.
 bool winograd_applies(const DirectConv& g);
-// Whether the F(4×4, 3×3) forward computes g: the same, on rows of ⌈Wo/4⌉ 4×4 tiles that fill
+// Whether the F(4×4, 3×3) kernels compute g: the same, on rows of ⌈Wo/4⌉ 4×4 tiles that fill
 // whole vectors or a fraction of one (k tiles, k a multiple or divisor of f32's L; where Wo is
-// not a multiple of 4 the last tile of a row reaches past it and those outputs are dropped).
+// not a multiple of 4 the last tile of a row reaches past it: outputs, or output gradients,
+// there are dropped, or read as zeros).
 bool winograd4_applies(const DirectConv& g);
-// Whether the F(4×4, 3×3) backward-weight computes g: the forward's shapes with Wo a multiple
-// of 4 (its output gradients are read in whole tiles).
-bool winograd4_weight_applies(const DirectConv& g);
 
 // y = conv(x, w) + bias (bias may be null). All tensors contiguous.
 template <class T>

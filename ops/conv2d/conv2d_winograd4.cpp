@@ -146,7 +146,7 @@ void winograd4_chunk(const DirectConv& g, const Layout4& l, const T* x, int64_t 
 
 template <class T>
 void forward_winograd4(const DirectConv& g, const T* x, const T* w, const T* bias, T* y) {
-  check_winograd4(g, false);
+  check_winograd4(g, "forward");
   constexpr int64_t L = Simd<T>::L;
   const Layout4 l = Layout4::of<T>(g);
   const int OR = l.tile.OR;

@@ -20,18 +20,21 @@
 // 0.6-1.9e-6 (1.5-5.3e-6) where it has 0.8-3.0e-7 (throwaway measurement, AVX2): far below what
 // f32 training notices, but not near the last bit.
 //
-// Lanes are tiles. Where rows of 4×4 tiles fill whole vectors (Wo a multiple of 4·L: 32 and 64
-// on AVX2 in f32; "row units") a unit is L consecutive tiles of one row, and each (image, group)
-// is padded and split into four column phases P_k[c][r][t] = padded pixel (r, 4t + k): the six
-// input columns 4t .. 4t + 5 of tiles t .. t + L − 1 are the vectors P_0..P_3[t] and
-// P_0, P_1[t + 1]. Where rows of tiles are shorter (16×16, 8×8 and 4×4 images: 4, 2 and 1
-// tiles; "packed units") L / TW images lie side by side in the lanes, a unit is one row of
-// tiles of such a pack, and six planes per channel hold the six columns of each lane's tile,
-// so every load is a whole vector. Then per block of up to 4 units the input transform into V
-// (36 × C × 4·L), per position ξ the GEMMs (forward_tile) of every block of OR output channels
-// into M (36 × O × 4·L), and the output transform into y; the backward-weight stages the same V
-// beside the transformed output gradients. Each lane is one tile of one image, computed
-// alone: the forward's result does not depend on the thread count or the batch.
+// Rows hold ⌈Wo/4⌉ tiles: where Wo is not a multiple of 4 (airbench's 31, 15 and 7) each row's
+// last tile reads zeros past the padding, its outputs past Wo are dropped and the
+// backward-weight reads zeros for its output gradients there.
+// Lanes are tiles. Where rows of 4×4 tiles fill whole vectors (⌈Wo/4⌉ a multiple of L: 32 and
+// 64 wide on AVX2 in f32, or 31; "row units") a unit is L consecutive tiles of one row, and
+// each (image, group) is padded and split into four column phases P_k[c][r][t] = padded pixel
+// (r, 4t + k): the six input columns 4t .. 4t + 5 of tiles t .. t + L − 1 are the vectors
+// P_0..P_3[t] and P_0, P_1[t + 1]. Where rows of tiles are shorter (16×16 or 15×15, 8×8 or
+// 7×7, and 4×4 images: 4, 2 and 1 tiles; "packed units") L / TW images lie side by side in the
+// lanes, a unit is one row of tiles of such a pack, and six planes per channel hold the six columns
+// of each lane's tile, so every load is a whole vector. Then per block of up to 4 units the input
+// transform into V (36 × C × 4·L), per position ξ the GEMMs (forward_tile) of every block of OR
+// output channels into M (36 × O × 4·L), and the output transform into y; the backward-weight
+// stages the same V beside the transformed output gradients. Each lane is one tile of one image,
+// computed alone: the forward's result does not depend on the thread count or the batch.
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -200,15 +203,13 @@ void stage_planes(const DirectConv& g, const Layout4& l, const T* x, int64_t x_i
     split_phases(g, l, x, planes);
 }
 
-// Fails unless the F(4×4) forward (weight: backward-weight) computes g.
-inline void check_winograd4(const DirectConv& g, bool weight) {
-  RG_CHECK(weight ? winograd4_weight_applies(g) : winograd4_applies(g),
-           "conv2d: the Winograd F(4x4, 3x3) ", weight ? "backward-weight" : "forward",
-           " computes 3x3 kernels with stride 1 and no dilation on outputs whose width ",
-           weight ? "is a multiple of 4 and" : "rounded up to a multiple of 4",
-           " divides or is a multiple of ", 4 * Simd<float>::L, ", got ", g.kH, "x", g.kW,
-           " stride ", g.sH, "x", g.sW, " dilation ", g.dH, "x", g.dW, " on ", g.Ho, "x", g.Wo,
-           " outputs");
+// Fails unless the F(4×4) kernels compute g.
+inline void check_winograd4(const DirectConv& g, const char* kernel) {
+  RG_CHECK(winograd4_applies(g), "conv2d: the Winograd F(4x4, 3x3) ", kernel,
+           " computes 3x3 kernels with stride 1 and no dilation on outputs whose width, rounded "
+           "up to a multiple of 4, divides or is a multiple of ",
+           4 * Simd<float>::L, ", got ", g.kH, "x", g.kW, " stride ", g.sH, "x", g.sW, " dilation ",
+           g.dH, "x", g.dW, " on ", g.Ho, "x", g.Wo, " outputs");
 }
 
 // Bᵀ along six vectors.

@@ -60,13 +60,16 @@ void output_grads(const DirectConv& g, const Layout4& l, const T* gy, int64_t y_
     const T* at[4] = {row, row + L, row + 2 * L, row + 3 * L};  // where each vector is read
     const int64_t i0 = l.first_image(unit), images = std::min(l.pack, n - i0);
     const T* src = h < g.Ho ? gy + i0 * y_image + (o * g.Ho + h) * g.Wo : nullptr;
-    if (h < g.Ho && !l.packed) {
-      for (int k = 0; k < 4; ++k) at[k] = src + 4 * l.first_tile(unit) + k * L;
+    const int64_t x0 = 4 * l.first_tile(unit);
+    if (h < g.Ho && !l.packed && x0 + 4 * L <= g.Wo) {
+      for (int k = 0; k < 4; ++k) at[k] = src + x0 + k * L;
+    } else if (h < g.Ho && !l.packed) {  // a row's last tile reaching past Wo
+      std::copy_n(src + x0, g.Wo - x0, row);
     } else if (h < g.Ho && g.Wo % L == 0) {  // one row of each image, whole vectors each
       for (int64_t k = 0; k < 4 && k * L < images * g.Wo; ++k)
         at[k] = src + k * L / g.Wo * y_image + k * L % g.Wo;
-    } else if (h < g.Ho) {  // one row of each image of the pack, side by side
-      for (int64_t i = 0; i < images; ++i) std::copy_n(src + i * y_image, g.Wo, row + i * g.Wo);
+    } else if (h < g.Ho) {  // one row of each image of the pack, 4·TW apart
+      for (int64_t i = 0; i < images; ++i) std::copy_n(src + i * y_image, g.Wo, row + i * 4 * l.TW);
     }
     const Vec v0 = loadu<Vec>(at[0]), v1 = loadu<Vec>(at[1]), v2 = loadu<Vec>(at[2]),
               v3 = loadu<Vec>(at[3]);
@@ -178,7 +181,7 @@ void backward_weight_shared_sums4(const DirectConv& g, const Layout4& l, const C
 template <class T>
 void backward_weight_winograd4(const DirectConv& g, const T* gy, const T* x, T* gw,
                                bool shared_sums) {
-  check_winograd4(g, true);
+  check_winograd4(g, "backward-weight");
   constexpr int64_t L = Simd<T>::L;
   const Layout4 l = Layout4::of<T>(g);
   // gU's rows: the output channels, padded to whole register tiles.

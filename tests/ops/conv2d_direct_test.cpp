@@ -104,7 +104,7 @@ const char* forward_kind_name(DirectForward kind) {
                                               : "forward by Winograd F(4x4, 3x3)";
 }
 // Winograd runs 3x3 stride-1 undilated kernels only, F(4x4) on rows of ⌈Wo/4⌉ tiles that fill
-// whole vectors, alone or a few images side by side (its backward-weight: Wo a multiple of 4).
+// whole vectors, alone or a few images side by side.
 bool runs(const DirectConv& g, DirectForward kind) {
   if (kind == DirectForward::winograd_4x4) return detail::winograd4_applies(g);
   return kind != DirectForward::winograd || detail::winograd_applies(g);
@@ -127,7 +127,7 @@ const char* weight_kind_name(DirectBackwardWeight kind) {
 bool runs(const DirectConv& g, DirectBackwardWeight kind) {
   if (kind == DirectBackwardWeight::winograd_4x4 ||
       kind == DirectBackwardWeight::winograd_4x4_shared_sums)
-    return detail::winograd4_weight_applies(g);
+    return detail::winograd4_applies(g);
   const bool winograd =
       kind == DirectBackwardWeight::winograd || kind == DirectBackwardWeight::winograd_shared_sums;
   return !winograd || detail::winograd_applies(g);
