@@ -69,8 +69,8 @@ json default_config() {
 
 // Named recipes. "classic" is the pytorch-cifar recipe (the defaults). "quick" is for the
 // 2-core CPU: airbench at half width, a one-cycle schedule with a high peak (the net's output
-// is scaled by 1/9), Nesterov, label smoothing, flip test-time augmentation: 85.9 % in
-// 12 minutes on 2 cores, as measured (README). "resnet18" is meant for one GPU: pytorch-cifar's
+// is scaled by 1/9), Nesterov, label smoothing, flip test-time augmentation: 85.8-86.2 % in
+// 12-16 minutes on 2 cores, as measured (README). "resnet18" is meant for one GPU: pytorch-cifar's
 // ResNet18 (93.02 % after 200 epochs of the classic recipe) on the quick preset's tricks — a
 // one-cycle schedule, Nesterov, label smoothing, flip test-time augmentation — to reach 93 % in
 // 30 epochs; one run on an H200 at O1 (bf16) reached 91.10 % in 1 min 49 s (README, "On a GPU").
