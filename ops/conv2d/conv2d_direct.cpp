@@ -89,7 +89,7 @@ bool winograd_weight_pays(const DirectConv& g) {
 // whole vectors and the 36 · C · O sums stay within 1 MB.
 bool winograd4_weight_pays(const DirectConv& g) {
   const int64_t TW = (g.Wo + 3) / 4, L = Simd<float>::L;
-  return winograd_weight_pays(g) && winograd4_applies(g) && winograd4_pays(g) && TW % L == 0 &&
+  return winograd_weight_pays(g) && winograd4_pays(g) && TW % L == 0 &&
          36 * g.C * g.O * int64_t{sizeof(float)} <= (1 << 20);
 }
 // F(4×4) with shared sums (kSharedTiles4) against F(2×2)'s backward-weight as chosen below,
