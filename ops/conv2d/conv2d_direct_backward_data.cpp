@@ -144,7 +144,7 @@ template <class T>
 void place_gy(const DirectConv& g, const Plan& p, const T* gy, T* xp) {
   for (int64_t o = 0; o < g.O; ++o)
     for (int64_t r = 0; r < g.Ho; ++r)
-      std::copy_n(gy + (o * g.Ho + r) * g.Wo, g.Wo, xp + o * p.plane + (r + p.pad) * p.Wq + p.pad);
+      copy_row(gy + (o * g.Ho + r) * g.Wo, g.Wo, xp + o * p.plane + (r + p.pad) * p.Wq + p.pad);
 }
 
 // One (image, group) of gx, C planes of H × W, from its phases ys[f] (Cr channels × Qt each).

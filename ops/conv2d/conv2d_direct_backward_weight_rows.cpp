@@ -57,7 +57,7 @@ void gather_rows(const DirectConv& g, const T* x, int64_t grp, int64_t k0, int64
     for (int64_t c = c0; c <= c1; ++c) {
       const T* image = x + (((n0 + n) * g.G + grp) * g.C + c) * g.H * g.W;
       for (int64_t h = 0; h < g.H; ++h)
-        std::copy(image + h * g.W, image + (h + 1) * g.W, plane.data() + (h + g.pH) * Wp + g.pW);
+        copy_row(image + h * g.W, g.W, plane.data() + (h + g.pH) * Wp + g.pW);
       const int64_t k_end = std::min(k0 + rows_n, (c + 1) * taps);
       for (int64_t k = std::max(k0, c * taps); k < k_end; ++k) {
         const int64_t i = k / g.kW % g.kH, j = k % g.kW;

@@ -78,6 +78,21 @@ inline void storeu(T* p, const V& v) {
   std::memcpy(p, &v, sizeof v);
 }
 
+// dst[0, n) = src[0, n) for ranges that do not overlap, in vectors of L lanes (the last one
+// overlapping the one before) or, below L, of fewer: the rows of small images (31, 15, 7 and 3
+// wide), where a call to memmove cost more than the copy.
+template <class T, int64_t L = Simd<T>::L>
+inline void copy_row(const T* src, int64_t n, T* dst) {
+  if constexpr (L > 1) {
+    if (n < L) return copy_row<T, L / 2>(src, n, dst);
+  } else if (n == 0) {
+    return;
+  }
+  typedef T V __attribute__((vector_size(L * sizeof(T))));
+  for (int64_t i = 0; i + L < n; i += L) storeu(dst + i, loadu<V>(src + i));
+  storeu(dst + n - L, loadu<V>(src + n - L));
+}
+
 // acc[r][v] += vec[v] · src[r][at] for every r < R, v < NV: R broadcasts, R·NV FMAs (the inner
 // step of the two kernels vectorised over output channels).
 template <int R, int NV, class V, class T>

@@ -215,7 +215,7 @@ struct RowUnits {
         lo = loadu<Vec>(p), hi = loadu<Vec>(p + L);
       } else if (2 * th + a < g.Ho) {  // the last columns, or the row past the outputs: zeros
         alignas(64) T row[2 * L] = {};
-        std::copy_n(p, valid, row);
+        copy_row(p, valid, row);
         lo = loadu<Vec>(row), hi = loadu<Vec>(row + L);
       }
       gyv[a][0] = deinterleave<Vec, 0>(lo, hi, std::make_index_sequence<L>{});
@@ -259,7 +259,7 @@ struct RowUnits {
         T row[2 * L];
         storeu(row, lo);
         storeu(row + L, hi);
-        std::copy(row, row + valid, out);
+        copy_row(row, valid, out);
       }
     }
   }
@@ -364,7 +364,7 @@ void pad_tile_planes(const DirectConv& g, const TileLists<T>& src, const T* x, i
       const T* image = x + i * x_image + c * g.H * g.W;
       for (int64_t h = 0; h < g.H && h + g.pH < rows; ++h) {
         const int64_t n = std::min(g.W, cols - g.pW);
-        std::copy(image + h * g.W, image + h * g.W + n, p + (h + g.pH) * cols + g.pW);
+        copy_row(image + h * g.W, n, p + (h + g.pH) * cols + g.pW);
       }
     }
 }

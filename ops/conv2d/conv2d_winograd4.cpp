@@ -117,7 +117,7 @@ void winograd4_chunk(const DirectConv& g, const Layout4& l, const T* x, int64_t 
                            }
                            alignas(64) T values[4 * L];
                            for (int k = 0; k < 4; ++k) storeu(values + k * L, row[k]);
-                           std::copy_n(values, width, out);
+                           copy_row(values, width, out);
                          });
         continue;
       }
@@ -136,7 +136,7 @@ void winograd4_chunk(const DirectConv& g, const Layout4& l, const T* x, int64_t 
                          alignas(64) T values[4 * L];
                          for (int k = 0; k < 4; ++k) storeu(values + k * L, row[k]);
                          for (int64_t i = 0; i < images; ++i)
-                           std::copy_n(values + i * 4 * l.TW, g.Wo, out + i * y_image);
+                           copy_row(values + i * 4 * l.TW, g.Wo, out + i * y_image);
                        });
     }
   }

@@ -64,12 +64,12 @@ void output_grads(const DirectConv& g, const Layout4& l, const T* gy, int64_t y_
     if (h < g.Ho && !l.packed && x0 + 4 * L <= g.Wo) {
       for (int k = 0; k < 4; ++k) at[k] = src + x0 + k * L;
     } else if (h < g.Ho && !l.packed) {  // a row's last tile reaching past Wo
-      std::copy_n(src + x0, g.Wo - x0, row);
+      copy_row(src + x0, g.Wo - x0, row);
     } else if (h < g.Ho && g.Wo % L == 0) {  // one row of each image, whole vectors each
       for (int64_t k = 0; k < 4 && k * L < images * g.Wo; ++k)
         at[k] = src + k * L / g.Wo * y_image + k * L % g.Wo;
     } else if (h < g.Ho) {  // one row of each image of the pack, 4·TW apart
-      for (int64_t i = 0; i < images; ++i) std::copy_n(src + i * y_image, g.Wo, row + i * 4 * l.TW);
+      for (int64_t i = 0; i < images; ++i) copy_row(src + i * y_image, g.Wo, row + i * 4 * l.TW);
     }
     const Vec v0 = loadu<Vec>(at[0]), v1 = loadu<Vec>(at[1]), v2 = loadu<Vec>(at[2]),
               v3 = loadu<Vec>(at[3]);

@@ -8,12 +8,14 @@
 // directly; the last tests check that routing through the public op.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "core/thread_pool.h"
 #include "ops/conv2d/conv2d_direct.h"
+#include "ops/conv2d/conv2d_direct_common.h"
 #include "ops/ops.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/gradcheck.h"
@@ -421,6 +423,27 @@ TEST(Conv2dDirect, Winograd4StoresNothingPastTheOutputs) {
       ASSERT_NEAR(y[i], expected[i], 1e-4f * (1.0f + std::fabs(expected[i]))) << "output " << i;
     for (std::size_t i = outputs; i < y.size(); ++i) ASSERT_EQ(y[i], kSentinel) << "past the end";
   }
+}
+
+// The small images' row copy (whole vectors, the last overlapping the one before, or halves
+// of them): exactly n values for every n up to three vectors, nothing written past them.
+template <class T>
+void expect_copy_row_copies_exactly_n() {
+  constexpr T kUntouched(-1);
+  for (int64_t n = 0; n <= 3 * detail::direct::Simd<T>::L; ++n) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    std::vector<T> src(static_cast<std::size_t>(n) + 1), dst(static_cast<std::size_t>(n) + 16);
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<T>(i + 1);
+    std::fill(dst.begin(), dst.end(), kUntouched);
+    detail::direct::copy_row(src.data(), n, dst.data());
+    for (std::size_t i = 0; i < dst.size(); ++i)
+      ASSERT_EQ(dst[i], i < static_cast<std::size_t>(n) ? src[i] : kUntouched) << "value " << i;
+  }
+}
+
+TEST(Conv2dDirect, CopyRowCopiesExactlyN) {
+  expect_copy_row_copies_exactly_n<float>();
+  expect_copy_row_copies_exactly_n<double>();
 }
 
 // Through conv2d: on AVX-512 or AVX2 CPUs the CIFAR ResNet and airbench shapes take the direct
