@@ -82,6 +82,25 @@ inline BenchOp norm_relu_op(std::string name, std::function<Tensor(V)> run) {
           [](V in, const Tensor&) { return 3 * bytes_of(in[0]); }};
 }
 
+// The 2×2/2 max pool of airbench's blocks on an (N, C, H, W) activation (default: its first,
+// 64 channels of 31×31). Bytes: x read, y and its int64 indices written forward; gy and the
+// indices read, gx written backward.
+inline BenchOp max_pool_op(std::string name) {
+  const auto moved = [](V in, const Tensor& y) {
+    return bytes_of(in[0]) + bytes_of(y) + 8.0 * static_cast<double>(y.numel());
+  };
+  return {std::move(name),
+          {256, 64, 31, 31},
+          Cost::bytes,
+          [](const Shape& s) {
+            if (s.size() != 4) fail("bench_ops: a max pool's --shape is N,C,H,W (4 sizes)");
+            return Inputs{uniform(s, Domain::any)};
+          },
+          [](V x) { return max_pool2d(x[0], 2).output; },
+          moved,
+          moved};
+}
+
 inline BenchOp gemm_op(std::string name, std::function<Tensor(V)> run) {
   const auto flops = [](V in, const Tensor&) {
     return 2.0 * static_cast<double>(in[0].shape()[0]) * static_cast<double>(in[0].shape()[1]) *
@@ -139,7 +158,7 @@ inline std::vector<BenchOp> registry() {
       bandwidth_op("silu", 1, [](V x) { return silu(x[0]); }),
       // silu's composition, for the fused kernel's speed-up (ops/README.md)
       bandwidth_op("silu_unfused", 1, [](V x) { return mul(x[0], sigmoid(x[0])); }),
-      bandwidth_op("gelu", 1, [](V x) { return gelu(x[0]); }),
+      bandwidth_op("gelu", 1, [](V x) { return gelu(x[0]); }), max_pool_op("max_pool2d"),
       // new_op.sh adds ops above this line
   };
 }
