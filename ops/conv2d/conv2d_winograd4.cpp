@@ -92,12 +92,12 @@ void winograd4_chunk(const DirectConv& g, const Layout4& l, const T* x, int64_t 
   for (int64_t u0 = 0; u0 < units; u0 += l.block_units) {
     const int64_t n_units = std::min(l.block_units, units - u0);
     for (int64_t s = 0; s < n_units; ++s) input_transform(g, l, planes, u0 + s, v + s * L, ld);
-    // Per position ξ the GEMMs of every block of output channels, so that V[ξ] (C × 4·L) stays
-    // in L1 while U[ξ] streams past once per block: M holds all O channels' 36 positions (1.2
-    // MB at 256 channels). Blocks of OR channels outermost instead re-read all of V per block,
-    // from L3 once V outgrows L2 (36 · C · 4·L: past 128 channels): 1.06-1.13× slower on
-    // ResNet18's 32×32, 16×16 and 8×8 layers, the same on its 4×4 one (throwaway alternation,
-    // 15 rounds).
+    // Per position ξ the GEMMs of every block of output channels, so that V[ξ] (C × B·L) stays in
+    // L1 while U[ξ] streams past once per block: M holds all O channels' 36 positions (0.6 MB at
+    // 256 channels). Blocks of OR channels outermost instead re-read all of V per block, from L3
+    // once V outgrew L2 (measured with blocks of 4 units: 36 · C · 4·L, past 128 channels):
+    // 1.06-1.13× slower on ResNet18's 32×32, 16×16 and 8×8 layers, the same on its 4×4 one
+    // (throwaway alternation, 15 rounds).
     for (int xi = 0; xi < kXi4; ++xi)
       for (int64_t ob = 0; ob < OB; ++ob)
         for (int64_t s = 0; s < n_units; s += NV)

@@ -20,21 +20,21 @@
 // 0.6-1.9e-6 (1.5-5.3e-6) where it has 0.8-3.0e-7 (throwaway measurement, AVX2): far below what
 // f32 training notices, but not near the last bit.
 //
-// Rows hold ⌈Wo/4⌉ tiles: where Wo is not a multiple of 4 (airbench's 31, 15 and 7) each row's
-// last tile reads zeros past the padding, its outputs past Wo are dropped and the
-// backward-weight reads zeros for its output gradients there.
-// Lanes are tiles. Where rows of 4×4 tiles fill whole vectors (⌈Wo/4⌉ a multiple of L: 32 and
-// 64 wide on AVX2 in f32, or 31; "row units") a unit is L consecutive tiles of one row, and
-// each (image, group) is padded and split into four column phases P_k[c][r][t] = padded pixel
-// (r, 4t + k): the six input columns 4t .. 4t + 5 of tiles t .. t + L − 1 are the vectors
-// P_0..P_3[t] and P_0, P_1[t + 1]. Where rows of tiles are shorter (16×16 or 15×15, 8×8 or
-// 7×7, and 4×4 images: 4, 2 and 1 tiles; "packed units") L / TW images lie side by side in the
-// lanes, a unit is one row of tiles of such a pack, and six planes per channel hold the six columns
-// of each lane's tile, so every load is a whole vector. Then per block of up to 4 units the input
-// transform into V (36 × C × 4·L), per position ξ the GEMMs (forward_tile) of every block of OR
-// output channels into M (36 × O × 4·L), and the output transform into y; the backward-weight
-// stages the same V beside the transformed output gradients. Each lane is one tile of one image,
-// computed alone: the forward's result does not depend on the thread count or the batch.
+// Rows hold ⌈Wo/4⌉ tiles: where Wo is not a multiple of 4 (airbench's 31, 15 and 7) each row's last
+// tile reads zeros past the padding, its outputs past Wo are dropped and the backward-weight reads
+// zeros for its output gradients there. Lanes are tiles. Where rows of 4×4 tiles fill whole vectors
+// (⌈Wo/4⌉ a multiple of L: 32 and 64 wide on AVX2 in f32, or 31; "row units") a unit is L
+// consecutive tiles of one row, and each (image, group) is padded and split into four column phases
+// P_k[c][r][t] = padded pixel (r, 4t + k): the six input columns 4t .. 4t + 5 of tiles
+// t .. t + L − 1 are the vectors P_0..P_3[t] and P_0, P_1[t + 1]. Where rows of tiles are shorter
+// (16×16 or 15×15, 8×8 or 7×7, and 4×4 images: 4, 2 and 1 tiles; "packed units") L / TW images lie
+// side by side in the lanes, a unit is one row of tiles of such a pack, and six planes per channel
+// hold the six columns of each lane's tile, so every load is a whole vector. Then per block of B
+// units (one register tile's: 2 with AVX2's 6×2 tile) the input transform into V (36 × C × B·L),
+// per position ξ the GEMMs (forward_tile) of every block of OR output channels into M (36 × O ×
+// B·L), and the output transform into y; the backward-weight stages the same V beside the
+// transformed output gradients. Each lane is one tile of one image, computed alone: the forward's
+// result does not depend on the thread count or the batch.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -45,8 +45,14 @@
 
 namespace rg::detail::direct {
 
-constexpr int kXi4 = 36;             // positions ξ of the 6×6 transformed block
-constexpr int64_t kBlockUnits4 = 4;  // units per block (whole register tiles: 4, or 3 for NV 3)
+constexpr int kXi4 = 36;  // positions ξ of the 6×6 transformed block
+// Units per block: one register tile's (NV; 3 or 4 for the 4×3 and 3×4 tiles), so that V[ξ]
+// (C × B·L) stays in L1 while U[ξ] streams past: 16 KB at 256 channels. Blocks of 4 units (32
+// KB there) took 1.07-1.09× the time of 2 on airbench94's 256-channel 7×7 layer and ResNet18's
+// 8×8 one, 1.03 at 128 channels, the same at 64 (forwards, AVX2, in-process alternation, 20
+// pairs twice); whole training steps 0.954 (ResNet18) and 0.979 (airbench94) of blocks of 4
+// (12 pairs).
+constexpr int64_t kBlockUnits4 = 2;
 
 // How one convolution is cut: tiles, units, chunks of images, the planes and the register tile.
 struct Layout4 {
