@@ -426,11 +426,17 @@ void weight_gemms(const DirectConv& g, const T* v, const T* gyt, int64_t ld, int
     const T* vx = v + xi * g.C * ld;
     const T* gx = gyt + xi * ld * Op;
     T* ux = gu + xi * g.C * Op;
-    for (int64_t c0 = 0; c0 < g.C; c0 += KR) {
-      const T* xr[KR];
-      for (int r = 0; r < KR; ++r) xr[r] = vx + std::min<int64_t>(c0 + r, g.C - 1) * ld;
-      const int rows = static_cast<int>(std::min<int64_t>(KR, g.C - c0));
-      for (int64_t ob = 0; ob < Op; ob += CW) {
+    // Blocks of output channels outermost: their columns of GY (tiles × CW) stay in L1 while
+    // V's rows stream past (a broadcast per multiply-add row), where input channels outermost
+    // re-read all of GY[ξ] from L2 per block of KR rows (two vectors per row). 1.04-1.11× faster
+    // on ResNet18's 32×32 to 4×4 layers and airbench94's 256-channel 7×7 one, the same on 64→64
+    // and 64→256 15×15 (AVX2, in-process alternation, 12 pairs; a whole ResNet18 step: within
+    // the noise, 0.997 over 16 pairs); same sums, same order.
+    for (int64_t ob = 0; ob < Op; ob += CW)
+      for (int64_t c0 = 0; c0 < g.C; c0 += KR) {
+        const T* xr[KR];
+        for (int r = 0; r < KR; ++r) xr[r] = vx + std::min<int64_t>(c0 + r, g.C - 1) * ld;
+        const int rows = static_cast<int>(std::min<int64_t>(KR, g.C - c0));
         Vec acc[KR][NV] = {};
         const T* gr = gx + ob;
         for (int64_t t = 0; t < tiles; ++t, gr += Op) {
@@ -444,7 +450,6 @@ void weight_gemms(const DirectConv& g, const T* v, const T* gyt, int64_t ld, int
           for (int k = 0; k < NV; ++k)
             storeu(out + r * Op + k * L, loadu<Vec>(out + r * Op + k * L) + acc[r][k]);
       }
-    }
   }
 }
 
