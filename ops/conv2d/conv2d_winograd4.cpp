@@ -78,6 +78,17 @@ const T* transform_kernels4(const DirectConv& g, int OR, const T* w) {
   });
 }
 
+// The forward's V holds each channel's 36 positions together (V[ξ][c] at row c·kChannelStride4
+// + ξ, rows of B·L lanes), where the backward-weight's holds each position's C channels together:
+// the input transform then writes 36 vectors in a row per channel instead of 36 streams. One
+// row more per channel, 37 in all, so that a position's C rows (a 64-byte line each with AVX2's
+// 6×2 tile in f32) fall in every set of the 64-set L1 (36 rows apart they fell in 16 sets, 128
+// lines, and at 128 channels evicted each other: 1.00-1.07× the time of position-major V
+// there). Against position-major V (AVX2, in-process alternation, 20-24 pairs): 0.93-0.94 of
+// the time on 64-channel layers (ResNet18's 32×32, airbench94's 15×15), 0.96 on airbench94's
+// 64→256 15×15 and 256-channel 7×7, 0.98-1.0 on the others; the same results.
+constexpr int64_t kChannelStride4 = kXi4 + 1;
+
 // One chunk of n images of one group (x, y: the first image's, images x_image, y_image
 // apart): its planes, then every block of units: V, the 36 GEMMs into M and the outputs.
 template <class T, int OR, int NV>
@@ -91,7 +102,8 @@ void winograd4_chunk(const DirectConv& g, const Layout4& l, const T* x, int64_t 
   stage_planes(g, l, x, x_image, n, planes);
   for (int64_t u0 = 0; u0 < units; u0 += l.block_units) {
     const int64_t n_units = std::min(l.block_units, units - u0);
-    for (int64_t s = 0; s < n_units; ++s) input_transform(g, l, planes, u0 + s, v + s * L, ld);
+    for (int64_t s = 0; s < n_units; ++s)
+      input_transform(g, l, planes, u0 + s, v + s * L, kChannelStride4 * ld, ld);
     // Per position ξ the GEMMs of every block of output channels, so that V[ξ] (C × B·L) stays in
     // L1 while U[ξ] streams past once per block: M holds all O channels' 36 positions (0.6 MB at
     // 256 channels). Blocks of OR channels outermost instead re-read all of V per block, from L3
@@ -101,8 +113,7 @@ void winograd4_chunk(const DirectConv& g, const Layout4& l, const T* x, int64_t 
     for (int xi = 0; xi < kXi4; ++xi)
       for (int64_t ob = 0; ob < OB; ++ob)
         for (int64_t s = 0; s < n_units; s += NV)
-          forward_tile<T, OR, NV>(v + xi * g.C * ld + s * L, off, g.C,
-                                  u + (xi * OB + ob) * g.C * OR,
+          forward_tile<T, OR, NV>(v + xi * ld + s * L, off, g.C, u + (xi * OB + ob) * g.C * OR,
                                   m + (xi * OB + ob) * OR * ld + s * L, ld);
     for (int64_t s = 0; s < n_units; ++s) {
       const int64_t unit = u0 + s;
@@ -153,9 +164,9 @@ void forward_winograd4(const DirectConv& g, const T* x, const T* w, const T* bia
   const int64_t ld = l.block_units * L, OB = (g.O + OR - 1) / OR;
   const T* u = transform_kernels4(g, OR, w);
   std::vector<int64_t> off(static_cast<std::size_t>(g.C));  // the "taps" of V[ξ]: its rows
-  for (int64_t c = 0; c < g.C; ++c) off[static_cast<std::size_t>(c)] = c * ld;
+  for (int64_t c = 0; c < g.C; ++c) off[static_cast<std::size_t>(c)] = c * kChannelStride4 * ld;
   const int64_t planes_size = round_up(l.planes_size(g), 16);  // V on a cache line
-  const int64_t v_size = kXi4 * g.C * ld, m_size = kXi4 * OB * OR * ld;
+  const int64_t v_size = kChannelStride4 * g.C * ld, m_size = kXi4 * OB * OR * ld;
   const auto buffer = static_cast<std::size_t>(planes_size + v_size + m_size);
   const int64_t x_image = g.G * g.C * g.H * g.W, y_image = g.G * g.O * g.Ho * g.Wo;
   const int64_t chunks = (g.N + l.images - 1) / l.images;

@@ -282,10 +282,10 @@ template <class Vec, class T>
   o[3] = t + T(8) * m[3] - T(0.125) * m[4] + m[5];
 }
 
-// V[ξ][c][slot·L ..] (rows ld apart, ξ C·ld apart) = Bᵀ d B of unit `unit`, every channel.
+// V[ξ][c] at v + ξ·xi_stride + c·c_stride, L lanes = Bᵀ d B of unit `unit`, every channel.
 template <class T>
 void input_transform(const DirectConv& g, const Layout4& l, const T* planes, int64_t unit, T* v,
-                     int64_t ld) {
+                     int64_t c_stride, int64_t xi_stride) {
   using Vec = typename Simd<T>::V;
   const T* base = planes + l.unit_offset(g, unit);
   for (int64_t c = 0; c < g.C; ++c) {
@@ -304,7 +304,7 @@ void input_transform(const DirectConv& g, const Layout4& l, const T* planes, int
       Vec o[6];
       bt6<Vec, T>(col, o);
 #pragma GCC unroll 6
-      for (int i = 0; i < 6; ++i) storeu(v + ((6 * i + j) * g.C + c) * ld, o[i]);
+      for (int i = 0; i < 6; ++i) storeu(v + (6 * i + j) * xi_stride + c * c_stride, o[i]);
     }
   }
 }

@@ -174,7 +174,7 @@ void backward_weight_shared_sums4(const DirectConv& g, const Layout4& l, const C
         stage_planes(g, l, x + n0 * x_image + grp * g.C * g.H * g.W, x_image, n, planes);
         for (int64_t u = 0; u < l.units_of(n); ++u) {
           const int64_t slot = k * chunk_units + u;
-          input_transform(g, l, planes, u, v + slot * L, ld);
+          input_transform(g, l, planes, u, v + slot * L, ld, g.C * ld);
           transform_grads(g, l, gyc, y_image, n, u, Op, gyt + slot * L * Op, ld * Op);
         }
       },
@@ -207,7 +207,7 @@ void backward_weight_winograd4(const DirectConv& g, const T* gy, const T* x, T* 
         const T* gyc = gy + n0 * y_image + grp * g.O * g.Ho * g.Wo;
         stage_planes(g, l, x + n0 * x_image + grp * g.C * g.H * g.W, x_image, n, planes);
         block.add(l.units_of(n), [&](int64_t u, T* v, T* gyt, int64_t ld) {
-          input_transform(g, l, planes, u, v, ld);
+          input_transform(g, l, planes, u, v, ld, g.C * ld);
           transform_grads(g, l, gyc, y_image, n, u, Op, gyt, ld * Op);
         });
       });
