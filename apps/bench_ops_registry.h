@@ -158,7 +158,9 @@ inline std::vector<BenchOp> registry() {
       bandwidth_op("silu", 1, [](V x) { return silu(x[0]); }),
       // silu's composition, for the fused kernel's speed-up (ops/README.md)
       bandwidth_op("silu_unfused", 1, [](V x) { return mul(x[0], sigmoid(x[0])); }),
-      bandwidth_op("gelu", 1, [](V x) { return gelu(x[0]); }), max_pool_op("max_pool2d"),
+      bandwidth_op("gelu", 1, [](V x) { return gelu(x[0]); }),
+      // airbench's 2×2/2 pool, bytes counted with its indices (max_pool_op)
+      max_pool_op("max_pool2d"),
       // new_op.sh adds ops above this line
   };
 }

@@ -22,6 +22,7 @@
 
 #include "core/thread_pool.h"
 #include "ops/conv2d/conv2d_winograd4.h"
+#include "ops/conv2d/conv2d_winograd_weight_sums.h"
 
 namespace rg::detail::direct {
 namespace {

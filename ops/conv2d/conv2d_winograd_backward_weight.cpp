@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
-#include "ops/conv2d/conv2d_winograd.h"
+#include "ops/conv2d/conv2d_winograd_weight_sums.h"
 
 namespace rg::detail::direct {
 namespace {
