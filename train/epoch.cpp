@@ -6,9 +6,9 @@
 #include <iostream>
 
 #include "core/autograd.h"
-#include "core/metrics_log.h"
 #include "ops/ops.h"
 #include "parallel/horovod.h"
+#include "train/metrics_log.h"
 #include "train/report.h"
 
 namespace rg::train {

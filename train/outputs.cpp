@@ -7,8 +7,8 @@
 
 #include "core/error.h"
 #include "core/safetensors.h"
-#include "core/tensorboard.h"
 #include "parallel/horovod.h"
+#include "train/tensorboard.h"
 
 namespace rg::train {
 namespace fs = std::filesystem;

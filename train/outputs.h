@@ -57,7 +57,7 @@ void truncate_logs(const std::string& out, int64_t epoch, int64_t step);
 // too. Returns the rows removed.
 int64_t truncate_metrics_csv(const std::string& path, int64_t epoch);
 
-// One TensorBoard record as written by core/tensorboard.h.
+// One TensorBoard record as written by train/tensorboard.h.
 struct EventRecord {
   int64_t begin = 0, end = 0;  // byte range of the record in the file
   int64_t step = 0;

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "core/metrics_log.h"
-#include "core/tensorboard.h"
 #include "optim/loss_scaler.h"
 #include "train/epoch.h"
+#include "train/metrics_log.h"
 #include "train/task.h"
+#include "train/tensorboard.h"
 
 namespace rg::train {
 

@@ -14,11 +14,11 @@
 
 #include "core/device.h"
 #include "core/tensor.h"
-#include "core/tensorboard.h"
 #include "data/dataloader.h"
 #include "nn/module.h"
 #include "optim/amp.h"
 #include "parallel/process_group.h"
+#include "train/tensorboard.h"
 
 namespace rg::train {
 

@@ -5,12 +5,12 @@
 #include <optional>
 
 #include "core/allocator.h"
-#include "core/metrics_log.h"
-#include "core/tensorboard.h"
 #include "parallel/checkpoint.h"
 #include "parallel/ddp.h"
+#include "train/metrics_log.h"
 #include "train/outputs.h"
 #include "train/report.h"
+#include "train/tensorboard.h"
 
 namespace rg::train {
 

@@ -13,7 +13,6 @@
 
 #include "apps/train_cifar/cifar_task.h"
 #include "apps/train_cifar/run.h"
-#include "core/metrics_log.h"
 #include "core/rng.h"
 #include "core/thread_pool.h"
 #include "data/cifar10.h"
@@ -23,6 +22,7 @@
 #include "parallel/found_inf.h"
 #include "parallel/horovod.h"
 #include "parallel/sync_batch_norm.h"
+#include "train/metrics_log.h"
 #include "train/outputs.h"
 #include "train/schedule.h"
 #include "train/trainer.h"
@@ -194,7 +194,7 @@ int run(const TrainConfig& options) {
   if (lead)
     std::cout << "done: best test accuracy " << std::fixed << std::setprecision(2)
               << 100 * state.best_accuracy << "%, " << state.epoch << " epochs, total time "
-              << format_duration(seconds) << ", peak memory "
+              << train::format_duration(seconds) << ", peak memory "
               << trainer.peak_memory_bytes() / (1 << 20) << " MiB"
               << (world_size > 1 ? " (rank 0)" : "") << "\n"
               << "outputs in " << cfg.out

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/tensorboard.h"
 #include "tests/support/fixtures.h"
+#include "train/tensorboard.h"
 
 namespace rg::train {
 namespace {

@@ -9,9 +9,9 @@
 #include <limits>
 #include <sstream>
 
-#include "core/png_encode.h"
-#include "core/tensorboard.h"
 #include "tests/support/fixtures.h"
+#include "train/png_encode.h"
+#include "train/tensorboard.h"
 
 #define STB_IMAGE_STATIC
 #define STB_IMAGE_IMPLEMENTATION
@@ -24,7 +24,7 @@
 #include <stb/stb_image.h>
 #pragma GCC diagnostic pop
 
-namespace rg {
+namespace rg::train {
 namespace {
 using rg::testing::throws_error;
 
@@ -205,4 +205,4 @@ TEST(TensorBoardImage, RefusesWhatIsNotAnImage) {
 }
 
 }  // namespace
-}  // namespace rg
+}  // namespace rg::train

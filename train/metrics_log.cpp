@@ -1,4 +1,4 @@
-#include "core/metrics_log.h"
+#include "train/metrics_log.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 
-namespace rg {
+namespace rg::train {
 
 std::string format_duration(double seconds) {
   const auto s = static_cast<int64_t>(seconds + 0.5);
@@ -106,4 +106,4 @@ void CsvLog::write(const std::vector<std::pair<std::string, double>>& row) {
   RG_CHECK(out_.good(), "CSV log: writing '", path_, "' failed");
 }
 
-}  // namespace rg
+}  // namespace rg::train

@@ -1,4 +1,4 @@
-#include "core/tensorboard.h"
+#include "train/tensorboard.h"
 
 #include <unistd.h>
 
@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/png_encode.h"
+#include "train/png_encode.h"
 
-namespace rg {
+namespace rg::train {
 namespace {
 
 std::array<uint32_t, 256> make_crc_table() {
@@ -172,4 +172,4 @@ void TensorBoardWriter::flush() {
   out_.flush();
 }
 
-}  // namespace rg
+}  // namespace rg::train

@@ -13,7 +13,7 @@
 
 #include "core/tensor.h"
 
-namespace rg {
+namespace rg::train {
 
 class TensorBoardWriter {
  public:
@@ -21,7 +21,7 @@ class TensorBoardWriter {
   explicit TensorBoardWriter(const std::string& folder);
   void add_scalar(const std::string& tag, double value, int64_t step);
   // image: (C, H, W) with C = 1 (grey) or 3 (RGB), u8, or f32 / f64 in [0, 1] (scaled by 255
-  // and rounded), on any device; written as a PNG (core/png_encode.h). Throws rg::Error naming
+  // and rounded), on any device; written as a PNG (train/png_encode.h). Throws rg::Error naming
   // a bad shape, dtype, or a value outside [0, 1] (NaN included).
   void add_image(const std::string& tag, const Tensor& image, int64_t step);
   void flush();
@@ -37,4 +37,4 @@ class TensorBoardWriter {
 uint32_t crc32c(const void* data, std::size_t n);
 uint32_t masked_crc32c(const void* data, std::size_t n);
 
-}  // namespace rg
+}  // namespace rg::train

@@ -1,4 +1,4 @@
-#include "core/tensorboard.h"
+#include "train/tensorboard.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "tests/support/fixtures.h"
 
-namespace rg {
+namespace rg::train {
 namespace {
 
 TEST(TensorBoard, Crc32cKnownAnswer) {
@@ -58,4 +58,4 @@ TEST(TensorBoard, RecordsAreFramedAndChecksummed) {
 }
 
 }  // namespace
-}  // namespace rg
+}  // namespace rg::train

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace rg {
+namespace rg::train {
 
 // "epoch 3/30 [#########.........] 120/391  1234 img/s  ETA 0:42  loss 1.234  acc 55.1%"
 // redrawn in place (\r) at most every `min_interval` seconds; finish() ends the line.
@@ -53,4 +53,4 @@ class CsvLog {
 
 std::string format_duration(double seconds);  // "1:02:03" or "2:03"
 
-}  // namespace rg
+}  // namespace rg::train

@@ -1,4 +1,4 @@
-#include "core/metrics_log.h"
+#include "train/metrics_log.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include "tests/support/fixtures.h"
 
-namespace rg {
+namespace rg::train {
 namespace {
 
 std::string slurp(const std::string& path) {
@@ -52,4 +52,4 @@ TEST(ProgressBar, DurationsAndRates) {
 }
 
 }  // namespace
-}  // namespace rg
+}  // namespace rg::train
