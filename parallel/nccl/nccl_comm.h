@@ -1,7 +1,7 @@
 #pragma once
 // NcclComm: one NCCL communicator over the ranks of an MPI job, one GPU per process, and the
 // stream its collectives run on. CUDA builds only; MpiGroup hands it the collectives on cuda
-// tensors (parallel/mpi/mpi_group_cuda.cpp).
+// tensors (parallel/nccl/nccl_collectives.cu).
 //
 // Bootstrap over MPI, as llm.c does: rank 0 makes the unique id (ncclGetUniqueId), MPI_Bcast
 // gives its bytes to every rank, and each rank joins with ncclCommInitRankConfig.
