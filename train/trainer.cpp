@@ -11,6 +11,7 @@
 #include "parallel/ddp.h"
 #include "train/outputs.h"
 #include "train/report.h"
+#include "train/world.h"
 
 namespace rg::train {
 
@@ -51,15 +52,17 @@ void Trainer::resume(const std::string& checkpoint, Restore what) {
 
 void Trainer::wrap(const WrapOptions& options) {
   const int world_size = parts_.group->size();
-  if (options.dp > 0) {
+  std::vector<Device> devices = options.dp_devices;
+  if (devices.empty() && options.dp > 0)
+    devices = data_parallel_devices(parts_.device.str(), options.dp, "", cuda_device_count());
+  if (!devices.empty()) {
     RG_CHECK(world_size == 1, options_.program, ": --dp runs in one process; under mpirun (",
              world_size, " processes) use DDP alone");
-    RG_CHECK(parts_.device.index == 0, options_.program, ": --dp ", options.dp,
-             " starts at device 0, not ", parts_.device);
+    RG_CHECK(devices[0] == parts_.device, options_.program, ": DataParallel's first device, ",
+             devices[0], ", must be the training device, ", parts_.device, " (--dp starts at ",
+             "device 0)");
     RG_CHECK(static_cast<bool>(options.replica_factory), options_.program,
              ": DataParallel needs a replica factory");
-    std::vector<Device> devices;
-    for (int i = 0; i < options.dp; ++i) devices.push_back({parts_.device.type, i});
     trained_ = data_parallel_ = std::make_shared<parallel::DataParallel>(
         parts_.model, options.replica_factory, devices,
         parallel::DataParallelOptions{.batch_norm = options.batch_norm});
@@ -70,8 +73,9 @@ void Trainer::wrap(const WrapOptions& options) {
   if (world_size > 1)
     trained_ = std::make_shared<parallel::DistributedDataParallel>(
         parts_.model, parts_.group,
-        parallel::DDPOptions{.bucket_cap_bytes =
-                                 static_cast<int64_t>(options.bucket_mb * (1 << 20))});
+        parallel::DDPOptions{
+            .bucket_cap_bytes = static_cast<int64_t>(options.bucket_mb * (1 << 20)),
+            .compression = options.compression});
 }
 
 EpochResult Trainer::evaluate(data::DataLoader& test_loader, const EvalPass& pass) {
