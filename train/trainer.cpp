@@ -87,6 +87,7 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
   std::optional<CsvLog> csv;
   std::optional<TensorBoardWriter> tensorboard;
   std::optional<TensorBoardWriter> step_board;  // per optimizer step, under mixed precision
+  std::optional<CsvLog> step_csv;               // the same, as loss_scale.csv
   if (lead()) {
     // Epochs after the checkpoint's are run again: their rows and events from before the
     // interruption go, so that the logs read as one uninterrupted run.
@@ -97,6 +98,7 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
       const std::string steps = options_.out + "/" + kStepLogFolder;
       std::filesystem::create_directories(steps);
       step_board.emplace(steps);
+      step_csv.emplace(options_.out + "/" + kLossScaleCsv);
     }
   }
   const std::size_t best = best_index(task_);
@@ -124,7 +126,7 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
     if (LossScaler* scaler = parts_.amp.scaler()) {
       // Every rank takes its record, so that none keeps it growing; rank 0 writes it.
       const std::vector<ScalerStep> record = scaler->take_history();
-      if (lead()) log_scaler_steps(record, *step_board);
+      if (lead()) log_scaler_steps(record, *step_board, *step_csv);
     }
     const EpochResult test = evaluate(test_loader, {.last = epoch + 1 == options_.epochs});
     const int64_t peak = memory_stats(parts_.device).peak_bytes;
