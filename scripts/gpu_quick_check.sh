@@ -19,7 +19,13 @@
 #            beside PyTorch's (torch.profiler), by tools/gpu_step_profile.py (needs ncu, torch)
 #   mpi      scripts/mpirun.sh 2 train_cifar --device cuda, one epoch of the quick preset: on two
 #            GPUs it trains; on one, rank 1 has no cuda:1 and the job must end at once, naming
-#            why (needs Open MPI's mpirun and .gpu_pack's data)
+#            why and --backend mpi (needs Open MPI's mpirun and .gpu_pack's data)
+#   dp_shared  data parallelism proven on one GPU (issue 43): DataParallel replicas sharing it
+#            (test_parallel DataParallelOnGpu.*; check_equivalence --dp-devices cuda:0,cuda:0),
+#            DDP ranks sharing it over the MPI backend (test_parallel_mpi SharedGpu.*;
+#            check_equivalence and one epoch of train_cifar under mpirun with --backend mpi),
+#            and --backend nccl refusing two ranks on one GPU by name before NCCL is called
+#   multi    scripts/gpu_multi_check.sh, on 2 GPUs or more only (its own report, multi_gpu.txt)
 #   resnet18 train_cifar --preset resnet18 --device cuda --amp O1 (bf16) --cudnn-benchmark, 30
 #            epochs: last, as it takes whatever the budget leaves
 # Each step gets at most its own cap and what is left of the budget (default 600 s). Reports go
@@ -28,7 +34,7 @@ set -u
 cd "$(dirname "$0")/.."
 budget=600
 if [ "${1:-}" = --budget ]; then budget=$2; shift 2; fi
-steps=" ${*:-env tests nccl bench train pytorch memcheck cudnn profile mpi resnet18} "
+steps=" ${*:-env tests nccl bench train pytorch memcheck cudnn profile mpi dp_shared multi resnet18} "
 report=${OUT:-gpu_quick_report}
 mkdir -p "$report"
 export PYTHONUNBUFFERED=1
@@ -188,6 +194,48 @@ if has mpi; then
       --device cuda --no-progress --data "$data" --out "$(mktemp -d)" --workers 4 \
       --stop-after-epochs 1
     grep -E "error|abort|^epoch 1|^done" "$report/mpi.txt" | head -n 4
+  fi
+fi
+
+# ---- dp_shared (issue 43): replicas and ranks sharing one GPU --------------------------------
+if has dp_shared; then
+  f=$report/dp_shared.txt
+  step dp_shared_tests 120 "$f" build/tests/test_parallel --gtest_filter='DataParallelOnGpu.*'
+  grep -E "^\[  (OK|FAILED|SKIPPED) " "$f" | tail -n 3
+  step dp_shared_equivalence 90 "$f" build/apps/check_equivalence --device cuda \
+    --dp-devices cuda:0,cuda:0
+  step dp_shared_equivalence_3 90 "$f" build/apps/check_equivalence --device cuda \
+    --dp-devices cuda:0,cuda:0,cuda:0
+  if ! command -v mpirun >/dev/null; then
+    echo "[dp_shared] mpirun steps skipped: no mpirun on this machine"
+  else
+    step ddp_shared_tests 120 "$f" scripts/mpirun.sh 2 build/tests/test_parallel_mpi \
+      --gtest_filter='SharedGpu.*:MpiDataParallel.DdpStaged*'
+    step ddp_shared_equivalence 120 "$f" scripts/mpirun.sh 2 build/apps/check_equivalence \
+      --device cuda --backend mpi
+    # The refusal: two ranks, one GPU, the default backend (nccl): an error naming --backend mpi.
+    step ddp_nccl_refused 60 "$f" scripts/mpirun.sh 2 build/apps/check_equivalence --device cuda:0
+    grep -q "Duplicate GPU detected.*--backend mpi" "$f" && echo "[ddp_nccl_refused] named --backend mpi" ||
+      echo "[ddp_nccl_refused] FAIL: no error naming --backend mpi"
+    if [ -n "$data" ]; then
+      step ddp_shared_train 120 "$f" scripts/mpirun.sh 2 build/apps/train_cifar --preset quick \
+        --device cuda --backend mpi --sync-bn --no-progress --data "$data" --out "$(mktemp -d)" \
+        --workers 4 --stop-after-epochs 1
+      step dp_shared_train 120 "$f" build/apps/train_cifar --preset quick --device cuda --dp 2 \
+        --sync-bn --no-progress --data "$data" --out "$(mktemp -d)" --workers 4 \
+        --stop-after-epochs 1
+    fi
+  fi
+  grep -E "^\| (DP|DDP) |check_equivalence: |^epoch 1|DataParallel over|error" "$f" | head -n 24
+fi
+
+if has multi; then
+  if [ "$(nvidia-smi -L | wc -l)" -lt 2 ]; then
+    echo "[multi] skipped: one GPU (scripts/gpu_multi_check.sh needs 2 or more)"
+  else
+    step multi 600 "$report/multi.txt" env OUT="$report" bash scripts/gpu_multi_check.sh \
+      --budget $((budget - SECONDS - 10))
+    grep -E "^(PASS|FAIL) " "$report/multi_gpu.txt"
   fi
 fi
 

@@ -18,10 +18,14 @@ std::string format_metric(double value, Display display, int digits) {
                                      : format_fixed(value, digits);
 }
 
-void log_scaler_steps(const std::vector<ScalerStep>& record, TensorBoardWriter& tensorboard) {
+void log_scaler_steps(const std::vector<ScalerStep>& record, TensorBoardWriter& tensorboard,
+                      CsvLog& csv) {
   for (const ScalerStep& s : record) {
     tensorboard.add_scalar("amp/loss_scale", s.scale, s.step + 1);
     if (s.skipped) tensorboard.add_scalar("amp/skipped_step", 1, s.step + 1);
+    csv.write({{"step", static_cast<double>(s.step + 1)},
+               {"loss_scale", s.scale},
+               {"skipped", s.skipped ? 1.0 : 0.0}});
   }
 }
 

@@ -11,6 +11,7 @@
 #include "train/outputs.h"
 #include "train/report.h"
 #include "train/tensorboard.h"
+#include "train/world.h"
 
 namespace rg::train {
 
@@ -51,15 +52,17 @@ void Trainer::resume(const std::string& checkpoint, Restore what) {
 
 void Trainer::wrap(const WrapOptions& options) {
   const int world_size = parts_.group->size();
-  if (options.dp > 0) {
+  std::vector<Device> devices = options.dp_devices;
+  if (devices.empty() && options.dp > 0)
+    devices = data_parallel_devices(parts_.device.str(), options.dp, "", cuda_device_count());
+  if (!devices.empty()) {
     RG_CHECK(world_size == 1, options_.program, ": --dp runs in one process; under mpirun (",
              world_size, " processes) use DDP alone");
-    RG_CHECK(parts_.device.index == 0, options_.program, ": --dp ", options.dp,
-             " starts at device 0, not ", parts_.device);
+    RG_CHECK(devices[0] == parts_.device, options_.program, ": DataParallel's first device, ",
+             devices[0], ", must be the training device, ", parts_.device, " (--dp starts at ",
+             "device 0)");
     RG_CHECK(static_cast<bool>(options.replica_factory), options_.program,
              ": DataParallel needs a replica factory");
-    std::vector<Device> devices;
-    for (int i = 0; i < options.dp; ++i) devices.push_back({parts_.device.type, i});
     trained_ = data_parallel_ = std::make_shared<parallel::DataParallel>(
         parts_.model, options.replica_factory, devices,
         parallel::DataParallelOptions{.batch_norm = options.batch_norm});
@@ -70,8 +73,9 @@ void Trainer::wrap(const WrapOptions& options) {
   if (world_size > 1)
     trained_ = std::make_shared<parallel::DistributedDataParallel>(
         parts_.model, parts_.group,
-        parallel::DDPOptions{.bucket_cap_bytes =
-                                 static_cast<int64_t>(options.bucket_mb * (1 << 20))});
+        parallel::DDPOptions{
+            .bucket_cap_bytes = static_cast<int64_t>(options.bucket_mb * (1 << 20)),
+            .compression = options.compression});
 }
 
 EpochResult Trainer::evaluate(data::DataLoader& test_loader, const EvalPass& pass) {
@@ -83,6 +87,7 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
   std::optional<CsvLog> csv;
   std::optional<TensorBoardWriter> tensorboard;
   std::optional<TensorBoardWriter> step_board;  // per optimizer step, under mixed precision
+  std::optional<CsvLog> step_csv;               // the same, as loss_scale.csv
   if (lead()) {
     // Epochs after the checkpoint's are run again: their rows and events from before the
     // interruption go, so that the logs read as one uninterrupted run.
@@ -93,6 +98,7 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
       const std::string steps = options_.out + "/" + kStepLogFolder;
       std::filesystem::create_directories(steps);
       step_board.emplace(steps);
+      step_csv.emplace(options_.out + "/" + kLossScaleCsv);
     }
   }
   const std::size_t best = best_index(task_);
@@ -120,7 +126,7 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
     if (LossScaler* scaler = parts_.amp.scaler()) {
       // Every rank takes its record, so that none keeps it growing; rank 0 writes it.
       const std::vector<ScalerStep> record = scaler->take_history();
-      if (lead()) log_scaler_steps(record, *step_board);
+      if (lead()) log_scaler_steps(record, *step_board, *step_csv);
     }
     const EpochResult test = evaluate(test_loader, {.last = epoch + 1 == options_.epochs});
     const int64_t peak = memory_stats(parts_.device).peak_bytes;

@@ -27,6 +27,7 @@
 #include "optim/checkpoint.h"
 #include "optim/optim.h"
 #include "parallel/data_parallel.h"
+#include "parallel/ddp.h"
 #include "parallel/process_group.h"
 #include "train/epoch.h"
 #include "train/task.h"
@@ -62,11 +63,17 @@ struct TrainerOptions {
 // Data parallelism around the model. DataParallel (threads over devices of the training
 // device's kind, in one process) goes inside DDP (across processes).
 struct WrapOptions {
-  int dp = 0;  // DataParallel over devices 0..dp-1; 0: off
+  // DataParallel over `dp` devices of the training device's kind (data_parallel_devices in
+  // train/world.h: cpu:0..dp-1, or the GPUs, shared when there are fewer than dp); 0: off.
+  int dp = 0;
+  // Or over these devices, one per replica, the first the training device (a device may repeat:
+  // its replicas share it); overrides dp when not empty.
+  std::vector<Device> dp_devices{};
   // Builds one more copy of the model for each DataParallel replica (required when dp > 0).
   std::function<std::shared_ptr<nn::Module>()> replica_factory{};
   parallel::BatchNormSync batch_norm = parallel::BatchNormSync::per_device;  // under DataParallel
   double bucket_mb = 25;  // DDP's gradient bucket cap
+  parallel::GradCompression compression = parallel::GradCompression::none;  // DDP's buckets
 };
 
 enum class Restore { everything, weights_only };

@@ -12,6 +12,7 @@
 #include "data/dataloader.h"
 #include "nn/models/zoo.h"
 #include "optim/amp.h"
+#include "train/world.h"
 
 namespace rg::apps {
 
@@ -36,6 +37,9 @@ json default_config() {
           {"allreduce", "ring"},
           {"bucket_mb", 25.0},
           {"dp", 0},
+          {"dp_devices", ""},
+          {"backend", "auto"},
+          {"grad_compression", "none"},
           {"amp", "O0"},
           {"amp_dtype", "fp16"},
           {"loss_scale", "dynamic"},
@@ -265,6 +269,9 @@ TrainConfig parse_config(const json& c) {
   t.allreduce = c["allreduce"];
   t.bucket_mb = c["bucket_mb"];
   t.dp = c["dp"];
+  t.dp_devices = c["dp_devices"];
+  t.backend = c["backend"];
+  t.grad_compression = c["grad_compression"];
   t.amp = c["amp"];
   t.amp_dtype = c["amp_dtype"];
   t.loss_scale = c["loss_scale"];
@@ -358,6 +365,18 @@ TrainConfig parse_config(const json& c) {
            "<out>/last.safetensors");
   RG_CHECK(t.dp >= 0 && t.dp <= kMaxCpuDevices, "dp must be in [0, ", kMaxCpuDevices, "], got ",
            t.dp);
+  // The list's syntax, kinds and count now; which GPUs the machine has, at the start of the run.
+  RG_CHECK(t.dp_devices.size() <= 16 * kMaxCpuDevices, "dp_devices is too long (",
+           t.dp_devices.size(), " characters)");
+  if (!t.dp_devices.empty()) {
+    const auto devices =
+        train::data_parallel_devices(t.device, static_cast<int>(t.dp), t.dp_devices, 0);
+    RG_CHECK(devices.size() <= static_cast<std::size_t>(kMaxCpuDevices), "dp_devices names ",
+             devices.size(), " devices; at most ", kMaxCpuDevices);
+  }
+  train::parse_gpu_backend(t.backend);
+  RG_CHECK(t.grad_compression == "none" || t.grad_compression == "fp16",
+           "grad_compression must be none or fp16, got '", t.grad_compression, "'");
   t.amp_options();  // names a bad level, dtype or scale now, not after loading the data
   RG_CHECK(t.warmup_epochs >= 0 && t.warmup_epochs < static_cast<double>(t.epochs),
            "warmup_epochs must be in [0, epochs), got ", t.warmup_epochs);
@@ -390,6 +409,9 @@ json TrainConfig::to_json() const {
           {"allreduce", allreduce},
           {"bucket_mb", bucket_mb},
           {"dp", dp},
+          {"dp_devices", dp_devices},
+          {"backend", backend},
+          {"grad_compression", grad_compression},
           {"amp", amp},
           {"amp_dtype", amp_dtype},
           {"loss_scale", loss_scale},
@@ -460,7 +482,16 @@ CommandLine parse_command_line(int argc, char** argv) {
       {"lr-scaling", "none or linear (lr x number of processes, with warm-up)"},
       {"allreduce", "gradient allreduce under mpirun: ring (ours) or native (MPI_Allreduce)"},
       {"bucket-mb", "DDP gradient bucket cap in MiB"},
-      {"dp", "DataParallel over N devices (cpu:0..N-1, or cuda:0..N-1 with --device cuda); 0: off"},
+      {"dp",
+       "DataParallel over N devices: cpu:0..N-1, or with --device cuda the GPUs (replicas share "
+       "them when there are fewer than N); 0: off"},
+      {"dp-devices",
+       "DataParallel over these devices, one per replica (cuda:0,cuda:0: two replicas sharing "
+       "a GPU; cpu:0,cpu:1)"},
+      {"backend",
+       "how GPU processes reduce gradients under mpirun: auto (= nccl, a GPU per process) or mpi "
+       "(through host memory; processes may share a GPU)"},
+      {"grad-compression", "DDP gradient buckets on the wire under mpirun: none or fp16"},
       {"amp", "mixed precision: O0 (f32), O1 (autocast), O2 (16-bit model, f32 masters), O3"},
       {"amp-dtype", "16-bit type of O1-O3: fp16 or bf16"},
       {"loss-scale", "dynamic, or a fixed loss scale such as 1024"},

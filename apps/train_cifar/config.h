@@ -37,9 +37,12 @@ struct TrainConfig {
   std::string allreduce;   // ring | native: how DDP averages gradients under mpirun
   double bucket_mb;        // DDP bucket cap (the first bucket is 1 MiB at most)
   int64_t dp;              // DataParallel over this many devices of --device's kind; 0: off
-  std::string amp;         // O0 | O1 | O2 | O3 (optim/amp.h)
-  std::string amp_dtype;   // fp16 | bf16
-  std::string loss_scale;  // dynamic | a positive number (a fixed scale)
+  std::string dp_devices;  // or over these ("cuda:0,cuda:0"); empty: --dp decides
+  std::string backend;     // auto | nccl | mpi: how GPU ranks reduce (train/world.h)
+  std::string grad_compression;  // none | fp16: DDP's buckets on the wire
+  std::string amp;               // O0 | O1 | O2 | O3 (optim/amp.h)
+  std::string amp_dtype;         // fp16 | bf16
+  std::string loss_scale;        // dynamic | a positive number (a fixed scale)
   double label_smoothing;
   // airbench94's pieces (train_cifar --preset airbench94); off by default.
   std::string augmentation;    // classic (crop 4 with zeros, random flip) | airbench94

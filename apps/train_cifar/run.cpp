@@ -26,12 +26,13 @@
 #include "train/outputs.h"
 #include "train/schedule.h"
 #include "train/trainer.h"
+#include "train/world.h"
 
 namespace rg::apps {
 
 int run(const TrainConfig& options) {
   // ---- init: the world, this process's device ------------------------------------------------
-  auto group = train::join_world(
+  auto world = train::join_world(
       {.allreduce = options.allreduce == "native" ? parallel::AllreduceAlgorithm::native
                                                   : parallel::AllreduceAlgorithm::ring,
        .threads = options.threads,
@@ -39,18 +40,31 @@ int run(const TrainConfig& options) {
        .collective_timeout =
            std::chrono::milliseconds(std::llround(options.collective_timeout * 1000)),
        .check_sequence = options.check_sequence});
-  const int world_size = group->size();
+  const int world_size = world->size();
   options.faults.check_world(world_size);
   // DDP registers the parameters that need a gradient when it wraps the model, and refuses a
   // step in which one of them gets none: the whitening bias, frozen after its epochs, would be.
   RG_CHECK(world_size == 1 || options.whiten_bias_epochs == 0,
            "train_cifar: whiten_bias_epochs (airbench94) is for one process; under mpirun set "
            "whiten_bias_epochs=0 (the bias then trains throughout)");
-  const bool lead = group->rank() == 0;  // prints, logs and checkpoints
+  const bool lead = world->rank() == 0;  // prints, logs and checkpoints
   TrainConfig cfg = options;
   if (!lead) cfg.progress = false;
-  const Device device = training_device(cfg.device, group->local_rank(), group->local_size());
+  // The device, by local rank × GPUs (DataParallel: its first device), before any GPU call; then
+  // the group every collective goes through: the world, or it with GPU tensors staged through
+  // host memory when ranks share a GPU (--backend mpi).
+  const train::GpuBackend backend = train::parse_gpu_backend(cfg.backend);
+  const std::vector<Device> dp_devices = train::data_parallel_devices(
+      cfg.device, static_cast<int>(cfg.dp), cfg.dp_devices, cuda_device_count());
+  const Device device = !dp_devices.empty() ? dp_devices[0]
+                                            : train::rank_device({.device_flag = cfg.device,
+                                                                  .local_rank = world->local_rank(),
+                                                                  .local_size = world->local_size(),
+                                                                  .gpu_count = cuda_device_count(),
+                                                                  .backend = backend});
+  for (const Device& d : dp_devices) check_device_available(d);
   check_device_available(device);
+  const auto group = train::gradient_group(world, device, backend);
   set_deterministic_convolutions(cfg.deterministic);
   set_benchmark_convolutions(cfg.cudnn_benchmark);
   manual_seed(static_cast<uint64_t>(cfg.seed));
@@ -97,7 +111,7 @@ int run(const TrainConfig& options) {
   auto* airbench94 = dynamic_cast<nn::Airbench94*>(model.get());
   if (airbench94) airbench94->init_whitening(sample_images(*train_set, 5000));
   // Under --dp, DataParallel converts its replicas instead (over its devices' threads).
-  if (cfg.sync_bn && cfg.dp == 0) model = parallel::convert_sync_batchnorm(model, group);
+  if (cfg.sync_bn && dp_devices.empty()) model = parallel::convert_sync_batchnorm(model, group);
   model->to(device);
   // Mixed precision converts the model (O2/O3) and, under O2, keeps f32 master weights that
   // the optimizer updates: before the optimizer and DDP, which must see the final dtypes.
@@ -151,11 +165,13 @@ int run(const TrainConfig& options) {
   // Its averages are not in checkpoints: a resumed run restarts them from the resumed weights.
   if (cfg.lookahead) lookahead = std::make_unique<Lookahead>(model_state(*model));
   trainer.wrap(
-      {.dp = static_cast<int>(cfg.dp),
+      {.dp_devices = dp_devices,
        .replica_factory = [name = cfg.model, classes] { return nn::make_model(name, classes); },
        .batch_norm = cfg.sync_bn ? parallel::BatchNormSync::across_devices
                                  : parallel::BatchNormSync::per_device,
-       .bucket_mb = cfg.bucket_mb});
+       .bucket_mb = cfg.bucket_mb,
+       .compression = cfg.grad_compression == "fp16" ? parallel::GradCompression::fp16
+                                                     : parallel::GradCompression::none});
   if (lead) {
     std::cout << "model " << cfg.model << " (" << model->parameter_count() << " parameters), "
               << train_set->describe() << ": " << train_set->size() << " train / "
@@ -166,13 +182,24 @@ int run(const TrainConfig& options) {
                 << cfg.loss_scale << " (from " << amp.scaler()->scale_value() << ")\n";
     if (world_size > 1)
       std::cout << world_size << " processes (" << group->backend() << ", " << cfg.allreduce
-                << " allreduce" << (cfg.sync_bn ? ", SyncBatchNorm" : "") << "): batch "
+                << " allreduce" << (cfg.sync_bn ? ", SyncBatchNorm" : "")
+                << (cfg.grad_compression == "fp16" ? ", fp16 gradients" : "") << "): batch "
                 << cfg.batch_size << " per process = " << cfg.batch_size * world_size
                 << ", peak lr " << lr << "\n";
-    if (cfg.dp > 0)
-      std::cout << "DataParallel over " << cfg.dp << " devices"
-                << (cfg.sync_bn ? " with SyncBatchNorm" : "") << ": batch " << cfg.batch_size
-                << " split among them\n";
+    else if (cfg.grad_compression != "none")
+      std::cout << "note: --grad-compression compresses DDP's buckets under mpirun; one "
+                   "process sends none\n";
+    if (!dp_devices.empty()) {
+      std::cout << "DataParallel over";
+      for (const Device& d : dp_devices) std::cout << " " << d;
+      std::cout << (cfg.sync_bn ? " with SyncBatchNorm" : "") << ": batch " << cfg.batch_size
+                << " split among them"
+                << (train::shares_a_device(dp_devices)
+                        ? " (replicas that share a device run side by side on it, each on its "
+                          "own thread and stream: to learn and test DP, not faster)"
+                        : "")
+                << "\n";
+    }
   }
 
   if (cfg.eval_only) {

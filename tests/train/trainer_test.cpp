@@ -253,10 +253,24 @@ TEST(Trainer, LogsTheLossScaleOfEveryStep) {
     }
   }
 
+  // The same record as rows of loss_scale.csv beside metrics.csv, exact (2^24 too).
+  const auto rows = rg::testing::read_csv(straight.out + "/loss_scale.csv");
+  ASSERT_EQ(rows.size(), 1u + scales.size());
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"step", "loss_scale", "skipped"}));
+  EXPECT_EQ(rows[1][1], "16777216");
+  for (std::size_t s = 1; s <= scales.size(); ++s) {
+    EXPECT_EQ(rows[s][0], std::to_string(s));
+    EXPECT_EQ(std::stod(rows[s][1]), scales[s - 1]) << "step " << s;
+    const bool was_skipped = std::count(skipped.begin(), skipped.end(), int64_t(s)) > 0;
+    EXPECT_EQ(rows[s][2], was_skipped ? "1" : "0") << "step " << s;
+  }
+
   first.run();
   TinyRun second{.out = first.out, .resume = true, .amp_options = o2};
   second.run();
   EXPECT_EQ(step_log(second.out), log);
+  // Cut back to the checkpoint's step on resume, like the event files: no step twice.
+  EXPECT_EQ(rg::testing::read_csv(second.out + "/loss_scale.csv"), rows);
 }
 
 // Each epoch's peak starts afresh: 64 MiB held during epoch 1's steps show in epoch 1's row
