@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "data/files.h"
-#include "nn/models/zoo.h"
 
 namespace rg::train {
 namespace {
@@ -28,6 +27,12 @@ std::string float_list(const std::vector<float>& values) {
   json a = json::array();
   for (float v : values) a.push_back(v);
   return a.dump();
+}
+
+// Whether `name` is a UNet's: "unet" (train_unet's) or nn/models/zoo.h's unet2d / unet3d, with
+// or without a width. (This file stays free of nn's code: the fuzz target compiles it alone.)
+bool names_a_unet(const std::string& name) {
+  return name.starts_with("unet");
 }
 
 // The deepest nesting of arrays and objects in JSON text (brackets inside strings left out).
@@ -228,7 +233,7 @@ void check_model_card(const ModelCard& c, const std::string& where) {
     RG_CHECK(c.window_batch >= 1 && c.window_batch <= kMaxWindowBatch, where,
              ": window_batch must be in [1, ", kMaxWindowBatch, "], got ", c.window_batch);
   } else {
-    RG_CHECK(!nn::is_segmentation_model(c.model) && c.model != "unet", where, ": model '", c.model,
+    RG_CHECK(!names_a_unet(c.model), where, ": model '", c.model,
              "' segments; a classification card names a classifier");
     RG_CHECK(c.outputs >= 1 && c.outputs <= kMaxClassifierOutputs, where,
              ": outputs must be in [1, ", kMaxClassifierOutputs, "], got ", c.outputs);
@@ -412,7 +417,7 @@ ModelCard checkpoint_model_card(const std::map<std::string, std::string>& metada
     for (int64_t k = 0; k < (c.outputs == 1 ? 2 : c.outputs); ++k)
       c.class_names.push_back(std::to_string(k));
   } else {
-    RG_CHECK(!nn::is_segmentation_model(flags.model), where,
+    RG_CHECK(!names_a_unet(flags.model), where,
              ": a segmentation model without a card is read as --model unet");
     RG_CHECK(flags.classes > 0, where, ": a classifier needs --classes N (its outputs)");
     c.task = ModelTask::classification;
@@ -425,21 +430,6 @@ ModelCard checkpoint_model_card(const std::map<std::string, std::string>& metada
   }
   check_model_card(c, where);
   return c;
-}
-
-std::shared_ptr<nn::Module> build_model(const ModelCard& card) {
-  check_model_card(card, "model card");
-  if (card.task == ModelTask::segmentation) {
-    nn::UNetConfig config = card.unet;
-    config.in_channels = card.channels;
-    config.num_classes = card.outputs;
-    return std::make_shared<nn::UNet>(config);
-  }
-  return nn::make_model(card.model, {.num_classes = card.outputs, .in_channels = card.channels});
-}
-
-std::shared_ptr<data::Transform> preprocessing(const ModelCard& card) {
-  return std::make_shared<data::Preprocess>(card.mean, card.std);
 }
 
 }  // namespace rg::train

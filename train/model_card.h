@@ -32,13 +32,12 @@
 // none; CardFlags stand in for it (the error without them says which to pass).
 
 #include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "data/transforms.h"
-#include "nn/models/unet.h"
-#include "nn/module.h"
+#include "core/tensor.h"
+#include "data/transforms.h"  // kCifar10Mean, kCifar10Std
+#include "nn/models/unet.h"   // UNetConfig
 
 namespace rg::train {
 
@@ -91,12 +90,6 @@ struct CardFlags {
 ModelCard checkpoint_model_card(const std::map<std::string, std::string>& metadata,
                                 const std::map<std::string, Tensor>& weights,
                                 const std::string& path, const CardFlags& flags);
-
-// The model the card describes, freshly initialised (load the checkpoint's weights into it).
-// An unknown name is an error listing the known ones.
-std::shared_ptr<nn::Module> build_model(const ModelCard& card);
-// Its preprocessing (data::Preprocess): one image (C, ...) u8 or f32 -> f32.
-std::shared_ptr<data::Transform> preprocessing(const ModelCard& card);
 
 // "64x64" / "16x64x64" and back; parse_size throws naming `what` and the text.
 std::string size_text(const std::vector<int64_t>& size);

@@ -6,6 +6,7 @@
 #include "core/safetensors.h"
 #include "data/image_decode.h"
 #include "data/segmentation_folder.h"
+#include "nn/models/zoo.h"
 #include "ops/ops.h"
 #include "optim/checkpoint.h"
 
@@ -28,6 +29,21 @@ bool takes(const fs::path& p, ModelTask task) {
 }
 
 }  // namespace
+
+std::shared_ptr<nn::Module> build_model(const ModelCard& card) {
+  check_model_card(card, "model card");
+  if (card.task == ModelTask::segmentation) {
+    nn::UNetConfig config = card.unet;
+    config.in_channels = card.channels;
+    config.num_classes = card.outputs;
+    return std::make_shared<nn::UNet>(config);
+  }
+  return nn::make_model(card.model, {.num_classes = card.outputs, .in_channels = card.channels});
+}
+
+std::shared_ptr<data::Transform> preprocessing(const ModelCard& card) {
+  return std::make_shared<data::Preprocess>(card.mean, card.std);
+}
 
 Predictor::Predictor(const PredictorOptions& options) : device_(Device::parse(options.device)) {
   check_device_available(device_);

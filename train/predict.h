@@ -60,6 +60,12 @@ class Predictor {
   std::shared_ptr<data::Transform> preprocess_;
 };
 
+// The model a card describes, freshly initialised (load the checkpoint's weights into it).
+// An unknown name is an error listing the known ones.
+std::shared_ptr<nn::Module> build_model(const ModelCard& card);
+// Its preprocessing (data::Preprocess): one image (C, ...) u8 or f32 -> f32.
+std::shared_ptr<data::Transform> preprocessing(const ModelCard& card);
+
 // The input files `paths` name: a file is taken as it is; a folder gives its image files
 // (PNG, JPEG, BMP, and for segmentation .npy), sorted by name, not descending into subfolders
 // and leaving out files named *_mask.* (predict's own outputs). A path that does not exist,

@@ -6,6 +6,7 @@
 #include "nn/models/unet.h"
 #include "tests/support/fixtures.h"
 #include "train/model_card.h"
+#include "train/predict.h"  // build_model, preprocessing
 
 namespace rg::train {
 namespace {
