@@ -18,7 +18,7 @@ while [ $# -gt 0 ]; do
 done
 programs="tests/test_gpu_runtime tests/test_cuda_runtime tests/test_cudnn tests/test_gpu_ops
           tests/test_parallel_mpi apps/bench_ops apps/bench_train apps/bench_allreduce
-          apps/train_cifar apps/train_unet apps/cudnn_device_json"
+          apps/train_cifar apps/train_unet apps/predict apps/cudnn_device_json tests/test_apps"
 for p in $programs; do
   [ -x "build/$p" ] || { echo "gpu_pack.sh: build/$p is missing: build with CUDA first" >&2; exit 1; }
 done

@@ -15,6 +15,7 @@
 #include "apps/predict/run.h"
 #include "apps/train_cifar/run.h"
 #include "apps/train_unet/run.h"
+#include "core/device.h"
 #include "core/safetensors.h"
 #include "nn/segmentation_metrics.h"
 #include "tests/apps/segmentation_files.h"
@@ -321,6 +322,54 @@ TEST(Predict, BadCheckpointsInputsAndDevicesAreNamedErrors) {
              .out = out});
       },
       {"--out", "classifies"}));
+}
+
+// On a GPU (scripts/gpu_quick_check.sh's `predict` step; skipped here): predict on cuda, in
+// f32 and under --amp, gives the CPU's answers — logits within cuDNN's rounding, the same
+// masks but at near-ties, the same top-1 where the CPU's margin is clear.
+TEST(PredictOnGpu, CudaAndAmpGiveTheCpusAnswers) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable GPU on this machine";
+  const std::string root = testing::png_split("predict_gpu_png");
+  UnetConfig c = unet_files("folder", root, "predict_gpu_unet");
+  c.epochs = 1;
+  ASSERT_EQ(run_unet(c), 0);
+  const std::string image = root + "/val/images/v0.png";  // 40x80: sliding windows
+  const train::Predictor cpu({.checkpoint = c.out + "/last.safetensors"});
+  const train::Predictor gpu({.checkpoint = c.out + "/last.safetensors", .device = "cuda"});
+  const Tensor expected = cpu.segment_logits(image);
+  EXPECT_TRUE(rg::testing::all_close(gpu.segment_logits(image), expected, 1e-3, 1e-3));
+  const std::vector<int64_t> a = cpu.segment(image).to_vector<int64_t>();
+  const std::vector<int64_t> b = gpu.segment(image).to_vector<int64_t>();
+  int64_t same = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) same += a[i] == b[i];
+  EXPECT_GE(static_cast<double>(same), 0.999 * static_cast<double>(a.size()));
+  for (const char* amp : {"O1", "O2"}) {
+    const std::string masks = fresh_dir(std::string("predict_gpu_masks_") + amp);
+    run({.checkpoint = c.out + "/last.safetensors",
+         .inputs = {root + "/val/images"},
+         .out = masks,
+         .overwrite = true,
+         .device = "cuda",
+         .amp = amp,
+         .amp_dtype = "bf16"});
+    EXPECT_EQ(data::read_mask_file(masks + "/v0.png", 256).shape(), (Shape{40, 80})) << amp;
+  }
+
+  const std::string data = tiny_cifar("predict_gpu_cifar", 8);
+  const std::string out = rg::testing::temp_path("predict_gpu_cifar_run");
+  fs::remove_all(out);
+  TrainConfig cfg = tiny_config(data, out);
+  cfg.epochs = 1;
+  ASSERT_EQ(apps::run(cfg), 0);
+  const std::string images = fresh_dir("predict_gpu_cifar_pngs");
+  cifar_test_pngs(data, images);
+  const std::vector<std::string> files =
+      train::list_inputs({images}, train::ModelTask::classification);
+  const Tensor z_cpu =
+      train::Predictor({.checkpoint = out + "/last.safetensors"}).classify(files, 256);
+  const Tensor z_gpu = train::Predictor({.checkpoint = out + "/last.safetensors", .device = "cuda"})
+                           .classify(files, 256);
+  EXPECT_TRUE(rg::testing::all_close(z_gpu, z_cpu, 1e-3, 1e-3));
 }
 
 PredictCommandLine parse(std::vector<std::string> args) {
