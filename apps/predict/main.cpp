@@ -5,6 +5,7 @@
 //   ./build/apps/predict --checkpoint old.safetensors --model resnet18 --classes 10 cat.png
 //   ./build/apps/predict --help
 #include <iostream>
+#include <string>
 
 #include "apps/predict/run.h"
 
@@ -17,7 +18,9 @@ int main(int argc, char** argv) {
     }
     return rg::apps::run_predict(cli.options, std::cout);
   } catch (const std::exception& e) {
-    std::cerr << "\npredict: error: " << e.what() << "\n";
+    std::string what = e.what();
+    if (what.starts_with("predict: ")) what.erase(0, 9);  // said once, in front
+    std::cerr << "\npredict: error: " << what << "\n";
     return 1;
   }
 }
