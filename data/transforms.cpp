@@ -140,6 +140,20 @@ Tensor Normalize::apply(const Tensor& image, SampleRng&) const {
   return out;
 }
 
+Preprocess::Preprocess(std::vector<float> mean, std::vector<float> std) {
+  RG_CHECK(mean.empty() == std.empty(), "Preprocess: mean and std come together (", mean.size(),
+           " and ", std.size(), " values)");
+  if (!mean.empty()) normalize_ = std::make_shared<Normalize>(std::move(mean), std::move(std));
+}
+
+Tensor Preprocess::apply(const Tensor& image, SampleRng& rng) const {
+  RG_CHECK(image.dtype() == DType::u8 || image.dtype() == DType::f32,
+           "Preprocess: images are u8 (scaled to [0, 1]) or f32 (used as stored), got ",
+           image.describe());
+  const Tensor x = image.dtype() == DType::u8 ? to_float_.apply(image, rng) : image;
+  return normalize_ ? normalize_->apply(x, rng) : x;
+}
+
 Compose::Compose(std::vector<std::shared_ptr<Transform>> transforms)
     : transforms_(std::move(transforms)) {}
 

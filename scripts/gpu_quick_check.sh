@@ -11,6 +11,9 @@
 #            bench_ops --device cuda f32/f16/bf16
 #   train    train_cifar --device cuda, quick and airbench94 presets (needs .gpu_pack's data)
 #            and train_unet --device cuda on its generated shapes
+#   predict  predict on cuda against the CPU: a UNet's logits and masks over sliding windows and
+#            a classifier's logits, f32, and masks under --amp O1 and O2 (test_apps'
+#            PredictOnGpu.*, which trains both on tiny data first)
 #   pytorch  tools/bench_train_vs_pytorch.py --device cuda, f32 and O1 (needs torch with CUDA)
 #   memcheck compute-sanitizer memcheck over the kernels' parity tests (the custom kernels', the
 #            cuBLAS and cuDNN ops')
@@ -34,7 +37,7 @@ set -u
 cd "$(dirname "$0")/.."
 budget=600
 if [ "${1:-}" = --budget ]; then budget=$2; shift 2; fi
-steps=" ${*:-env tests nccl bench train pytorch memcheck cudnn profile mpi dp_shared multi resnet18} "
+steps=" ${*:-env tests nccl bench train predict pytorch memcheck cudnn profile mpi dp_shared multi resnet18} "
 report=${OUT:-gpu_quick_report}
 mkdir -p "$report"
 export PYTHONUNBUFFERED=1
@@ -143,6 +146,13 @@ if has train; then
     --out "$(mktemp -d)"
   tail -n 2 "$report/train.txt"
 fi
+
+# ---- predict (issue 45): predict --device cuda, f32 and mixed precision, against the CPU ----
+if has predict; then
+  step predict_cuda 120 "$report/predict.txt" build/tests/test_apps --gtest_filter='PredictOnGpu.*'
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure" "$report/predict.txt" | head -n 6
+fi
+# ---- end of predict ----
 
 if has pytorch; then
   for amp in O0 O1; do

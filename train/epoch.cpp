@@ -79,9 +79,10 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, const Task&
       if (metric_count > 0) {
         const std::vector<double> sums = metrics.sums.to_vector<double>();
         for (int64_t m = 0; m < metric_count; ++m)
-          bar_metrics.push_back({task.train_metrics[m].label,
-                                 format_metric(sums[m] / static_cast<double>(metrics.seen),
-                                               task.train_metrics[m].display, 3)});
+          if (task.train_metrics[m].display != Display::log_only)
+            bar_metrics.push_back({task.train_metrics[m].label,
+                                   format_metric(sums[m] / static_cast<double>(metrics.seen),
+                                                 task.train_metrics[m].display, 3)});
       }
       bar_metrics.push_back({"lr", format_fixed(optimizer.lr(0), 4)});
     }

@@ -35,7 +35,8 @@ namespace {
 std::string figures(const EpochResult& r, const std::vector<Metric>& metrics) {
   std::string s = "loss " + format_fixed(r.loss, 4);
   for (std::size_t m = 0; m < metrics.size() && m < r.values.size(); ++m)
-    s += " " + metrics[m].label + " " + format_metric(r.values[m], metrics[m].display, 4);
+    if (metrics[m].display != Display::log_only)
+      s += " " + metrics[m].label + " " + format_metric(r.values[m], metrics[m].display, 4);
   return s;
 }
 

@@ -92,6 +92,23 @@ train::Task cifar_task(const TrainConfig& cfg, const parallel::DistributedSample
   return task;
 }
 
+train::ModelCard cifar_model_card(const TrainConfig& cfg, const data::Dataset& train_set,
+                                  const data::Dataset& test_set) {
+  std::vector<std::string> names = train_set.class_names();
+  if (names.empty())
+    for (int64_t c = 0; c < train_set.num_classes(); ++c) names.push_back(std::to_string(c));
+  const Tensor image = test_set.get(0).image;  // (C, H, W): the test transform keeps its size
+  // cifar10_test_transform(): ToFloat, then Normalize with CIFAR-10's mean and std.
+  return {.task = train::ModelTask::classification,
+          .model = cfg.model,
+          .outputs = train_set.num_classes(),
+          .class_names = names,
+          .channels = image.size(0),
+          .input_size = {image.size(1), image.size(2)},
+          .mean = data::kCifar10Mean,
+          .std = data::kCifar10Std};
+}
+
 Tensor flip_horizontal(const Tensor& images) {
   RG_CHECK(images.dim() == 4 && images.dtype() == DType::f32 && images.device().is_cpu(),
            "flip_horizontal: expected f32 cpu images (N, C, H, W), got ", images.describe());

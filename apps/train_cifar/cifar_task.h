@@ -8,6 +8,7 @@
 #include "apps/train_cifar/config.h"
 #include "data/dataset.h"
 #include "parallel/distributed_sampler.h"
+#include "train/model_card.h"
 #include "train/task.h"
 
 namespace rg::apps {
@@ -15,6 +16,12 @@ namespace rg::apps {
 // Train metric "accuracy"; eval metrics "loss", "accuracy"; best.safetensors by accuracy. The
 // evaluation draws from the test loader whose sampler is `test_sampler` (kept alive by the app).
 train::Task cifar_task(const TrainConfig& cfg, const parallel::DistributedSampler& test_sampler);
+
+// What train_cifar's checkpoints record of the model and its inputs (train/model_card.h):
+// the model and classes, and the test transform's preprocessing (CIFAR-10's mean and std) at
+// the size of the test images.
+train::ModelCard cifar_model_card(const TrainConfig& cfg, const data::Dataset& train_set,
+                                  const data::Dataset& test_set);
 
 // `n` images of the data set, evenly spaced, with the test transform: (n, C, H, W) f32.
 Tensor sample_images(const data::Dataset& dataset, int64_t n);

@@ -137,6 +137,9 @@ int run(const TrainConfig& options) {
   std::unique_ptr<Lookahead> lookahead;  // made after resume(), from the weights it restores
 
   // ---- resume and wrap: rank 0's state on every rank, then DP / DDP -------------------------
+  std::map<std::string, std::string> recorded =  // what predict needs (train/model_card.h)
+      train::model_card_metadata(cifar_model_card(cfg, *train_set, *test_set));
+  recorded["config"] = options.to_json().dump();
   train::Trainer trainer(
       {group, device, model, amp, optimizer, *scheduler}, cifar_task(cfg, *test_sampler),
       {.program = "train_cifar",
@@ -159,7 +162,7 @@ int run(const TrainConfig& options) {
            [&](int64_t step) {
              if (lookahead) airbench94_lookahead(*lookahead, step, total_steps);
            },
-       .checkpoint_extra = {{"config", options.to_json().dump()}}});
+       .checkpoint_extra = recorded});
   trainer.resume(checkpoint,
                  cfg.eval_only ? train::Restore::weights_only : train::Restore::everything);
   // Its averages are not in checkpoints: a resumed run restarts them from the resumed weights.
