@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "data/augment_geometry.h"  // Padding, and the draws SampleRng makes
 
 namespace rg::data {
 
@@ -43,8 +44,6 @@ class ToFloat final : public Transform {
   Tensor apply(const Tensor& image, SampleRng& rng) const override;
   std::string name() const override { return "ToFloat"; }
 };
-
-enum class Padding { zeros, reflect };
 
 // Pads every side with `padding` zeros (or the mirror image of the pixels inside, without
 // repeating the edge: PyTorch's F.pad mode 'reflect'; padding < H and W), then crops a random

@@ -70,6 +70,9 @@ void log_epoch(const Task& task, const EpochReport& report, CsvLog& csv,
   row.push_back({"images_per_second", train.images_per_second});
   row.push_back({"epoch_seconds", train.seconds + test.seconds});
   row.push_back({"peak_memory_mib", peak_mib});
+  // The device's own time (CUDA events on a GPU): what airbench94-style timings compare.
+  row.push_back({"train_device_seconds", train.device_seconds});
+  row.push_back({"test_device_seconds", test.device_seconds});
   const int64_t step = report.epoch;
   if (train.loss_scale > 0) {  // mixed precision: the scaler's course over the run
     row.push_back({"loss_scale", train.loss_scale});

@@ -7,6 +7,7 @@
 #include "core/allocator.h"
 #include "parallel/checkpoint.h"
 #include "parallel/ddp.h"
+#include "train/device_timer.h"
 #include "train/metrics_log.h"
 #include "train/outputs.h"
 #include "train/report.h"
@@ -78,12 +79,12 @@ void Trainer::wrap(const WrapOptions& options) {
             .compression = options.compression});
 }
 
-EpochResult Trainer::evaluate(data::DataLoader& test_loader, const EvalPass& pass) {
+EpochResult Trainer::evaluate(data::BatchSource& test_loader, const EvalPass& pass) {
   return train::evaluate(*parts_.model, test_loader, task_, pass, parts_.amp, parts_.device,
                          options_.progress, *parts_.group);
 }
 
-const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoader& test_loader) {
+const TrainingState& Trainer::fit(data::BatchSource& train_loader, data::BatchSource& test_loader) {
   std::optional<CsvLog> csv;
   std::optional<TensorBoardWriter> tensorboard;
   std::optional<TensorBoardWriter> step_board;  // per optimizer step, under mixed precision
@@ -104,8 +105,13 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
   const std::size_t best = best_index(task_);
   const StepContext context{parts_.device, parts_.amp};
   int64_t epochs_this_run = 0;
+  std::vector<double> train_device_seconds;  // this run's epochs
+  double last_eval_device_seconds = 0;
   for (int64_t epoch = state_.epoch; epoch < options_.epochs; ++epoch) {
+    // The device loader's epoch set-up (the order's copy, the draws) belongs to the epoch's time.
+    DeviceTimer epoch_setup(parts_.device);
     train_loader.start_epoch(epoch);
+    epoch_setup.stop();
     // The seeds' tables report memory per card and epoch: each epoch's peak starts afresh.
     reset_peak_memory(parts_.device);
     if (data_parallel_) {
@@ -120,15 +126,18 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
         .progress = options_.progress,
         .before_step = options_.before_step,
         .after_step = options_.after_step};
-    const EpochResult train =
+    EpochResult train =
         train_epoch(*trained_, train_loader, task_, parts_.optimizer, parts_.scheduler, parts_.amp,
                     parts_.device, epoch_options, state_.step, *parts_.group);
+    train.device_seconds += epoch_setup.seconds();
+    train_device_seconds.push_back(train.device_seconds);
     if (LossScaler* scaler = parts_.amp.scaler()) {
       // Every rank takes its record, so that none keeps it growing; rank 0 writes it.
       const std::vector<ScalerStep> record = scaler->take_history();
       if (lead()) log_scaler_steps(record, *step_board, *step_csv);
     }
     const EpochResult test = evaluate(test_loader, {.last = epoch + 1 == options_.epochs});
+    last_eval_device_seconds = test.device_seconds;
     const int64_t peak = memory_stats(parts_.device).peak_bytes;
     peak_memory_bytes_ = std::max(peak_memory_bytes_, peak);
     state_.epoch = epoch + 1;
@@ -163,7 +172,24 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
     }
     if (options_.stop_after_epochs > 0 && ++epochs_this_run >= options_.stop_after_epochs) break;
   }
+  if (lead() && !train_device_seconds.empty())
+    std::cout << device_time_line(parts_.device, train_device_seconds, last_eval_device_seconds)
+              << std::endl;
   return state_;
+}
+
+std::string device_time_line(const Device& device, const std::vector<double>& train_seconds,
+                             double last_eval_seconds) {
+  double train = 0;
+  std::string epochs;
+  for (double s : train_seconds) {
+    train += s;
+    epochs += (epochs.empty() ? "" : " ") + format_fixed(s, 3);
+  }
+  return "device time: training " + format_fixed(train, 3) + " s + last evaluation " +
+         format_fixed(last_eval_seconds, 3) + " s = " + format_fixed(train + last_eval_seconds, 3) +
+         " s (" + (device.is_cuda() ? "CUDA events" : "wall clock") + " on " + device.str() +
+         "; epochs " + epochs + ")";
 }
 
 }  // namespace rg::train
