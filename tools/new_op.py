@@ -20,11 +20,13 @@ What it writes (ops/README.md, "Add an op with the scaffold", walks through it):
   tests/kernels/<op>_kernels_test.cpp  (custom, reduction) the CUDA kernels, emulated, against the CPU
   tools/fixtures/<op>.py               the PyTorch reference; tests/fixtures/<op>.safetensors
                                        when a Python with torch is found (--python)
-and one line in each registry: ops/CMakeLists.txt (rg_op), ops/ops.h (include),
-apps/bench_ops_registry.h (the benchmark), tests/gpu/ops_parity_test.cpp (GPU parity) and,
-for --pointwise, tests/kernels/pointwise_kernels_test.cpp (emulated kernel parity).
+and one line in each registry: apps/bench_ops_registry.h (the benchmark),
+tests/gpu/ops_parity_test.cpp (GPU parity) and, for --pointwise,
+tests/kernels/pointwise_kernels_test.cpp (emulated kernel parity). CMake finds the op's folder
+and ops/ops.h is generated (ops/CMakeLists.txt): no line to add there.
 """
 import argparse
+import glob
 import os
 import re
 import shutil
@@ -830,26 +832,6 @@ def fixture_module(name, kind):
 
 # ---- registries: one line each ----
 
-def insert_sorted(path, pattern, line, key):
-    """Inserts `line` among the lines matching `pattern` (a run of them), in order of key."""
-    with open(path) as f:
-        lines = f.read().split("\n")
-    matches = [i for i, l in enumerate(lines) if re.match(pattern, l)]
-    if not matches:
-        sys.exit(f"new_op: {path} has no line matching {pattern}")
-    if line in lines:
-        sys.exit(f"new_op: {path} already has: {line}")
-    at = matches[-1] + 1
-    for i in matches:
-        m = re.match(pattern, lines[i])
-        if m.group(1) > key:
-            at = i
-            break
-    lines.insert(at, line)
-    with open(path, "w") as f:
-        f.write("\n".join(lines))
-
-
 def insert_before_mark(path, line, extra_mark=""):
     """Inserts `line` before the comment line that carries MARK (and extra_mark)."""
     with open(path) as f:
@@ -902,10 +884,10 @@ def main():
     root = os.path.abspath(args.root)
     if os.path.exists(os.path.join(root, "ops", name)):
         sys.exit(f"new_op: ops/{name}/ already exists")
-    header_path = os.path.join(root, "ops", "ops.h")
-    with open(header_path) as f:
-        if re.search(rf"\bTensor {name}\(", f.read()):
-            sys.exit(f"new_op: an op named {name} exists already")
+    for header_path in glob.glob(os.path.join(root, "ops", "*", "*.h")):
+        with open(header_path) as f:
+            if re.search(rf"\bTensor {name}\(", f.read()):
+                sys.exit(f"new_op: an op named {name} exists already")
     files = {"pointwise": pointwise_files, "custom": custom_files,
              "reduction": reduction_files}[kind](name)
     files[f"tests/ops/{name}_test.cpp"] = op_test(name, kind)
@@ -938,10 +920,6 @@ def main():
     written.append(fixture_py)
 
     C = camel(name)
-    insert_sorted(os.path.join(root, "ops/CMakeLists.txt"), r"^rg_op\((\w+)\)$", f"rg_op({name})",
-                  name)
-    insert_sorted(header_path, r'^#include "ops/(\w+)/\w+\.h"$',
-                  f'#include "ops/{name}/{name}.h"', name)
     insert_before_mark(os.path.join(root, "apps/bench_ops_registry.h"),
                        f'      bandwidth_op("{name}", 1, [](V x) {{ return {name}(x[0]); }}),')
     insert_before_mark(os.path.join(root, "tests/gpu/ops_parity_test.cpp"),
@@ -952,8 +930,7 @@ def main():
         insert_before_mark(kernels_test, f'  expect_parity("{name}", {C}Fn{{}}, any, _);', "parity")
         insert_before_mark(kernels_test, f'  expect_parity("{name}_grad", {C}GradFn{{}}, any, _, _);',
                            "parity")
-    registries = ["ops/CMakeLists.txt", "ops/ops.h", "apps/bench_ops_registry.h",
-                  "tests/gpu/ops_parity_test.cpp"]
+    registries = ["apps/bench_ops_registry.h", "tests/gpu/ops_parity_test.cpp"]
     if kind == "pointwise":
         registries.append("tests/kernels/pointwise_kernels_test.cpp")
 
