@@ -137,6 +137,8 @@ int run(const TrainConfig& options) {
   std::unique_ptr<Lookahead> lookahead;  // made after resume(), from the weights it restores
 
   // ---- resume and wrap: rank 0's state on every rank, then DP / DDP -------------------------
+  train::TraceOptions trace{.path = cfg.trace};  // --trace, --trace-steps
+  train::parse_trace_steps(cfg.trace_steps, trace);
   train::Trainer trainer(
       {group, device, model, amp, optimizer, *scheduler}, cifar_task(cfg, *test_sampler),
       {.program = "train_cifar",
@@ -159,7 +161,8 @@ int run(const TrainConfig& options) {
            [&](int64_t step) {
              if (lookahead) airbench94_lookahead(*lookahead, step, total_steps);
            },
-       .checkpoint_extra = {{"config", options.to_json().dump()}}});
+       .checkpoint_extra = {{"config", options.to_json().dump()}},
+       .trace = trace});
   trainer.resume(checkpoint,
                  cfg.eval_only ? train::Restore::weights_only : train::Restore::everything);
   // Its averages are not in checkpoints: a resumed run restarts them from the resumed weights.
@@ -171,7 +174,8 @@ int run(const TrainConfig& options) {
                                  : parallel::BatchNormSync::per_device,
        .bucket_mb = cfg.bucket_mb,
        .compression = cfg.grad_compression == "fp16" ? parallel::GradCompression::fp16
-                                                     : parallel::GradCompression::none});
+                                                     : parallel::GradCompression::none,
+       .zero = cfg.zero == 1 ? train::ZeroStage::one : train::ZeroStage::off});
   if (lead) {
     std::cout << "model " << cfg.model << " (" << model->parameter_count() << " parameters), "
               << train_set->describe() << ": " << train_set->size() << " train / "
@@ -224,6 +228,7 @@ int run(const TrainConfig& options) {
               << train::format_duration(seconds) << ", peak memory "
               << trainer.peak_memory_bytes() / (1 << 20) << " MiB"
               << (world_size > 1 ? " (rank 0)" : "") << "\n"
+              << trainer.describe_optimizer_state() << "\n"
               << "outputs in " << cfg.out
               << " (last.safetensors, best.safetensors, metrics.csv, TensorBoard events)\n";
   return 0;
