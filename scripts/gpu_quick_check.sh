@@ -3,6 +3,12 @@
 # a build in build/ or from the pack of scripts/gpu_pack.sh (.gpu_pack/, unpacked into build/).
 # Steps, in this order (default: all):
 #   env      GPU, driver, cuDNN and PyTorch versions, which CUDA libraries the programs load
+#   airbench issue 40's comparison, first (see the block): PyTorch's airbench94 (PyPI's airbench,
+#            packed by gpu_pack.sh) and train_cifar --preset airbench94 on this GPU and the same
+#            decoded JPEGs, alternated, AIRBENCH_RUNS (3) timed runs each after one warm-up run
+#            each; CUDA-event time of every epoch's training plus the final evaluation, and each
+#            process's wall time; medians and accuracies as docs/gpu.md's table rows; the quick
+#            and resnet18 presets' ringgrad times; kernels per train_cifar step (ncu)
 #   tests    every GPU test, one process each (a crash costs one test, not the rest)
 #   nccl     the NCCL backend on cuda tensors, a rank per GPU under mpirun: every collective,
 #            ring and NCCL's own, DDP with SyncBatchNorm (test_parallel_mpi's Nccl* tests), and
@@ -11,6 +17,9 @@
 #            bench_ops --device cuda f32/f16/bf16
 #   train    train_cifar --device cuda, quick and airbench94 presets (needs .gpu_pack's data)
 #            and train_unet --device cuda on its generated shapes
+#   predict  predict on cuda against the CPU: a UNet's logits and masks over sliding windows and
+#            a classifier's logits, f32, and masks under --amp O1 and O2 (test_apps'
+#            PredictOnGpu.*, which trains both on tiny data first)
 #   pytorch  tools/bench_train_vs_pytorch.py --device cuda, f32 and O1 (needs torch with CUDA)
 #   memcheck compute-sanitizer memcheck over the kernels' parity tests (the custom kernels', the
 #            cuBLAS and cuDNN ops')
@@ -39,7 +48,7 @@ set -u
 cd "$(dirname "$0")/.."
 budget=600
 if [ "${1:-}" = --budget ]; then budget=$2; shift 2; fi
-steps=" ${*:-env tests nccl bench train pytorch memcheck cudnn profile mpi dp_shared trace_zero multi resnet18} "
+steps=" ${*:-env airbench tests nccl bench train predict pytorch memcheck cudnn profile mpi dp_shared trace_zero multi resnet18} "
 report=${OUT:-gpu_quick_report}
 mkdir -p "$report"
 export PYTHONUNBUFFERED=1
@@ -85,11 +94,102 @@ if has env; then
     nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv
     uname -r
     python3 -c 'import torch; print("torch", torch.__version__, "cudnn", torch.backends.cudnn.version())'
+    python3 -c 'import importlib.util as u; print({m: bool(u.find_spec(m)) for m in ["numpy", "PIL", "torchvision"]})'
     echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
     ldd build/tests/test_gpu_ops build/apps/train_cifar | grep -E 'cud|nccl|cublas|not found' | sort -u
   } >"$report/env.txt" 2>&1
   head -n 2 "$report/env.txt"
   grep "not found" "$report/env.txt"
+fi
+
+# ---- airbench: issue 40's comparison -------------------------------------------------------
+# Both sides timed the same way: CUDA events around each epoch's training and the final
+# evaluation, the data already on the device (train_cifar's device data path; airbench's
+# CifarLoader), warm-up runs excluded; and the wall time of each whole process. PyTorch's side is
+# a measuring instrument only (tools/airbench94_reference.py). Rows: tools/airbench_compare.py.
+if has airbench; then
+  ab=$report/airbench
+  mkdir -p "$ab"
+  : >"$ab/runs.tsv"
+  # ab_run FRAMEWORK RECIPE RESULT CAP CMD...: one process, its wall time into runs.tsv.
+  ab_run() {
+    local fw=$1 recipe=$2 result=$3 cap=$4 t0 t1
+    shift 4
+    t0=$(date +%s.%N)
+    step "airbench_${fw}_$recipe" "$cap" "$ab/$fw.txt" "$@" || return 1
+    t1=$(date +%s.%N)
+    printf '%s\t%s\t%s\t%s\n' "$fw" "$recipe" \
+      "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}')" "$result" >>"$ab/runs.tsv"
+  }
+  if [ -z "$data" ]; then
+    echo "[airbench] skipped: no .gpu_pack/cifar.tar.gz"
+  else
+    # train_cifar on the GPU with the data set on the device, as `--preset P --device cuda`.
+    rg=(build/apps/train_cifar --device cuda --data-on-device on --no-progress --data "$data"
+      --overwrite)
+    # PyTorch's side: the airbench sdist from the pack, on the pixels ringgrad decodes
+    # (export_dataset), as airbench's train.pt / test.pt.
+    pt=""
+    abpkg=$(ls .gpu_pack/airbench-*.tar.gz 2>/dev/null | head -n 1)
+    if [ -z "$abpkg" ]; then
+      echo "[airbench] PyTorch's side skipped: no .gpu_pack/airbench-*.tar.gz (gpu_pack.sh)"
+    elif ! python3 -c 'import torch; assert torch.cuda.is_available()' 2>>"$ab/pytorch.txt"; then
+      echo "[airbench] PyTorch's side skipped: no torch with CUDA"
+    else
+      abdir=$(mktemp -d)
+      tar -xzf "$abpkg" -C "$abdir"
+      AIRBENCH_PATH=$(ls -d "$abdir"/airbench-*/ | head -n 1)
+      export AIRBENCH_PATH
+      mkdir -p "$abdir/raw" "$abdir/pt"
+      for split in train test; do
+        step "airbench_export_$split" 60 "$ab/export.txt" build/apps/export_dataset --data "$data" \
+          --split $split --out "$abdir/raw/$split"
+      done
+      step airbench_pt_files 60 "$ab/export.txt" python3 tools/airbench94_reference.py \
+        --data "$abdir/raw" --make-pt "$abdir/pt" && pt=1
+    fi
+    # One warm-up process each (not recorded), then the timed runs, alternated.
+    step airbench_ringgrad_warmup 90 "$ab/warmup.txt" "${rg[@]}" --preset airbench94 \
+      --out "$ab/rg_warmup"
+    [ -n "$pt" ] && step airbench_pytorch_warmup 90 "$ab/warmup.txt" python3 \
+      tools/airbench94_reference.py --data "$abdir/pt"
+    for i in $(seq 1 "${AIRBENCH_RUNS:-3}"); do
+      ab_run ringgrad airbench94 "$ab/rg_$i" 90 "${rg[@]}" --preset airbench94 --out "$ab/rg_$i"
+      grep "^device time" "$ab/ringgrad.txt" | tail -n 1
+      if [ -n "$pt" ]; then
+        ab_run pytorch airbench94 "$ab/pt_$i.json" 90 python3 tools/airbench94_reference.py \
+          --data "$abdir/pt" --json "$ab/pt_$i.json"
+        tail -n 1 "$ab/pytorch.txt"
+      fi
+    done
+    # Kernels per step of the real loop (item 3's "before"): a short airbench94 and quick run
+    # under Nsight Compute, the data on the device, the 6 steps of one epoch (the 5th with the
+    # lookahead).
+    ncu=$(command -v ncu || find /usr/local /opt -xdev -name ncu -type f 2>/dev/null | head -n 1)
+    if [ -z "$ncu" ]; then
+      echo "[airbench] kernels per step skipped: no ncu on this machine"
+    else
+      for preset in airbench94 quick; do
+        batch=1024
+        [ $preset = quick ] && batch=256
+        err=$ab/ncu.err step "kernels_per_step_$preset" 120 "$ab/ncu_$preset.csv" "$ncu" --csv \
+          --print-units base --print-kernel-base demangled --metrics gpu__time_duration.sum \
+          --cache-control none --clock-control none --launch-count 8000 "${rg[@]}" \
+          --preset $preset --out "$(mktemp -d)" --epochs 1 --train-limit $((6 * batch)) \
+          --test-limit 512
+        python3 tools/gpu_step_profile.py --train-steps "$ab/ncu_$preset.csv" \
+          >"$ab/kernels_$preset.txt" 2>&1
+        echo "[kernels per step, $preset] $(head -n 1 "$ab/kernels_$preset.txt")"
+      done
+    fi
+    # ringgrad's other presets, one run each (resnet18 last: it takes what is left).
+    ab_run ringgrad quick "$ab/rg_quick" 60 "${rg[@]}" --preset quick --out "$ab/rg_quick"
+    ab_run ringgrad resnet18 "$ab/rg_resnet18" 150 "${rg[@]}" --preset resnet18 \
+      --out "$ab/rg_resnet18"
+    python3 tools/airbench_compare.py "$ab/runs.tsv" \
+      --device "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)" >"$ab/rows.md" 2>&1
+    cat "$ab/rows.md"
+  fi
 fi
 
 if has tests; then
@@ -148,6 +248,13 @@ if has train; then
     --out "$(mktemp -d)"
   tail -n 2 "$report/train.txt"
 fi
+
+# ---- predict (issue 45): predict --device cuda, f32 and mixed precision, against the CPU ----
+if has predict; then
+  step predict_cuda 120 "$report/predict.txt" build/tests/test_apps --gtest_filter='PredictOnGpu.*'
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |Failure" "$report/predict.txt" | head -n 6
+fi
+# ---- end of predict ----
 
 if has pytorch; then
   for amp in O0 O1; do

@@ -35,7 +35,8 @@ struct EpochReport {
 };
 
 // Prints the summary line, appends the CSV row (epoch, lr, train_loss, train_<metric>...,
-// test_loss, test_<metric>..., images_per_second, epoch_seconds, peak_memory_mib, and under
+// test_loss, test_<metric>..., images_per_second, epoch_seconds, peak_memory_mib,
+// train_device_seconds, test_device_seconds (train/device_timer.h), and under
 // mixed precision loss_scale, skipped_steps) and writes the same scalars to TensorBoard.
 void log_epoch(const Task& task, const EpochReport& report, CsvLog& csv,
                TensorBoardWriter& tensorboard);

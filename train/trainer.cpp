@@ -9,6 +9,7 @@
 #include "core/trace.h"
 #include "parallel/checkpoint.h"
 #include "parallel/ddp.h"
+#include "train/device_timer.h"
 #include "train/metrics_log.h"
 #include "train/outputs.h"
 #include "train/report.h"
@@ -110,12 +111,12 @@ std::string Trainer::describe_optimizer_state() {
   return line;
 }
 
-EpochResult Trainer::evaluate(data::DataLoader& test_loader, const EvalPass& pass) {
+EpochResult Trainer::evaluate(data::BatchSource& test_loader, const EvalPass& pass) {
   return train::evaluate(*parts_.model, test_loader, task_, pass, parts_.amp, parts_.device,
                          options_.progress, *parts_.group);
 }
 
-const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoader& test_loader) {
+const TrainingState& Trainer::fit(data::BatchSource& train_loader, data::BatchSource& test_loader) {
   std::optional<CsvLog> csv;
   std::optional<TensorBoardWriter> tensorboard;
   std::optional<TensorBoardWriter> step_board;  // per optimizer step, under mixed precision
@@ -136,8 +137,13 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
   const std::size_t best = best_index(task_);
   const StepContext context{parts_.device, parts_.amp};
   int64_t epochs_this_run = 0;
+  std::vector<double> train_device_seconds;  // this run's epochs
+  double last_eval_device_seconds = 0;
   for (int64_t epoch = state_.epoch; epoch < options_.epochs; ++epoch) {
+    // The device loader's epoch set-up (the order's copy, the draws) belongs to the epoch's time.
+    DeviceTimer epoch_setup(parts_.device);
     train_loader.start_epoch(epoch);
+    epoch_setup.stop();
     // The seeds' tables report memory per card and epoch: each epoch's peak starts afresh.
     reset_peak_memory(parts_.device);
     if (data_parallel_) {
@@ -164,9 +170,11 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
         .clip_gradients = zero_ ? std::function<void(double)>(
                                       [this](double max_norm) { zero_->clip_grad_norm(max_norm); })
                                 : nullptr};
-    const EpochResult train =
+    EpochResult train =
         train_epoch(*trained_, train_loader, task_, optimizer(), parts_.scheduler, parts_.amp,
                     parts_.device, epoch_options, state_.step, *parts_.group);
+    train.device_seconds += epoch_setup.seconds();
+    train_device_seconds.push_back(train.device_seconds);
     if (LossScaler* scaler = parts_.amp.scaler()) {
       // Every rank takes its record, so that none keeps it growing; rank 0 writes it.
       const std::vector<ScalerStep> record = scaler->take_history();
@@ -175,6 +183,7 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
     trace::Span evaluating("train", "evaluate");
     const EpochResult test = evaluate(test_loader, {.last = epoch + 1 == options_.epochs});
     evaluating.finish();
+    last_eval_device_seconds = test.device_seconds;
     const int64_t peak = memory_stats(parts_.device).peak_bytes;
     peak_memory_bytes_ = std::max(peak_memory_bytes_, peak);
     state_.epoch = epoch + 1;
@@ -215,7 +224,24 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
     if (options_.stop_after_epochs > 0 && ++epochs_this_run >= options_.stop_after_epochs) break;
   }
   step_trace_->finish();  // a window the run did not reach the end of
+  if (lead() && !train_device_seconds.empty())
+    std::cout << device_time_line(parts_.device, train_device_seconds, last_eval_device_seconds)
+              << std::endl;
   return state_;
+}
+
+std::string device_time_line(const Device& device, const std::vector<double>& train_seconds,
+                             double last_eval_seconds) {
+  double train = 0;
+  std::string epochs;
+  for (double s : train_seconds) {
+    train += s;
+    epochs += (epochs.empty() ? "" : " ") + format_fixed(s, 3);
+  }
+  return "device time: training " + format_fixed(train, 3) + " s + last evaluation " +
+         format_fixed(last_eval_seconds, 3) + " s = " + format_fixed(train + last_eval_seconds, 3) +
+         " s (" + (device.is_cuda() ? "CUDA events" : "wall clock") + " on " + device.str() +
+         "; epochs " + epochs + ")";
 }
 
 }  // namespace rg::train

@@ -20,8 +20,9 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
-#include "data/dataloader.h"
+#include "data/batch_source.h"
 #include "nn/module.h"
 #include "optim/amp.h"
 #include "optim/checkpoint.h"
@@ -101,10 +102,13 @@ class Trainer {
   // DDP when the world has more than one process (which broadcasts rank 0's weights again).
   void wrap(const WrapOptions& options);
 
-  // Trains from the current state to options.epochs (or stop_after_epochs more).
-  const TrainingState& fit(data::DataLoader& train_loader, data::DataLoader& test_loader);
+  // Trains from the current state to options.epochs (or stop_after_epochs more). The loaders
+  // are the host DataLoader or the DeviceLoader (data/device_loader.h). At the end rank 0
+  // prints the device's time (train/device_timer.h): every epoch's training, the last
+  // evaluation, and their sum — what airbench94 reports as its time.
+  const TrainingState& fit(data::BatchSource& train_loader, data::BatchSource& test_loader);
   // One evaluation of the unwrapped model over the loader (all ranks' samples).
-  EpochResult evaluate(data::DataLoader& test_loader, const EvalPass& pass = {.last = true});
+  EpochResult evaluate(data::BatchSource& test_loader, const EvalPass& pass = {.last = true});
 
   const TrainingState& state() const { return state_; }
   // The largest per-epoch peak of the training device's allocator in this run (bytes).
@@ -131,5 +135,10 @@ class Trainer {
   TrainingState state_;
   int64_t peak_memory_bytes_ = 0;
 };
+
+// "device time: training 3.412 s + last evaluation 0.101 s = 3.513 s (CUDA events on cuda:0;
+// epochs 0.402 0.334 ...)": the line fit() ends with, which scripts/gpu_quick_check.sh reads.
+std::string device_time_line(const Device& device, const std::vector<double>& train_seconds,
+                             double last_eval_seconds);
 
 }  // namespace rg::train

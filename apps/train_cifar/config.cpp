@@ -67,6 +67,7 @@ json default_config() {
           {"tta_epochs", "every"},
           {"deterministic", false},
           {"cudnn_benchmark", false},
+          {"data_on_device", "auto"},
           {"stop_after_epochs", 0},
           {"collective_timeout", 300.0},
           {"check_sequence", false},
@@ -302,6 +303,7 @@ TrainConfig parse_config(const json& c) {
   t.tta_epochs = c["tta_epochs"];
   t.deterministic = c["deterministic"];
   t.cudnn_benchmark = c["cudnn_benchmark"];
+  t.data_on_device = c["data_on_device"];
   t.stop_after_epochs = c["stop_after_epochs"];
   t.trace = c["trace"];
   t.trace_steps = c["trace_steps"];
@@ -359,6 +361,8 @@ TrainConfig parse_config(const json& c) {
   RG_CHECK(!t.tta_translate || t.tta, "tta_translate adds shifts to tta's mirror; set tta too");
   RG_CHECK(t.tta_epochs == "every" || t.tta_epochs == "last",
            "tta_epochs must be every or last, got '", t.tta_epochs, "'");
+  RG_CHECK(t.data_on_device == "auto" || t.data_on_device == "on" || t.data_on_device == "off",
+           "data_on_device must be auto, on or off, got '", t.data_on_device, "'");
   // The lookahead averages the model's own weights; under O2/O3 the optimizer updates f32
   // masters that it would not see.
   RG_CHECK(!t.lookahead || t.amp == "O0" || t.amp == "O1",
@@ -453,6 +457,7 @@ json TrainConfig::to_json() const {
           {"tta_epochs", tta_epochs},
           {"deterministic", deterministic},
           {"cudnn_benchmark", cudnn_benchmark},
+          {"data_on_device", data_on_device},
           {"stop_after_epochs", stop_after_epochs},
           {"collective_timeout", collective_timeout},
           {"check_sequence", check_sequence},
@@ -527,6 +532,9 @@ CommandLine parse_command_line(int argc, char** argv) {
       {"device", "cpu or cuda[:N]"},
       {"clip-grad-norm", "clip gradients to this global norm (0: off)"},
       {"tta-epochs", "with --tta: augment every epoch's evaluation, or only the last's"},
+      {"data-on-device",
+       "auto, on or off: keep the data set on the training device and make batches there "
+       "(auto: on for cuda without --dp; off: the host DataLoader)"},
       {"stop-after-epochs", "stop after N epochs of this run, as if interrupted"},
       {"collective-timeout",
        "seconds a collective may wait under mpirun before the job ends naming it (default 300)"},

@@ -69,6 +69,9 @@ struct TrainConfig {
   std::string tta_epochs;  // every | last: which epochs' evaluations tta augments
   bool deterministic;      // GPU convolutions through deterministic algorithms only
   bool cudnn_benchmark;    // GPU convolutions through the fastest plan timed (not with the above)
+  // auto | on | off: the data set on the training device, batches made there (cifar_data.h);
+  // auto: on for cuda devices (without --dp, when the set fits), off on the CPU
+  std::string data_on_device;
   int64_t stop_after_epochs;  // 0: run to the end; >0: stop early, as if interrupted (tests)
   double collective_timeout;  // seconds a collective may wait under mpirun before the job ends
   bool check_sequence;        // debug: compare every collective across ranks (names late ranks)

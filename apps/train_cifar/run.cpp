@@ -11,6 +11,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "apps/train_cifar/cifar_data.h"
 #include "apps/train_cifar/cifar_task.h"
 #include "apps/train_cifar/run.h"
 #include "core/rng.h"
@@ -79,9 +80,6 @@ int run(const TrainConfig& options) {
   auto train_set =
       data::take(data::open_cifar10(root, data::Split::train, format), cfg.train_limit);
   auto test_set = data::take(data::open_cifar10(root, data::Split::test, format), cfg.test_limit);
-  const int workers = static_cast<int>(cfg.workers);
-  // Batches for a GPU in pinned memory: their copies to the device run asynchronously.
-  const data::PinMemory pin = device.is_cuda() ? data::PinMemory::yes : data::PinMemory::no;
   // One process: the sampler is a plain shuffle (the same permutation as RandomSampler).
   auto train_sampler = std::make_shared<parallel::DistributedSampler>(
       train_set->size(), *group,
@@ -89,17 +87,10 @@ int run(const TrainConfig& options) {
   auto test_sampler = std::make_shared<parallel::DistributedSampler>(
       test_set->size(), *group,
       parallel::DistributedSamplerOptions{.shuffle = parallel::Shuffle::off});
-  data::DataLoader train_loader(train_set, train_sampler,
-                                cfg.augmentation == "airbench94"
-                                    ? data::cifar10_airbench94_transform()
-                                    : data::cifar10_train_transform(),
-                                {.batch_size = cfg.batch_size,
-                                 .last_batch = data::LastBatch::drop,
-                                 .num_workers = workers,
-                                 .seed = static_cast<uint64_t>(cfg.seed),
-                                 .pin_memory = pin});
-  data::DataLoader test_loader(test_set, test_sampler, data::cifar10_test_transform(),
-                               {.batch_size = 256, .num_workers = workers, .pin_memory = pin});
+  // The host DataLoader, or the data set on the device (--data-on-device, cifar_data.h).
+  const CifarLoaders loaders =
+      make_cifar_loaders(cfg, device, train_set, test_set, train_sampler, test_sampler);
+  data::BatchSource &train_loader = *loaders.train, &test_loader = *loaders.test;
   RG_CHECK(train_loader.num_batches() > 0, "train_cifar: ", train_sampler->size(),
            " training images per process make no full batch of ", cfg.batch_size);
 
@@ -137,10 +128,16 @@ int run(const TrainConfig& options) {
   std::unique_ptr<Lookahead> lookahead;  // made after resume(), from the weights it restores
 
   // ---- resume and wrap: rank 0's state on every rank, then DP / DDP -------------------------
+  std::map<std::string, std::string> recorded =  // what predict needs (train/model_card.h)
+      train::model_card_metadata(cifar_model_card(cfg, *train_set, *test_set));
+  recorded["config"] = options.to_json().dump();
   train::TraceOptions trace{.path = cfg.trace};  // --trace, --trace-steps
   train::parse_trace_steps(cfg.trace_steps, trace);
   train::Trainer trainer(
-      {group, device, model, amp, optimizer, *scheduler}, cifar_task(cfg, *test_sampler),
+      {group, device, model, amp, optimizer, *scheduler},
+      cifar_task(cfg, *test_sampler,
+                 device.is_cuda() || loaders.placement == DataPlacement::device ? EvalCounts::device
+                                                                                : EvalCounts::host),
       {.program = "train_cifar",
        .out = cfg.out,
        .epochs = cfg.epochs,
@@ -161,7 +158,7 @@ int run(const TrainConfig& options) {
            [&](int64_t step) {
              if (lookahead) airbench94_lookahead(*lookahead, step, total_steps);
            },
-       .checkpoint_extra = {{"config", options.to_json().dump()}},
+       .checkpoint_extra = recorded,
        .trace = trace});
   trainer.resume(checkpoint,
                  cfg.eval_only ? train::Restore::weights_only : train::Restore::everything);
@@ -180,7 +177,8 @@ int run(const TrainConfig& options) {
     std::cout << "model " << cfg.model << " (" << model->parameter_count() << " parameters), "
               << train_set->describe() << ": " << train_set->size() << " train / "
               << test_set->size() << " test images, " << num_threads() << " threads, " << device
-              << "\n";
+              << "\n"
+              << loaders.description << "\n";
     if (amp.level() != OptLevel::O0)
       std::cout << "mixed precision " << cfg.amp << " in " << cfg.amp_dtype << ", loss scale "
                 << cfg.loss_scale << " (from " << amp.scaler()->scale_value() << ")\n";

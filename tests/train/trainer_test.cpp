@@ -171,7 +171,8 @@ TEST(Trainer, TrainsLogsAndCheckpointsThroughTheTask) {
   ASSERT_EQ(csv.size(), 1u + 3u);
   EXPECT_EQ(csv[0], (std::vector<std::string>{"epoch", "lr", "train_loss", "train_hits",
                                               "test_loss", "test_hits", "images_per_second",
-                                              "epoch_seconds", "peak_memory_mib"}));
+                                              "epoch_seconds", "peak_memory_mib",
+                                              "train_device_seconds", "test_device_seconds"}));
   // The rows are easy to separate: the last epoch gets every test image right.
   EXPECT_EQ(std::stod(csv[3][5]), 1.0);
   EXPECT_LT(std::stod(csv[3][2]), std::stod(csv[1][2]));  // the train loss falls

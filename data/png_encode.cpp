@@ -1,11 +1,11 @@
-#include "train/png_encode.h"
+#include "data/png_encode.h"
 
 #include <array>
 #include <cstring>
 
 #include "core/error.h"
 
-namespace rg::train {
+namespace rg::data {
 namespace {
 
 std::array<uint32_t, 256> make_crc32_table() {
@@ -101,4 +101,4 @@ std::string encode_png(const uint8_t* pixels, int64_t width, int64_t height, int
   return png;
 }
 
-}  // namespace rg::train
+}  // namespace rg::data
