@@ -13,6 +13,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "core/atomic_file.h"
 #include "core/autograd.h"
 #include "core/config.h"
 #include "core/tensor.h"
@@ -324,6 +325,8 @@ void detail::BackwardRuns::node(const Node& node) {
   {
     Registry& r = registry();
     std::lock_guard lock(r.mutex);
+    // No traced model (DataParallel's replicas, a bare backward): no per-module runs to show.
+    if (r.module_names.empty()) return;
     auto it = r.module_of_node.find(&node);
     if (it != r.module_of_node.end()) module = it->second;
   }
@@ -516,16 +519,7 @@ void check_path(const std::string& path) {
 }
 
 void write_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  RG_CHECK(f != nullptr, "--trace: cannot write ", tmp, " (", std::strerror(errno), ")");
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    fail("--trace: cannot write ", path, " (", std::strerror(err), ")");
-  }
+  write_file_atomically(path, text, "--trace");
 }
 
 }  // namespace rg::trace

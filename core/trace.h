@@ -273,8 +273,8 @@ std::string json_file(const std::vector<std::string>& processes);
 // written, a path that is a folder. Programs call it before they run, so that a typo costs
 // nothing.
 void check_path(const std::string& path);
-// Writes `text` to `path` through a temporary beside it and a rename: a reader never sees half a
-// file, and an earlier file stays whole if writing fails. Throws naming the path.
+// Writes `text` to `path` atomically (core/atomic_file.h): a reader never sees half a file, and
+// an earlier file stays whole if writing fails. Throws naming the path.
 void write_file(const std::string& path, const std::string& text);
 
 }  // namespace rg::trace
