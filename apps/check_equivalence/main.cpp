@@ -31,11 +31,13 @@
 #include "core/autograd.h"
 #include "core/rng.h"
 #include "core/thread_pool.h"
+#include "core/trace.h"
 #include "nn/layers.h"
 #include "optim/optim.h"
 #include "parallel/data_parallel.h"
 #include "parallel/ddp.h"
 #include "parallel/sync_batch_norm.h"
+#include "parallel/trace_file.h"
 #include "parallel/world.h"
 #include "parallel/zero.h"
 #include "train/world.h"
@@ -190,12 +192,21 @@ int main(int argc, char** argv) {
   app.add_option("--batch", global_batch, "samples per step over all devices / processes");
   app.add_option("--dtype", dtype_text, "f64 (default on cpu) or f32 (default on cuda)")
       ->check(CLI::IsMember({"f32", "f64"}));
+  std::string trace_path;
+  app.add_option("--trace", trace_path,
+                 "write a timeline of every run (Chrome / Perfetto JSON): DP's replicas, DDP's and "
+                 "ZeRO's collectives");
   // Test-only: perturbs replica (DP) or rank (DDP) R's gradient, to show that the verdict fails.
   app.add_option("--perturb", perturb)->group("");
   CLI11_PARSE(app, argc, argv);
   try {
+    if (!trace_path.empty()) check_trace_path(trace_path);
     auto world = init();
     const int n = world->size(), rank = world->rank();
+    if (!trace_path.empty()) {
+      trace::name_this_thread("main");
+      start_trace(*world);
+    }
     RG_CHECK(devices >= 1 && steps >= 1 && global_batch >= 1,
              "check_equivalence: --devices, --steps and --batch must be >= 1");
     Setup s{.steps = steps, .global_batch = global_batch};
@@ -281,6 +292,7 @@ int main(int argc, char** argv) {
           runs.push_back(std::move(run));
         }
     }
+    if (!trace_path.empty()) write_trace(trace_path, *world);
     bool failed = false;
     if (rank == 0) {
       std::printf(
