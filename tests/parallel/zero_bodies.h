@@ -84,6 +84,10 @@ inline void zero_matches_ddp(std::shared_ptr<ProcessGroup> group, Kind kind, DTy
   expect_same_weights(
       *p.zero_ddp, *p.ddp, match, dtype,
       "rank " + std::to_string(group->rank()) + " of " + std::to_string(group->size()));
+  // The pieces (and so their state) live where the parameters do.
+  const Device device = p.zero_ddp->parameters()[0].device();
+  for (std::size_t g = 0; g < p.zero->num_groups(); ++g)
+    for (const Tensor& piece : p.zero->params(g)) EXPECT_EQ(piece.device(), device);
   // 1/N of the state per rank (blocks round up: at most N − 1 elements more per bucket).
   const auto n = static_cast<double>(group->size());
   EXPECT_NEAR(p.zero->shard_fraction(), 1 / n, 0.1);

@@ -7,6 +7,7 @@
 #include "optim/amp.h"
 #include "optim/clip_grad.h"
 #include "parallel/found_inf.h"
+#include "parallel/host_staged_group.h"
 #include "tests/parallel/zero_bodies.h"
 
 namespace rg::parallel {
@@ -26,6 +27,18 @@ TEST(Zero, MatchesDdpToRoundingOnThreeAndFourRanks) {
   for (int n : {3, 4})
     for (Kind kind : {Kind::sgd, Kind::adamw})
       on_threads(n, [kind](auto g) { zero_matches_ddp(g, kind, DType::f64, Match::tolerance); });
+}
+
+// Each rank's model on a device of its own (logical cpu:1 and cpu:2 standing in for two ranks
+// sharing a GPU, --backend mpi): its buckets reduce-scattered and its parameters all-gathered
+// through host memory (HostStagedGroup), the pieces and their state on the device.
+TEST(Zero, ThroughHostMemoryOnDevicesOfTheirOwn) {
+  for (Kind kind : {Kind::sgd, Kind::adamw})
+    on_threads(2, [kind](std::shared_ptr<ProcessGroup> group) {
+      const Device device = Device::cpu(1 + group->rank());
+      CurrentCpuDevice current(device);
+      zero_matches_ddp(std::make_shared<HostStagedGroup>(group), kind, DType::f32, Match::bits);
+    });
 }
 
 TEST(Zero, OneRankIsThePlainOptimizer) {
