@@ -34,6 +34,11 @@
 #            DDP ranks sharing it over the MPI backend (test_parallel_mpi SharedGpu.*;
 #            check_equivalence and one epoch of train_cifar under mpirun with --backend mpi),
 #            and --backend nccl refusing two ranks on one GPU by name before NCCL is called
+#   trace_zero  issue 44, never run on a GPU before: the timeline's device spans (CUDA events on
+#            the streams; test_gpu_runtime GpuTrace.*, and bench_train --trace checked for
+#            "device" events on a cuda stream's track), and ZeRO-1 on cuda tensors with ranks
+#            sharing the GPU over --backend mpi (check_equivalence's ZeRO rows; one epoch of
+#            train_cifar --zero 1 --trace)
 #   multi    scripts/gpu_multi_check.sh, on 2 GPUs or more only (its own report, multi_gpu.txt)
 #   resnet18 train_cifar --preset resnet18 --device cuda --amp O1 (bf16) --cudnn-benchmark, 30
 #            epochs: last, as it takes whatever the budget leaves
@@ -43,7 +48,7 @@ set -u
 cd "$(dirname "$0")/.."
 budget=600
 if [ "${1:-}" = --budget ]; then budget=$2; shift 2; fi
-steps=" ${*:-env airbench tests nccl bench train predict pytorch memcheck cudnn profile mpi dp_shared multi resnet18} "
+steps=" ${*:-env airbench tests nccl bench train predict pytorch memcheck cudnn profile mpi dp_shared trace_zero multi resnet18} "
 report=${OUT:-gpu_quick_report}
 mkdir -p "$report"
 export PYTHONUNBUFFERED=1
@@ -334,6 +339,39 @@ if has dp_shared; then
     fi
   fi
   grep -E "^\| (DP|DDP) |check_equivalence: |^epoch 1|DataParallel over|error" "$f" | head -n 24
+fi
+
+# ---- trace_zero (issue 44): device spans by CUDA events; ZeRO-1 on cuda tensors --------------
+if has trace_zero; then
+  f=$report/trace_zero.txt
+  step trace_gpu_tests 60 "$f" build/tests/test_gpu_runtime --gtest_filter='GpuTrace.*'
+  grep -E "^\[  (OK|FAILED|SKIPPED) " "$f" | tail -n 2
+  t=$report/trace_bench_train.json
+  step trace_bench_train 90 "$f" build/apps/bench_train --device cuda --model resnet18 --batch 64 \
+    --steps 3 --warmup 1 --trace "$t" --trace-steps 2:4
+  # The device spans: events of category "device" on a track named "cuda:0 stream ...".
+  python3 - "$t" >>"$f" 2>&1 <<'PY' && echo "[trace_device_spans] PASS" || echo "[trace_device_spans] FAIL"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+tracks = {(e["pid"], e.get("tid")): e["args"]["name"] for e in events
+          if e["ph"] == "M" and e["name"] == "thread_name"}
+device = [e for e in events if e.get("cat") == "device"]
+on_streams = [e for e in device if tracks.get((e["pid"], e["tid"]), "").startswith("cuda:0 stream")]
+print(len(device), "device spans,", len(on_streams), "on cuda:0 streams, e.g.", device[:2])
+sys.exit(0 if on_streams and all(e["dur"] >= 0 for e in device) else 1)
+PY
+  if ! command -v mpirun >/dev/null; then
+    echo "[trace_zero] mpirun steps skipped: no mpirun on this machine"
+  else
+    step zero_shared_equivalence 120 "$f" scripts/mpirun.sh 2 build/apps/check_equivalence \
+      --device cuda --backend mpi
+    if [ -n "$data" ]; then
+      step zero_shared_train 150 "$f" scripts/mpirun.sh 2 build/apps/train_cifar --preset quick \
+        --device cuda --backend mpi --zero 1 --no-progress --data "$data" --out "$(mktemp -d)" \
+        --workers 4 --stop-after-epochs 1 --trace "$report/trace_zero_train.json"
+    fi
+  fi
+  grep -E "ZeRO|^optimizer state|^epoch 1|trace of steps|error" "$f" | head -n 12
 fi
 
 if has multi; then

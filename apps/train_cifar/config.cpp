@@ -12,6 +12,7 @@
 #include "data/dataloader.h"
 #include "nn/models/zoo.h"
 #include "optim/amp.h"
+#include "train/step_trace.h"
 #include "train/world.h"
 
 namespace rg::apps {
@@ -40,6 +41,7 @@ json default_config() {
           {"dp_devices", ""},
           {"backend", "auto"},
           {"grad_compression", "none"},
+          {"zero", 0},
           {"amp", "O0"},
           {"amp_dtype", "fp16"},
           {"loss_scale", "dynamic"},
@@ -69,6 +71,8 @@ json default_config() {
           {"stop_after_epochs", 0},
           {"collective_timeout", 300.0},
           {"check_sequence", false},
+          {"trace", ""},
+          {"trace_steps", "2:4"},
           {"preset", ""}};
 }
 
@@ -273,6 +277,7 @@ TrainConfig parse_config(const json& c) {
   t.dp_devices = c["dp_devices"];
   t.backend = c["backend"];
   t.grad_compression = c["grad_compression"];
+  t.zero = c["zero"];
   t.amp = c["amp"];
   t.amp_dtype = c["amp_dtype"];
   t.loss_scale = c["loss_scale"];
@@ -300,6 +305,16 @@ TrainConfig parse_config(const json& c) {
   t.cudnn_benchmark = c["cudnn_benchmark"];
   t.data_on_device = c["data_on_device"];
   t.stop_after_epochs = c["stop_after_epochs"];
+  t.trace = c["trace"];
+  t.trace_steps = c["trace_steps"];
+  train::TraceOptions trace_window;
+  train::parse_trace_steps(t.trace_steps, trace_window);  // names a bad window now
+  RG_CHECK(t.zero == 0 || t.zero == 1,
+           "zero must be 0 (off) or 1 (ZeRO stage 1: optimizer "
+           "state sharded across processes), got ",
+           t.zero);
+  RG_CHECK(t.zero == 0 || (t.dp == 0 && t.dp_devices.empty()),
+           "zero shards the optimizer across processes (mpirun); it does not combine with dp");
   t.collective_timeout = c["collective_timeout"];
   t.check_sequence = c["check_sequence"];
   t.preset = c["preset"];
@@ -416,6 +431,7 @@ json TrainConfig::to_json() const {
           {"dp_devices", dp_devices},
           {"backend", backend},
           {"grad_compression", grad_compression},
+          {"zero", zero},
           {"amp", amp},
           {"amp_dtype", amp_dtype},
           {"loss_scale", loss_scale},
@@ -445,6 +461,8 @@ json TrainConfig::to_json() const {
           {"stop_after_epochs", stop_after_epochs},
           {"collective_timeout", collective_timeout},
           {"check_sequence", check_sequence},
+          {"trace", trace},
+          {"trace_steps", trace_steps},
           {"preset", preset}};
 }
 
@@ -519,7 +537,10 @@ CommandLine parse_command_line(int argc, char** argv) {
        "(auto: on for cuda without --dp; off: the host DataLoader)"},
       {"stop-after-epochs", "stop after N epochs of this run, as if interrupted"},
       {"collective-timeout",
-       "seconds a collective may wait under mpirun before the job ends naming it (default 300)"}};
+       "seconds a collective may wait under mpirun before the job ends naming it (default 300)"},
+      {"zero", "1: ZeRO stage 1, each process keeps 1/N of the optimizer state (0: off)"},
+      {"trace", "write a timeline of --trace-steps to this file (Chrome / Perfetto JSON)"},
+      {"trace-steps", "A:B, the steps --trace records (from 1, across epochs; default 2:4)"}};
   for (const auto& [flag, help] : keyed) app.add_option("--" + flag, text[flag], help);
   bool eval_only = false, no_progress = false, overwrite = false;
   auto* eval_flag = app.add_flag("--eval-only", eval_only, "evaluate the checkpoint and stop");

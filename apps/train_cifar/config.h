@@ -40,6 +40,9 @@ struct TrainConfig {
   std::string dp_devices;  // or over these ("cuda:0,cuda:0"); empty: --dp decides
   std::string backend;     // auto | nccl | mpi: how GPU ranks reduce (train/world.h)
   std::string grad_compression;  // none | fp16: DDP's buckets on the wire
+  int64_t zero;                  // 1: ZeRO-1, optimizer state sharded across processes
+  std::string trace;             // a timeline of trace_steps to this file (train/step_trace.h)
+  std::string trace_steps;       // "A:B"
   std::string amp;               // O0 | O1 | O2 | O3 (optim/amp.h)
   std::string amp_dtype;         // fp16 | bf16
   std::string loss_scale;        // dynamic | a positive number (a fixed scale)

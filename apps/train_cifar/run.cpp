@@ -131,6 +131,8 @@ int run(const TrainConfig& options) {
   std::map<std::string, std::string> recorded =  // what predict needs (train/model_card.h)
       train::model_card_metadata(cifar_model_card(cfg, *train_set, *test_set));
   recorded["config"] = options.to_json().dump();
+  train::TraceOptions trace{.path = cfg.trace};  // --trace, --trace-steps
+  train::parse_trace_steps(cfg.trace_steps, trace);
   train::Trainer trainer(
       {group, device, model, amp, optimizer, *scheduler},
       cifar_task(cfg, *test_sampler,
@@ -156,7 +158,8 @@ int run(const TrainConfig& options) {
            [&](int64_t step) {
              if (lookahead) airbench94_lookahead(*lookahead, step, total_steps);
            },
-       .checkpoint_extra = recorded});
+       .checkpoint_extra = recorded,
+       .trace = trace});
   trainer.resume(checkpoint,
                  cfg.eval_only ? train::Restore::weights_only : train::Restore::everything);
   // Its averages are not in checkpoints: a resumed run restarts them from the resumed weights.
@@ -168,7 +171,8 @@ int run(const TrainConfig& options) {
                                  : parallel::BatchNormSync::per_device,
        .bucket_mb = cfg.bucket_mb,
        .compression = cfg.grad_compression == "fp16" ? parallel::GradCompression::fp16
-                                                     : parallel::GradCompression::none});
+                                                     : parallel::GradCompression::none,
+       .zero = cfg.zero == 1 ? train::ZeroStage::one : train::ZeroStage::off});
   if (lead) {
     std::cout << "model " << cfg.model << " (" << model->parameter_count() << " parameters), "
               << train_set->describe() << ": " << train_set->size() << " train / "
@@ -222,6 +226,7 @@ int run(const TrainConfig& options) {
               << train::format_duration(seconds) << ", peak memory "
               << trainer.peak_memory_bytes() / (1 << 20) << " MiB"
               << (world_size > 1 ? " (rank 0)" : "") << "\n"
+              << trainer.describe_optimizer_state() << "\n"
               << "outputs in " << cfg.out
               << " (last.safetensors, best.safetensors, metrics.csv, TensorBoard events)\n";
   return 0;

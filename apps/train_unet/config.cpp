@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "data/shapes.h"
 #include "optim/loss_scaler.h"
+#include "train/step_trace.h"
 
 namespace rg::apps {
 namespace {
@@ -149,8 +150,12 @@ void check_config(const UnetConfig& c) {
   RG_CHECK(c.seed >= 0, "seed must be >= 0, got ", c.seed);
   RG_CHECK(c.stop_after_epochs >= 0, "stop_after_epochs must be >= 0, got ", c.stop_after_epochs);
   RG_CHECK(!c.out.empty(), "out must name a folder");
-  (void)Device::parse(c.device);  // names a bad device
-  (void)c.amp_options();          // names a bad level, dtype or scale
+  RG_CHECK(c.zero == 0 || c.zero == 1, "zero must be 0 (off) or 1 (ZeRO-1), got ", c.zero);
+  RG_CHECK(c.zero == 0 || c.dp == 0, "zero shards across processes; it does not combine with dp");
+  train::TraceOptions window;
+  train::parse_trace_steps(c.trace_steps, window);  // names a bad window now
+  (void)Device::parse(c.device);                    // names a bad device
+  (void)c.amp_options();                            // names a bad level, dtype or scale
 }
 
 UnetCommandLine parse_unet_command_line(int argc, char** argv) {
@@ -209,6 +214,9 @@ UnetCommandLine parse_unet_command_line(int argc, char** argv) {
   app.add_flag("--overwrite", c.overwrite, "start over in an --out holding an earlier run");
   app.add_option("--stop-after-epochs", c.stop_after_epochs,
                  "stop after this many epochs of this run, as if killed (0: off)");
+  app.add_option("--zero", c.zero, "1: ZeRO-1, each process keeps 1/N of AdamW's moments");
+  app.add_option("--trace", c.trace, "write a timeline of --trace-steps to this file");
+  app.add_option("--trace-steps", c.trace_steps, "A:B, steps from 1 across epochs (default 2:4)");
   bool no_progress = false;
   app.add_flag("--no-progress", no_progress, "no live progress bar");
   try {

@@ -48,6 +48,9 @@ struct UnetConfig {
   std::string out = "runs/unet", resume{};
   bool overwrite = false, progress = true;
   int64_t stop_after_epochs = 0;
+  int64_t zero = 0;     // 1: ZeRO-1, AdamW's moments sharded across processes
+  std::string trace{};  // a timeline of trace_steps to this file (train/step_trace.h)
+  std::string trace_steps = "2:4";
 
   // Set by run_unet from the files (class map or mask values; the first image's channels).
   int64_t file_classes = 0;

@@ -88,13 +88,19 @@ int run_unet(const UnetConfig& cfg_in) {
                           .stop_after_epochs = cfg.stop_after_epochs,
                           .progress = cfg.progress,
                           .resumed = !cfg.resume.empty(),
-                          .checkpoint_extra = recorded});
+                          .checkpoint_extra = recorded,
+                          .trace = [&] {
+                            train::TraceOptions t{.path = cfg.trace};
+                            train::parse_trace_steps(cfg.trace_steps, t);
+                            return t;
+                          }()});
   trainer.resume(checkpoint, train::Restore::everything);
   trainer.wrap({.dp = static_cast<int>(cfg.dp),
                 .replica_factory = [unet = cfg.unet()] { return std::make_shared<nn::UNet>(unet); },
                 .batch_norm = cfg.sync_bn ? parallel::BatchNormSync::across_devices
                                           : parallel::BatchNormSync::per_device,
-                .bucket_mb = cfg.bucket_mb});
+                .bucket_mb = cfg.bucket_mb,
+                .zero = cfg.zero == 1 ? train::ZeroStage::one : train::ZeroStage::off});
   if (lead) {
     std::cout << "train_unet: " << cfg.describe() << "\n"
               << sets.describe << "\nUNet " << cfg.model_classes() << " output(s), "
@@ -110,7 +116,8 @@ int run_unet(const UnetConfig& cfg_in) {
   const TrainingState& state = trainer.fit(train_loader, test_loader);
   if (lead)
     std::cout << "best dice " << state.best_accuracy << ", logs and checkpoints in " << cfg.out
-              << "\n";
+              << "\n"
+              << trainer.describe_optimizer_state() << "\n";
   return 0;
 }
 
