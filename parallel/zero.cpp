@@ -50,13 +50,19 @@ ZeroRedundancyOptimizer::ZeroRedundancyOptimizer(DistributedDataParallel& ddp, O
              "; it must be the parameter or a contiguous master copy of it on its device");
     model_elements_ += trained[t].numel();
   }
-  // Which of `like`'s parameters is which of DDP's.
+  // Which of `like`'s parameters is which of DDP's. A frozen parameter of the model (no
+  // gradient, as airbench94's whitening weights) gets no piece: the plain optimizer never
+  // steps it either, having no gradient to step with.
   const std::vector<Tensor> like_params = like.all_params();
   like_of_param_.assign(trained.size(), npos);
   for (std::size_t i = 0; i < like_params.size(); ++i) {
     std::size_t found = npos;
     for (std::size_t t = 0; t < trained.size(); ++t)
       if (updated_[t].impl() == like_params[i].impl()) found = t;
+    bool frozen = false;
+    for (std::size_t k = 0; k < named.size(); ++k)
+      frozen |= updated[k].impl() == like_params[i].impl() && !named[k].second.requires_grad();
+    if (frozen) continue;
     RG_CHECK(found != npos, "ZeRO: parameter ", i, " of the ", like.name(), " ",
              like_params[i].describe(),
              " is none of the model's trained parameters (or their masters): build the "

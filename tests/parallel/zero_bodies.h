@@ -46,13 +46,25 @@ struct Pair {
   std::unique_ptr<ZeroRedundancyOptimizer> zero;
 };
 
-inline Pair make_pair_of(std::shared_ptr<ProcessGroup> group, Kind kind, DType dtype) {
+// first_layer: Frozen::yes takes the first layer's weight out of training (requires_grad
+// false) in both models, while each optimizer still holds it, as train_cifar's are built over
+// every parameter and airbench94's whitening weights are frozen.
+enum class Frozen { no, yes };
+
+inline std::shared_ptr<SmallConvNet> model_for(uint64_t seed, DType dtype, Frozen first_layer) {
+  auto model = seeded<SmallConvNet>(seed, dtype, Norm::none);
+  if (first_layer == Frozen::yes) Tensor(model->parameters()[0]).set_requires_grad(false);
+  return model;
+}
+
+inline Pair make_pair_of(std::shared_ptr<ProcessGroup> group, Kind kind, DType dtype,
+                         Frozen first_layer = Frozen::no) {
   Pair p;
   const auto seed = 100 + static_cast<uint64_t>(group->rank());  // DDP broadcasts rank 0's
-  p.ddp = std::make_shared<DistributedDataParallel>(seeded<SmallConvNet>(seed, dtype, Norm::none),
-                                                    group, kBuckets);
-  p.zero_ddp = std::make_shared<DistributedDataParallel>(
-      seeded<SmallConvNet>(seed, dtype, Norm::none), group, kBuckets);
+  p.ddp = std::make_shared<DistributedDataParallel>(model_for(seed, dtype, first_layer), group,
+                                                    kBuckets);
+  p.zero_ddp = std::make_shared<DistributedDataParallel>(model_for(seed, dtype, first_layer), group,
+                                                         kBuckets);
   p.plain = make_optimizer(kind, p.ddp->parameters());
   p.like = make_optimizer(kind, p.zero_ddp->parameters());
   p.zero = std::make_unique<ZeroRedundancyOptimizer>(*p.zero_ddp, *p.like);
@@ -75,8 +87,9 @@ inline void expect_same_weights(const nn::Module& a, const nn::Module& b, Match 
 }
 
 inline void zero_matches_ddp(std::shared_ptr<ProcessGroup> group, Kind kind, DType dtype,
-                             Match match) {
-  Pair p = make_pair_of(group, kind, dtype);
+                             Match match, Frozen first_layer = Frozen::no) {
+  Pair p = make_pair_of(group, kind, dtype, first_layer);
+  const Tensor frozen_before = p.zero_ddp->parameters()[0].clone();
   for (int step = 0; step < 3; ++step) {
     train_step(*p.ddp, *p.plain, *group, step, dtype);
     train_step(*p.zero_ddp, *p.zero, *group, step, dtype);
@@ -84,6 +97,10 @@ inline void zero_matches_ddp(std::shared_ptr<ProcessGroup> group, Kind kind, DTy
   expect_same_weights(
       *p.zero_ddp, *p.ddp, match, dtype,
       "rank " + std::to_string(group->rank()) + " of " + std::to_string(group->size()));
+  if (first_layer == Frozen::yes) {
+    EXPECT_EQ(p.zero_ddp->parameters()[0].to_vector<double>(), frozen_before.to_vector<double>())
+        << "a frozen parameter moved";
+  }
   // The pieces (and so their state) live where the parameters do.
   const Device device = p.zero_ddp->parameters()[0].device();
   for (std::size_t g = 0; g < p.zero->num_groups(); ++g)
