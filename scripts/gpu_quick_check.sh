@@ -207,8 +207,8 @@ if has tests; then
     whole=$report/tests_$bin.txt
     if step "$bin" 240 "$whole" build/tests/$bin; then
       echo "PASS $bin: $(grep -m1 -o '^\[  PASSED  \] [0-9]* tests\?' "$whole" | cut -c14-)," \
-        "$(grep -c '^\[  SKIPPED \] [A-Za-z]' "$whole") skipped"
-      grep '^\[  SKIPPED \] [A-Za-z]' "$whole" | head -n 5
+        "$(grep -c '^\[  SKIPPED \] [A-Za-z].* ([0-9]* ms)$' "$whole") skipped"
+      grep '^\[  SKIPPED \] [A-Za-z].* ([0-9]* ms)$' "$whole" | head -n 5
       continue
     fi
     grep '^\[  FAILED  \] [A-Za-z]' "$whole" | sort -u
