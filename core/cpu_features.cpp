@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <ostream>
 
 #include "core/error.h"
 
@@ -151,6 +152,10 @@ std::string_view cpu_isa_name(CpuIsa isa) {
       return "amx";
   }
   return "?";
+}
+
+std::ostream& operator<<(std::ostream& out, CpuIsa isa) {
+  return out << cpu_isa_name(isa);
 }
 
 CpuIsa parse_cpu_isa(std::string_view name) {

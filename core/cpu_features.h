@@ -15,9 +15,21 @@
 // the choice for a whole run, set_max_cpu_isa() for the rest of one (tests and benchmarks time
 // a kernel against the one below it in the same process).
 
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
+
+// GCC/Clang target attributes for kernels of one level, whatever the build's -march. A function
+// marked so may be called only where cpu_has(level) (and, for AMX, after cpu_isa() ran: it
+// requests the tile permission).
+#define RG_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2")))
+#define RG_TARGET_AVX512_BF16 \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512bf16")))
+#define RG_TARGET_AMX                                                              \
+  __attribute__((                                                                  \
+      target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512bf16,amx-tile," \
+             "amx-bf16")))
 
 namespace rg {
 
@@ -67,6 +79,7 @@ class CpuIsaCap {
 };
 
 std::string_view cpu_isa_name(CpuIsa isa);
+std::ostream& operator<<(std::ostream& out, CpuIsa isa);
 // Parses a name of cpu_isa_name; an rg::Error names the accepted ones otherwise.
 CpuIsa parse_cpu_isa(std::string_view name);
 // One line for logs: the level in use, what the machine has, and why a level is missing

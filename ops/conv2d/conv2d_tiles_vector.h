@@ -11,15 +11,8 @@
 
 #include <cstdint>
 
+#include "core/cpu_features.h"
 #include "ops/conv2d/conv2d_tiles_layout.h"
-
-#define RG_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2")))
-#define RG_TARGET_AVX512_BF16 \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512bf16")))
-#define RG_TARGET_AMX                                                              \
-  __attribute__((                                                                  \
-      target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi2,avx512bf16,amx-tile," \
-             "amx-bf16")))
 
 namespace rg::detail::tiles {
 
