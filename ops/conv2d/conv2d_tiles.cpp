@@ -2,9 +2,9 @@
 // packing of each chunk, and the kernel of the machine's ISA.
 //
 // Chunk sizes (measured on ResNet18's and airbench94's layers, AMX, see ops/conv2d/README.md):
-// the forward packs a chunk's pair planes within kForwardBudget, so that the planes stay in L2
-// while every group of output channels reads them; the backward-weight packs plain planes and
-// gy within kWeightBudget.
+// the forward packs a chunk's input within kForwardBudget (staging and channels-last planes),
+// so that it stays in L2 while every group of output channels reads it; the backward-weight
+// packs x's pairs and gy within kWeightBudget.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +22,8 @@ namespace {
 constexpr int64_t kForwardBudget = 512 << 10;
 constexpr int64_t kWeightBudget = 768 << 10;
 constexpr int64_t kLargeSumsBudget = 2 << 20;
+// Values past the staging planes that transpose_plain_planes may read.
+constexpr int64_t kSlack = 64;
 
 // A 64-byte-aligned buffer that grows and is kept: the kernels' scratch lives per thread and is
 // reused from call to call instead of being page-faulted in every time (MBs per call).
@@ -69,6 +71,10 @@ Scratch<uint16_t>& staging_scratch() {
   thread_local Scratch<uint16_t> s;
   return s;
 }
+Scratch<uint16_t>& input_scratch() {
+  thread_local Scratch<uint16_t> s;
+  return s;
+}
 Scratch<float>& sums_scratch() {
   thread_local Scratch<float> s;
   return s;
@@ -104,6 +110,11 @@ namespace {
 // that the packers fill first when the taps fold (else the same).
 struct Layouts {
   Layout source, kernel;
+  // Values of the staging planes: the kernel's layout's, and the unfolded source's.
+  int64_t staging_values() const {
+    return kernel.phases() * kernel.Cp * kernel.plane +
+           (kernel.folded ? source.phases() * source.Cp * source.plane : 0);
+  }
 };
 Layouts make_layouts(const TileConv& g, int64_t images, PlaneKind kind) {
   Layout source = make_layout(g, images, PlaneKind::plain);
@@ -111,11 +122,29 @@ Layouts make_layouts(const TileConv& g, int64_t images, PlaneKind kind) {
   Layout kernel = make_layout(g, images, kind);
   return {kernel, kernel};
 }
-// Bytes one image of the chunk holds in the kernels' planes.
-int64_t plane_bytes_per_image(const TileConv& g, PlaneKind kind) {
-  const Layouts one = make_layouts(g, 1, kind);
-  return one.kernel.phases() * one.kernel.Cp * one.kernel.plane * 2 +
-         (one.kernel.folded ? one.source.phases() * one.source.Cp * one.source.plane * 2 : 0);
+// The kernels' input values per image (channels-last planes; the backward-weight's even and
+// odd pairs are twice that).
+int64_t input_values_per_image(const TileConv& g, PlaneKind kind) {
+  const Layout l = make_layouts(g, 1, kind).kernel;
+  return l.phases() * l.Cp * l.plane;
+}
+// Fills `staging` with the chunk's staging planes (pair or plain, as the kernel layout's kind
+// is), folding taps through the source planes where the layouts fold.
+void pack_staging(const TileConv& g, const Layouts& ls, PlaneKind kind, const uint16_t* x,
+                  int64_t n0, int64_t b, uint16_t* staging) {
+  const Layout& l = ls.kernel;
+  if (l.folded) {
+    uint16_t* source = staging + l.phases() * l.Cp * l.plane;
+    pack_plain_planes(g, ls.source, x, n0, b, g.C, source);
+    if (kind == PlaneKind::pairs)
+      pack_folded_pairs(ls.source, l, source, b, staging);
+    else
+      pack_folded_plain(ls.source, l, source, b, staging);
+  } else if (kind == PlaneKind::pairs) {
+    pack_pair_planes(g, l, x, n0, b, staging);
+  } else {
+    pack_plain_planes(g, l, x, n0, b, l.Cp, staging);
+  }
 }
 }  // namespace
 
@@ -123,7 +152,7 @@ void tile_conv_forward(const TileConv& g, const BFloat16* x, const BFloat16* w, 
                        const BFloat16* bias, BFloat16* y, TileIsa isa) {
   if (g.N == 0) return;
   const int64_t images =
-      chunk_images(g, plane_bytes_per_image(g, PlaneKind::pairs), kForwardBudget);
+      chunk_images(g, input_values_per_image(g, PlaneKind::pairs) * 2, kForwardBudget);
   const Layouts ls = make_layouts(g, images, PlaneKind::pairs);
   const Layout& l = ls.kernel;
   const OutMap out = make_out_map(g, l);
@@ -133,22 +162,23 @@ void tile_conv_forward(const TileConv& g, const BFloat16* x, const BFloat16* w, 
   if (bias)
     for (int64_t o = 0; o < g.O; ++o) bias_f32[static_cast<std::size_t>(o)] = float(bias[o]);
   const int64_t chunks = (g.N + images - 1) / images;
-  const int64_t plane_values = l.phases() * l.Cp * l.plane;
-  const int64_t source_values = l.folded ? ls.source.phases() * ls.source.Cp * ls.source.plane : 0;
+  const int64_t input_values = l.phases() * l.plane * l.Cp;
+  struct Buffers {
+    uint16_t *staging, *input;
+  };
   parallel_claim(
-      chunks, [&] { return planes_scratch().get(plane_values + source_values); },
-      [&](int64_t chunk, uint16_t* planes) {
+      chunks,
+      [&] {
+        return Buffers{planes_scratch().get(ls.staging_values()),
+                       input_scratch().get(input_values)};
+      },
+      [&](int64_t chunk, Buffers& buffers) {
         const int64_t n0 = chunk * images, b = std::min(images, g.N - n0);
-        if (l.folded) {
-          uint16_t* source = planes + plane_values;
-          pack_plain_planes(g, ls.source, bits(x), n0, b, g.C, source);
-          pack_folded_pairs(ls.source, l, source, b, planes);
-        } else {
-          pack_pair_planes(g, l, bits(x), n0, b, planes);
-        }
+        pack_staging(g, ls, PlaneKind::pairs, bits(x), n0, b, buffers.staging);
+        transpose_pair_planes(l, buffers.staging, buffers.input);
         const ForwardChunk c{.g = &g,
                              .l = &l,
-                             .planes = planes,
+                             .input = buffers.input,
                              .weights = weights,
                              .bias = bias_f32.data(),
                              .out = &out,
@@ -163,13 +193,13 @@ void tile_conv_forward(const TileConv& g, const BFloat16* x, const BFloat16* w, 
 
 void tile_conv_backward_weight(const TileConv& g, const BFloat16* gy, const BFloat16* x,
                                BFloat16* gw, TileIsa isa) {
-  const Layouts one = make_layouts(g, 1, PlaneKind::plain);
+  const Layout one = make_layouts(g, 1, PlaneKind::plain).kernel;
   const int64_t per_image =
-      plane_bytes_per_image(g, PlaneKind::plain) + 2 * one.kernel.Qpad * one.kernel.Op * 2;
+      (2 * input_values_per_image(g, PlaneKind::plain) + one.Qpad * one.Op) * 2;
   // Every chunk loads and stores all of a part's sums once: where they are large (ResNet18's
   // 512-channel layers: 9.4 MB) larger chunks pay, though they outgrow L2 (0.62 of the time
   // there, single thread; no gain below 4 MB).
-  const int64_t sums_bytes = one.kernel.T * one.kernel.Cp * one.kernel.Op * 4;
+  const int64_t sums_bytes = one.T * one.Cp * one.Op * 4;
   const int64_t images = std::min(
       g.N, std::max<int64_t>(
                1, (sums_bytes > (4 << 20) ? kLargeSumsBudget : kWeightBudget) / per_image));
@@ -178,10 +208,9 @@ void tile_conv_backward_weight(const TileConv& g, const BFloat16* gy, const BFlo
   // A fixed part of the batch per thread, each summing into its own acc, the parts added in
   // order: the result does not depend on thread timing.
   const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), g.N));
-  const int64_t sums = l.T * l.Cp * l.Op;
+  const int64_t sums = l.T * l.Op * l.Cp;
   float* acc = sums_scratch().get(parts * sums);
-  const int64_t plane_values = l.phases() * l.Cp * l.plane;
-  const int64_t source_values = l.folded ? ls.source.phases() * ls.source.Cp * ls.source.plane : 0;
+  const int64_t pair_values = l.phases() * l.plane * l.Cp;
   parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t part = p0; part < p1; ++part) {
       const int64_t lo = part * g.N / parts, hi = (part + 1) * g.N / parts;
@@ -190,22 +219,20 @@ void tile_conv_backward_weight(const TileConv& g, const BFloat16* gy, const BFlo
         std::fill(part_acc, part_acc + sums, 0.0f);
         continue;
       }
-      uint16_t* planes = planes_scratch().get(plane_values + source_values);
+      // The staging planes, then x's even and odd pairs; the last odd pair of the last plane
+      // reads one value past the staging planes (kSlack).
+      uint16_t* staging = planes_scratch().get(ls.staging_values() + kSlack);
+      uint16_t* pairs = input_scratch().get(2 * pair_values);
       uint16_t* gyp = gy_scratch().get(l.Qpad * l.Op);
-      uint16_t* staging = staging_scratch().get(l.Qpad * l.Op);
       for (int64_t n0 = lo; n0 < hi; n0 += images) {
         const int64_t b = std::min(images, hi - n0);
-        if (l.folded) {
-          uint16_t* source = planes + plane_values;
-          pack_plain_planes(g, ls.source, bits(x), n0, b, g.C, source);
-          pack_folded_plain(ls.source, l, source, b, planes);
-        } else {
-          pack_plain_planes(g, l, bits(x), n0, b, l.Cp, planes);
-        }
-        pack_gy_pairs(g, l, bits(gy), n0, b, staging, gyp);
+        pack_staging(g, ls, PlaneKind::plain, bits(x), n0, b, staging);
+        transpose_plain_planes(l, staging, pairs, pairs + pair_values);
+        pack_gy_plain(g, l, bits(gy), n0, b, gyp);
         const WeightChunk c{.g = &g,
                             .l = &l,
-                            .planes = planes,
+                            .even = pairs,
+                            .odd = pairs + pair_values,
                             .gy = gyp,
                             .images = b,
                             .first = n0 == lo,
@@ -217,23 +244,19 @@ void tile_conv_backward_weight(const TileConv& g, const BFloat16* gy, const BFlo
       }
     }
   });
-  // gw[o, c, t] = Σ_part acc[part][((o/16·Cp + c)·T + t)·16 + o%16], rounded once (folded: c
-  // runs over channel·taps, t over one tap: the same memory order). Each block of 16 output
-  // channels reads its sums in order and writes its 16 rows of gw in order.
+  // gw[o, c, t] = Σ_part acc[part][(t·Op + o)·Cp + c], rounded once (folded: c runs over
+  // channel·taps, t over one tap: the same memory order). For one o, the T rows of sums are
+  // read in order, and gw's row is written in order.
   const int64_t T = l.T, C = l.channels, CT = C * T;
-  parallel_for((g.O + 15) / 16, 1, [&](int64_t b0, int64_t b1) {
-    float s[16];
-    for (int64_t ob = b0; ob < b1; ++ob) {
-      const int64_t o0 = ob * 16, rows = std::min<int64_t>(16, g.O - o0);
+  parallel_for(g.O, 1, [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o)
       for (int64_t c = 0; c < C; ++c)
         for (int64_t t = 0; t < T; ++t) {
-          const float* a = acc + ((ob * l.Cp + c) * T + t) * 16;
-          for (int64_t r = 0; r < 16; ++r) s[r] = a[r];
-          for (int64_t part = 1; part < parts; ++part)
-            for (int64_t r = 0; r < 16; ++r) s[r] += a[part * sums + r];
-          for (int64_t r = 0; r < rows; ++r) gw[(o0 + r) * CT + c * T + t] = BFloat16(s[r]);
+          const float* a = acc + (t * l.Op + o) * l.Cp + c;
+          float s = a[0];
+          for (int64_t part = 1; part < parts; ++part) s += a[part * sums];
+          gw[o * CT + c * T + t] = BFloat16(s);
         }
-    }
   });
 }
 

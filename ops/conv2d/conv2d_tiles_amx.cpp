@@ -1,8 +1,14 @@
 // The AMX kernels of the tile convolutions (conv2d_tiles.h): eight tile registers of 16 rows ×
 // 64 bytes, used as a 2 × 2 block of f32 accumulators (tiles 0-3), two A tiles (4, 5) and two
-// B tiles (6, 7), so that each loaded tile feeds two _tile_dpbf16ps. Every function here is
-// compiled for AMX by its target attribute and runs only where cpu_isa() >= CpuIsa::amx (which
-// also means the OS granted the tile state).
+// B tiles (6, 7), so that each loaded tile feeds two _tile_dpbf16ps.
+//   forward          A: 16 positions × 32 channels of the channels-last input (a tap's shift
+//                    moves whole rows: every row 64 aligned bytes); B: the weights' VNNI
+//                    tile; C: positions × output channels, transposed on the way out.
+//   backward-weight  A: 16 output channels × 32 positions of gy; B: 16 pairs of positions ×
+//                    16 channels of x (the even or odd pairs, by the tap's shift); C: output
+//                    channels × channels, summed over the chunk's positions.
+// Every function here is compiled for AMX by its target attribute and runs only where
+// cpu_isa() >= CpuIsa::amx (which also means the OS granted the tile state).
 #include <vector>
 
 #include "ops/conv2d/conv2d_tiles_vector.h"
@@ -37,16 +43,16 @@ constexpr int64_t kWeightGroupBytes = 256 << 10;
 RG_TARGET_AMX void forward_chunk_amx(const ForwardChunk& c) {
   const TileConv& g = *c.g;
   const Layout& l = *c.l;
-  const int64_t CP = l.Cp / 2, T = l.T, KB = l.KB;
+  const int64_t Cp = l.Cp, T = l.T, KB = l.KB;
   const int64_t per_o_block = T * KB * 512;  // weight values per block of 16 output channels
-  const int64_t b_stride = l.plane * 4;      // bytes from one pair plane to the next
-  std::vector<int64_t> tap(static_cast<std::size_t>(T));
+  const int64_t a_stride = Cp * 2;           // bytes from one position to the next
+  std::vector<const uint16_t*> tap(static_cast<std::size_t>(T));
   for (int64_t t = 0; t < T; ++t)
-    tap[static_cast<std::size_t>(t)] = (l.tap_phase[t] * CP * l.plane + l.tap_shift[t]) * 2;
+    tap[static_cast<std::size_t>(t)] = c.input + (l.tap_phase[t] * l.plane + l.tap_shift[t]) * Cp;
   const int64_t blocks = (c.images * l.Hs * l.Ws + kPositionBlock - 1) / kPositionBlock;
   const int64_t opairs = l.Op / 32;
   const int64_t group = std::max<int64_t>(1, kWeightGroupBytes / (2 * per_o_block * 2));
-  alignas(64) float stage[32 * 32];
+  alignas(64) float by_position[32 * 32], by_channel[32 * 32];
   configure_tiles();
   for (int64_t og = 0; og < opairs; og += group) {
     const int64_t og_end = std::min(opairs, og + group);
@@ -54,36 +60,37 @@ RG_TARGET_AMX void forward_chunk_amx(const ForwardChunk& c) {
       const OutSegment* seg = c.out->segments.data() + c.out->begin[k];
       const OutSegment* seg_end = c.out->segments.data() + c.out->begin[k + 1];
       if (seg == seg_end) continue;  // junk positions only
-      const uint16_t* bk = c.planes + k * kPositionBlock * 2;
+      const int64_t q0 = k * kPositionBlock;
       for (int64_t op = og; op < og_end; ++op) {
-        const uint16_t* a0 = c.weights + 2 * op * per_o_block;
-        const uint16_t* a1 = a0 + per_o_block;
+        const uint16_t* b0 = c.weights + 2 * op * per_o_block;
+        const uint16_t* b1 = b0 + per_o_block;
         _tile_zero(0);
         _tile_zero(1);
         _tile_zero(2);
         _tile_zero(3);
         for (int64_t t = 0; t < T; ++t) {
-          const uint16_t* bt = bk + tap[static_cast<std::size_t>(t)];
+          const uint16_t* at = tap[static_cast<std::size_t>(t)] + q0 * Cp;
           for (int64_t kb = 0; kb < KB; ++kb) {
-            const int64_t at = (t * KB + kb) * 512;
-            const uint16_t* b = bt + kb * 16 * l.plane * 2;
-            _tile_loadd(4, a0 + at, 64);
-            _tile_loadd(5, a1 + at, 64);
-            _tile_loadd(6, b, b_stride);
-            _tile_loadd(7, b + 32, b_stride);
+            const int64_t w = (t * KB + kb) * 512;
+            _tile_loadd(4, at + kb * 32, a_stride);
+            _tile_loadd(5, at + 16 * Cp + kb * 32, a_stride);
+            _tile_loadd(6, b0 + w, 64);
+            _tile_loadd(7, b1 + w, 64);
             _tile_dpbf16ps(0, 4, 6);
             _tile_dpbf16ps(1, 4, 7);
             _tile_dpbf16ps(2, 5, 6);
             _tile_dpbf16ps(3, 5, 7);
           }
         }
-        _tile_stored(0, stage, 128);
-        _tile_stored(1, stage + 16, 128);
-        _tile_stored(2, stage + 16 * 32, 128);
-        _tile_stored(3, stage + 16 * 32 + 16, 128);
+        // Tile (positions i, output channels j) at by_position + i·16·32 + j·16.
+        _tile_stored(0, by_position, 128);
+        _tile_stored(1, by_position + 16, 128);
+        _tile_stored(2, by_position + 16 * 32, 128);
+        _tile_stored(3, by_position + 16 * 32 + 16, 128);
+        transpose_32x32(by_position, by_channel);
         const int64_t o0 = op * 32;
-        store_block(stage, std::min<int64_t>(32, g.O - o0), c.bias + o0, seg, seg_end, c.images,
-                    g.O, o0, g.Ho * g.Wo, c.y);
+        store_block(by_channel, std::min<int64_t>(32, g.O - o0), c.bias + o0, seg, seg_end,
+                    c.images, g.O, o0, g.Ho * g.Wo, c.y);
       }
     }
   }
@@ -93,18 +100,19 @@ RG_TARGET_AMX void forward_chunk_amx(const ForwardChunk& c) {
 RG_TARGET_AMX void backward_weight_chunk_amx(const WeightChunk& c) {
   const Layout& l = *c.l;
   const int64_t Cp = l.Cp, Op = l.Op;
-  const int64_t a_stride = l.plane * 2, b_stride = Op * 4, c_stride = l.T * 64;
   const int64_t steps = (c.images * l.Hs * l.Ws + kPositionBlock - 1) / kPositionBlock;
+  const int64_t Qb = steps * kPositionBlock;  // gy's row length (pack_gy_plain)
+  const int64_t a_stride = Qb * 2, b_stride = Cp * 4, c_stride = Cp * 4;
   configure_tiles();
   for (int64_t t = 0; t < l.T; ++t) {
-    const uint16_t* xt = c.planes + l.tap_phase[t] * Cp * l.plane + l.tap_shift[t];
-    for (int64_t cb = 0; cb < Cp; cb += 32) {
-      const uint16_t* a0 = xt + cb * l.plane;
-      const uint16_t* a1 = a0 + 16 * l.plane;
-      for (int64_t ob = 0; ob < Op; ob += 32) {
-        // Tile (ci, oi): channels cb + 16·ci.., output channels ob + 16·oi...
-        float* c00 = c.acc + ((ob / 16 * Cp + cb) * l.T + t) * 16;
-        float* c01 = c00 + Cp * l.T * 16;
+    const uint16_t* xt = tap_pairs(c, t);
+    for (int64_t ob = 0; ob < Op; ob += 32) {
+      const uint16_t* a0 = c.gy + ob * Qb;
+      const uint16_t* a1 = a0 + 16 * Qb;
+      for (int64_t cb = 0; cb < Cp; cb += 32) {
+        // Tile (oi, ci): output channels ob + 16·oi.., channels cb + 16·ci...
+        float* c00 = c.acc + (t * Op + ob) * Cp + cb;
+        float* c10 = c00 + 16 * Cp;
         if (c.first) {
           _tile_zero(0);
           _tile_zero(1);
@@ -112,26 +120,26 @@ RG_TARGET_AMX void backward_weight_chunk_amx(const WeightChunk& c) {
           _tile_zero(3);
         } else {
           _tile_loadd(0, c00, c_stride);
-          _tile_loadd(1, c01, c_stride);
-          _tile_loadd(2, c00 + 16 * l.T * 16, c_stride);
-          _tile_loadd(3, c01 + 16 * l.T * 16, c_stride);
+          _tile_loadd(1, c00 + 16, c_stride);
+          _tile_loadd(2, c10, c_stride);
+          _tile_loadd(3, c10 + 16, c_stride);
         }
-        const uint16_t* b0 = c.gy + ob * 2;
+        const uint16_t* b0 = xt + cb * 2;
         for (int64_t s = 0; s < steps; ++s) {
           const int64_t q0 = s * kPositionBlock;
           _tile_loadd(4, a0 + q0, a_stride);
           _tile_loadd(5, a1 + q0, a_stride);
-          _tile_loadd(6, b0 + q0 * Op, b_stride);
-          _tile_loadd(7, b0 + q0 * Op + 32, b_stride);
+          _tile_loadd(6, b0 + q0 * Cp, b_stride);  // pair q0/2: (q0/2)·Cp·2 values on
+          _tile_loadd(7, b0 + q0 * Cp + 32, b_stride);
           _tile_dpbf16ps(0, 4, 6);
           _tile_dpbf16ps(1, 4, 7);
           _tile_dpbf16ps(2, 5, 6);
           _tile_dpbf16ps(3, 5, 7);
         }
         _tile_stored(0, c00, c_stride);
-        _tile_stored(1, c01, c_stride);
-        _tile_stored(2, c00 + 16 * l.T * 16, c_stride);
-        _tile_stored(3, c01 + 16 * l.T * 16, c_stride);
+        _tile_stored(1, c00 + 16, c_stride);
+        _tile_stored(2, c10, c_stride);
+        _tile_stored(3, c10 + 16, c_stride);
       }
     }
   }

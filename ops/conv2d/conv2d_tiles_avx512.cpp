@@ -1,13 +1,14 @@
 // The AVX512-BF16 kernels of the tile convolutions (conv2d_tiles.h), for CPUs with vdpbf16ps
-// but no AMX (AMD Zen 4 and 5, Intel Cooper Lake without VBMI2 excepted): the same packed
-// layouts as the AMX kernels, a tile row being one zmm register. vdpbf16ps adds to each of 16
-// f32 lanes the two products of a pair of bf16 — a pair of channels (forward) or of positions
+// but no AMX (AMD Zen 4 and 5; Intel Cooper Lake lacks VBMI2 and is not taken): the same
+// packed layouts as the AMX kernels, a tile row being one zmm register. vdpbf16ps adds to each of
+// 16 f32 lanes the two products of a pair of bf16 — a pair of channels (forward) or of positions
 // (backward-weight) — so one operand is a vector of 16 pairs read in place and the other a
 // pair broadcast to every lane.
-//   forward          8 output channels × 2 vectors of 16 positions: 16 accumulators; per pair
-//                    of channels 2 loads of the pair plane, 8 broadcast weight pairs.
-//   backward-weight  8 channels × 2 vectors of 16 output channels; per pair of positions 2
-//                    loads of gy's position pairs, 8 broadcast pairs of x.
+//   forward          8 positions × 2 vectors of 16 output channels: 16 accumulators; per pair
+//                    of channels 2 loads of the weights' VNNI rows, 8 broadcast pairs of the
+//                    channels-last input.
+//   backward-weight  8 output channels × 2 vectors of 16 channels; per pair of positions 2
+//                    loads of x's position pairs, 8 broadcast pairs of gy.
 // Every function here runs only where cpu_isa() >= CpuIsa::avx512_bf16.
 #include <algorithm>
 #include <cstring>
@@ -35,50 +36,50 @@ constexpr int kRows = 8;  // output channels (forward) or channels (backward-wei
 RG_TARGET_AVX512_BF16 void forward_chunk_avx512_bf16(const ForwardChunk& c) {
   const TileConv& g = *c.g;
   const Layout& l = *c.l;
-  const int64_t CP = l.Cp / 2, T = l.T, KB = l.KB;
+  const int64_t Cp = l.Cp, T = l.T, KB = l.KB;
   const int64_t per_o_block = T * KB * 512;
-  std::vector<int64_t> tap(static_cast<std::size_t>(T));
+  std::vector<const uint16_t*> tap(static_cast<std::size_t>(T));
   for (int64_t t = 0; t < T; ++t)
-    tap[static_cast<std::size_t>(t)] = (l.tap_phase[t] * CP * l.plane + l.tap_shift[t]) * 2;
+    tap[static_cast<std::size_t>(t)] = c.input + (l.tap_phase[t] * l.plane + l.tap_shift[t]) * Cp;
   const int64_t blocks = (c.images * l.Hs * l.Ws + kPositionBlock - 1) / kPositionBlock;
-  alignas(64) float stage[32 * 32];
+  alignas(64) float by_position[32 * 32], by_channel[32 * 32];
   for (int64_t k = 0; k < blocks; ++k) {
     const OutSegment* seg = c.out->segments.data() + c.out->begin[k];
     const OutSegment* seg_end = c.out->segments.data() + c.out->begin[k + 1];
     if (seg == seg_end) continue;
-    const uint16_t* bk = c.planes + k * kPositionBlock * 2;
+    const int64_t q0 = k * kPositionBlock;
     for (int64_t op = 0; op < l.Op / 32; ++op) {
-      for (int64_t sub = 0; sub < 32 / kRows; ++sub) {
-        // Rows o = op·32 + sub·8 + r: block ob = (op·32 + sub·8) / 16, row within it rr.
-        const int64_t o_first = op * 32 + sub * kRows;
-        const uint16_t* wb = c.weights + (o_first / 16) * per_o_block + (o_first % 16) * 32;
+      const uint16_t* b0 = c.weights + 2 * op * per_o_block;
+      const uint16_t* b1 = b0 + per_o_block;
+      for (int64_t sub = 0; sub < kPositionBlock / kRows; ++sub) {
+        // Rows: positions q0 + sub·8 + r; vectors: output channels op·32 + 16·v...
         __m512 acc[kRows][2];
         for (auto& row : acc) row[0] = row[1] = _mm512_setzero_ps();
         for (int64_t t = 0; t < T; ++t) {
-          const uint16_t* bt = bk + tap[static_cast<std::size_t>(t)];
+          const uint16_t* at = tap[static_cast<std::size_t>(t)] + (q0 + sub * kRows) * Cp;
           for (int64_t kb = 0; kb < KB; ++kb) {
-            const uint16_t* wt = wb + (t * KB + kb) * 512;
-            const uint16_t* b = bt + kb * 16 * l.plane * 2;
-            for (int k2 = 0; k2 < 16; ++k2) {
-              const __m512i x0 = _mm512_loadu_si512(b + k2 * l.plane * 2);
-              const __m512i x1 = _mm512_loadu_si512(b + k2 * l.plane * 2 + 32);
+            const int64_t w = (t * KB + kb) * 512;
+            for (int kp = 0; kp < 16; ++kp) {
+              const __m512i w0 = _mm512_loadu_si512(b0 + w + kp * 32);
+              const __m512i w1 = _mm512_loadu_si512(b1 + w + kp * 32);
 #pragma GCC unroll 8
               for (int r = 0; r < kRows; ++r) {
-                const __m512i w = broadcast_pair(wt + r * 32 + 2 * k2);
-                acc[r][0] = dot_pairs(acc[r][0], x0, w);
-                acc[r][1] = dot_pairs(acc[r][1], x1, w);
+                const __m512i x = broadcast_pair(at + r * Cp + kb * 32 + 2 * kp);
+                acc[r][0] = dot_pairs(acc[r][0], w0, x);
+                acc[r][1] = dot_pairs(acc[r][1], w1, x);
               }
             }
           }
         }
         for (int r = 0; r < kRows; ++r) {
-          _mm512_storeu_ps(stage + (sub * kRows + r) * 32, acc[r][0]);
-          _mm512_storeu_ps(stage + (sub * kRows + r) * 32 + 16, acc[r][1]);
+          _mm512_storeu_ps(by_position + (sub * kRows + r) * 32, acc[r][0]);
+          _mm512_storeu_ps(by_position + (sub * kRows + r) * 32 + 16, acc[r][1]);
         }
       }
+      transpose_32x32(by_position, by_channel);
       const int64_t o0 = op * 32;
-      store_block(stage, std::min<int64_t>(32, g.O - o0), c.bias + o0, seg, seg_end, c.images, g.O,
-                  o0, g.Ho * g.Wo, c.y);
+      store_block(by_channel, std::min<int64_t>(32, g.O - o0), c.bias + o0, seg, seg_end, c.images,
+                  g.O, o0, g.Ho * g.Wo, c.y);
     }
   }
 }
@@ -86,32 +87,31 @@ RG_TARGET_AVX512_BF16 void forward_chunk_avx512_bf16(const ForwardChunk& c) {
 RG_TARGET_AVX512_BF16 void backward_weight_chunk_avx512_bf16(const WeightChunk& c) {
   const Layout& l = *c.l;
   const int64_t Cp = l.Cp, Op = l.Op;
-  const int64_t pairs =
-      (c.images * l.Hs * l.Ws + kPositionBlock - 1) / kPositionBlock * (kPositionBlock / 2);
+  const int64_t steps = (c.images * l.Hs * l.Ws + kPositionBlock - 1) / kPositionBlock;
+  const int64_t Qb = steps * kPositionBlock, pairs = Qb / 2;
   for (int64_t t = 0; t < l.T; ++t) {
-    const uint16_t* xt = c.planes + l.tap_phase[t] * Cp * l.plane + l.tap_shift[t];
-    for (int64_t c0 = 0; c0 < Cp; c0 += kRows) {
-      for (int64_t ob = 0; ob < Op; ob += 32) {
-        // Row r, vector v: channel c0 + r, output channels ob + 16·v...
-        float* out = c.acc + ((ob / 16 * Cp + c0) * l.T + t) * 16;
-        const int64_t row = l.T * 16, vec = Cp * l.T * 16;
+    const uint16_t* xt = tap_pairs(c, t);
+    for (int64_t o0 = 0; o0 < Op; o0 += kRows) {
+      for (int64_t cb = 0; cb < Cp; cb += 32) {
+        // Row r, vector v: output channel o0 + r, channels cb + 16·v...
+        float* out = c.acc + (t * Op + o0) * Cp + cb;
         __m512 acc[kRows][2];
         for (int r = 0; r < kRows; ++r)
           for (int v = 0; v < 2; ++v)
-            acc[r][v] = c.first ? _mm512_setzero_ps() : _mm512_loadu_ps(out + r * row + v * vec);
-        const uint16_t* gy = c.gy + ob * 2;
+            acc[r][v] = c.first ? _mm512_setzero_ps() : _mm512_loadu_ps(out + r * Cp + 16 * v);
+        const uint16_t* gy = c.gy + o0 * Qb;
         for (int64_t p = 0; p < pairs; ++p) {
-          const __m512i g0 = _mm512_loadu_si512(gy + p * Op * 2);
-          const __m512i g1 = _mm512_loadu_si512(gy + p * Op * 2 + 32);
+          const __m512i x0 = _mm512_loadu_si512(xt + (p * Cp + cb) * 2);
+          const __m512i x1 = _mm512_loadu_si512(xt + (p * Cp + cb) * 2 + 32);
 #pragma GCC unroll 8
           for (int r = 0; r < kRows; ++r) {
-            const __m512i x = broadcast_pair(xt + (c0 + r) * l.plane + 2 * p);
-            acc[r][0] = dot_pairs(acc[r][0], g0, x);
-            acc[r][1] = dot_pairs(acc[r][1], g1, x);
+            const __m512i gp = broadcast_pair(gy + r * Qb + 2 * p);
+            acc[r][0] = dot_pairs(acc[r][0], x0, gp);
+            acc[r][1] = dot_pairs(acc[r][1], x1, gp);
           }
         }
         for (int r = 0; r < kRows; ++r)
-          for (int v = 0; v < 2; ++v) _mm512_storeu_ps(out + r * row + v * vec, acc[r][v]);
+          for (int v = 0; v < 2; ++v) _mm512_storeu_ps(out + r * Cp + 16 * v, acc[r][v]);
       }
     }
   }

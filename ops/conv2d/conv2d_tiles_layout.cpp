@@ -17,9 +17,12 @@ TileConv& TileConv::with_output_size() {
 
 namespace {
 // Positions per plane: at least `needed`, and an odd number of cache lines (see the header).
+// (One more position than the reach: the odd pairs of the backward-weight read x[q + 1].)
+// Pair planes hold 16 positions per cache line, plain planes 32; the transposes take blocks
+// of that many positions.
 int64_t plane_length(int64_t needed, PlaneKind kind) {
   const int64_t per_line = kind == PlaneKind::pairs ? 16 : 32;
-  int64_t plane = round_up(needed, per_line);
+  int64_t plane = round_up(needed + 1, per_line);
   if ((plane / per_line) % 2 == 0) plane += per_line;
   return plane;
 }

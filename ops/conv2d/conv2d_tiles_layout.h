@@ -4,9 +4,9 @@
 //
 // Sizes (letters used below): Cp = C rounded up to 32, Op = O rounded up to 32, T = kH·kW taps,
 // KB = Cp / 32 channel blocks; a chunk holds `images` images, Q = images·Hs·Ws positions,
-// Qpad = Q rounded up to 32; a plane holds `plane` positions (Q plus the taps' reach, rounded
-// so that consecutive planes start an odd number of cache lines apart: the 16 rows of one
-// tile then fall in 16 different L1 sets).
+// Qpad = Q rounded up to 32; a plane holds `plane` positions (Q plus the taps' reach, a
+// multiple of 32, rounded so that consecutive staging planes start an odd number of cache
+// lines apart: the 16 rows a transpose reads then fall in 16 different L1 sets).
 
 #include <cstdint>
 #include <vector>
@@ -59,28 +59,41 @@ Layout fold_taps(const TileConv& g, const Layout& source, PlaneKind kind);
 // Images per chunk such that `bytes_per_image(images)`-sized working sets stay near `budget`.
 int64_t chunk_images(const TileConv& g, int64_t bytes_per_image, int64_t budget);
 
-// Packers (conv2d_tiles_pack.cpp). Pair planes of images [n0, n0 + b): out[((phase·Cp/2 +
-// c/2)·plane + pos)·2 + c%2], zeros in the padding, the padded channels and past the data. out
-// holds phases·Cp·plane values.
+// Packers (conv2d_tiles_pack.cpp). The kernels read their operands channels-last, so that
+// every row of a tile is 64 aligned bytes (a row straddling two cache lines halved the tile
+// loads' rate: 0.55-0.63 of the aligned loop's speed on ResNet18's layers); the packers first
+// lay a chunk out in staging planes, one channel (or pair of channels) per plane, then
+// transpose blocks of 16 × 16 32-bit pairs.
+//
+// Staging: pair planes of images [n0, n0 + b): out[((phase·Cp/2 + c/2)·plane + pos)·2 + c%2],
+// zeros in the padding, the padded channels and past the data; plain planes:
+// out[(phase·Cp + c)·plane + pos], channels [0, channels) only.
 void pack_pair_planes(const TileConv& g, const Layout& l, const uint16_t* x, int64_t n0, int64_t b,
                       uint16_t* out);
-// Plain planes: out[(phase·Cp + c)·plane + pos], channels [0, channels) only.
 void pack_plain_planes(const TileConv& g, const Layout& l, const uint16_t* x, int64_t n0, int64_t b,
                        int64_t channels, uint16_t* out);
-// The pair planes (or plain planes) of a folded layout l, from the plain planes of its
-// unfolded source layout (channels [0, C) packed) of a chunk of b images.
+// The same planes of a folded layout l, from the plain planes of its unfolded source layout
+// (channels [0, C) packed) of a chunk of b images.
 void pack_folded_pairs(const Layout& source, const Layout& l, const uint16_t* planes, int64_t b,
                        uint16_t* out);
 void pack_folded_plain(const Layout& source, const Layout& l, const uint16_t* planes, int64_t b,
                        uint16_t* out);
-// gy of images [n0, n0 + b) as position pairs: out[((q/2)·Op + o)·2 + q%2] for the positions
-// of the chunk's whole blocks, zero at junk positions and padded output channels. out and
-// staging hold Qpad·Op values each.
-void pack_gy_pairs(const TileConv& g, const Layout& l, const uint16_t* gy, int64_t n0, int64_t b,
-                   uint16_t* staging, uint16_t* out);
-// The forward's A tiles: out[((ob·T + t)·KB + kb)·512 + r·32 + cc] = W[ob·16 + r, kb·32 + cc,
-// tap t] (folded: W[o, c·T + t] = the weight of channel c, tap t), with W read from w as
-// `order` says; zeros past O and C. out holds Op·T·Cp values, staging T·O·C.
+
+// The forward's input, channels-last, from its pair planes: out[(phase·plane + pos)·Cp + c]
+// for the positions [0, plane) of the used phases. out holds phases·plane·Cp values.
+void transpose_pair_planes(const Layout& l, const uint16_t* pairs, uint16_t* out);
+// The backward-weight's input as pairs of positions, channels-last, from its plain planes:
+// even[((phase·plane/2 + P)·Cp + c)·2 + e] = x[c, 2P + e] and odd[...] = x[c, 2P + 1 + e], so
+// that a tap's shift, even or odd, reads whole pairs. Each holds phases·plane·Cp values.
+void transpose_plain_planes(const Layout& l, const uint16_t* plain, uint16_t* even, uint16_t* odd);
+// gy of images [n0, n0 + b) on the plane's positions, zero at junk ones and padded output
+// channels: out[o·Qb + q], Qb = b·Hs·Ws rounded up to 32; out holds Op·Qb values.
+void pack_gy_plain(const TileConv& g, const Layout& l, const uint16_t* gy, int64_t n0, int64_t b,
+                   uint16_t* out);
+// The forward's B tiles, pairs of channels side by side (VNNI):
+// out[((ob·T + t)·KB + kb)·512 + kp·32 + o·2 + e] = W[ob·16 + o, kb·32 + 2·kp + e, tap t]
+// (folded: W[o, c·T + t] = the weight of channel c, tap t), with W read from w as `order`
+// says; zeros past O and C. out holds Op·T·Cp values, staging T·O·C.
 void pack_weights(const TileConv& g, const Layout& l, const uint16_t* w, WeightOrder order,
                   uint16_t* staging, uint16_t* out);
 
@@ -99,11 +112,11 @@ struct OutMap {
 };
 OutMap make_out_map(const TileConv& g, const Layout& l);
 
-// One chunk's forward: y[image, o, :] for the chunk's images, from its pair planes.
+// One chunk's forward: y[image, o, :] for the chunk's images, from its channels-last input.
 struct ForwardChunk {
   const TileConv* g;
   const Layout* l;
-  const uint16_t* planes;   // pair planes
+  const uint16_t* input;    // transpose_pair_planes
   const uint16_t* weights;  // pack_weights
   const float* bias;        // Op values (zeros when the conv has no bias)
   const OutMap* out;
@@ -113,19 +126,26 @@ struct ForwardChunk {
 void forward_chunk_amx(const ForwardChunk& c);
 void forward_chunk_avx512_bf16(const ForwardChunk& c);
 
-// One chunk's backward-weight: acc[((o/16·Cp + c)·T + t)·16 + o%16] += Σ_q x[c, q + shift(t)] ·
-// gy[o, q]: the sums of 16 output channels side by side, so that a C tile (16 channels × 16
-// output channels) is stored with a stride and gw (O, C, kH, kW) is read out in order.
+// One chunk's backward-weight: acc[(t·Op + o)·Cp + c] += Σ_q gy[o, q] · x[c, q + shift(t)].
 struct WeightChunk {
   const TileConv* g;
   const Layout* l;
-  const uint16_t* planes;  // plain planes
-  const uint16_t* gy;      // pack_gy_pairs
-  int64_t images;          // in this chunk (<= l->images)
+  const uint16_t* even;  // transpose_plain_planes
+  const uint16_t* odd;
+  const uint16_t* gy;  // pack_gy_plain
+  int64_t images;      // in this chunk (<= l->images)
   // The chunk's sums start acc's (false: acc holds earlier chunks' sums, which it adds to).
   bool first;
   float* acc;
 };
+// The pairs tap t reads: its phase, and the even or odd pairs as its shift is, from the pair
+// holding position shift(t).
+inline const uint16_t* tap_pairs(const WeightChunk& c, int64_t t) {
+  const Layout& l = *c.l;
+  const int64_t shift = l.tap_shift[static_cast<std::size_t>(t)], odd = shift & 1;
+  const int64_t pair = l.tap_phase[static_cast<std::size_t>(t)] * (l.plane / 2) + (shift - odd) / 2;
+  return (odd ? c.odd : c.even) + pair * l.Cp * 2;
+}
 void backward_weight_chunk_amx(const WeightChunk& c);
 void backward_weight_chunk_avx512_bf16(const WeightChunk& c);
 

@@ -111,34 +111,6 @@ RG_TARGET_AVX512 inline void interleave(const uint16_t* a, const uint16_t* b, in
                              _mm512_permutex2var_epi16(va, high, vb));
 }
 
-// rows[r] (16 rows of 16 32-bit values) → column m of them in out + m·out_stride (32-bit
-// units): the 16 × 16 transpose, in four shuffle stages.
-RG_TARGET_AVX512 void transpose_16x16_epi32(const __m512i (&rows)[16], uint32_t* out,
-                                            int64_t out_stride) {
-  __m512i t[16], u[16];
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_epi32(rows[2 * i], rows[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_epi32(rows[2 * i], rows[2 * i + 1]);
-  }
-  // u[4i + j], 128-bit lane L: rows 4i..4i+3 at column 4L + j.
-  for (int i = 0; i < 4; ++i) {
-    u[4 * i + 0] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-    u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-    u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-    u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-  }
-  for (int j = 0; j < 4; ++j) {
-    const __m512i v0 = _mm512_shuffle_i32x4(u[j], u[4 + j], 0x88);  // lanes 0, 2 of each
-    const __m512i w0 = _mm512_shuffle_i32x4(u[j], u[4 + j], 0xDD);  // lanes 1, 3
-    const __m512i v1 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0x88);
-    const __m512i w1 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0xDD);
-    _mm512_storeu_si512(out + (0 + j) * out_stride, _mm512_shuffle_i32x4(v0, v1, 0x88));
-    _mm512_storeu_si512(out + (4 + j) * out_stride, _mm512_shuffle_i32x4(w0, w1, 0x88));
-    _mm512_storeu_si512(out + (8 + j) * out_stride, _mm512_shuffle_i32x4(v0, v1, 0xDD));
-    _mm512_storeu_si512(out + (12 + j) * out_stride, _mm512_shuffle_i32x4(w0, w1, 0xDD));
-  }
-}
-
 }  // namespace
 
 RG_TARGET_AVX512 void pack_pair_planes(const TileConv& g, const Layout& l, const uint16_t* x,
@@ -261,14 +233,11 @@ RG_TARGET_AVX512 void pack_folded_plain(const Layout& source, const Layout& l,
   }
 }
 
-RG_TARGET_AVX512 void pack_gy_pairs(const TileConv& g, const Layout& l, const uint16_t* gy,
-                                    int64_t n0, int64_t b, uint16_t* staging, uint16_t* out) {
-  // staging[o·Qb + q]: gy on the plane's positions, zeros at junk ones, for the positions the
-  // kernel reads (Qb, whole blocks of this chunk's b images); then 16 × 16 transposes of
-  // 32-bit pairs of positions give out[((q/2)·Op + o)·2 + q%2].
+RG_TARGET_AVX512 void pack_gy_plain(const TileConv& g, const Layout& l, const uint16_t* gy,
+                                    int64_t n0, int64_t b, uint16_t* out) {
   const int64_t Qb = round_up(b * l.Hs * l.Ws, kPositionBlock), P = g.Ho * g.Wo;
   for (int64_t o = 0; o < l.Op; ++o) {
-    uint16_t* row = staging + o * Qb;
+    uint16_t* row = out + o * Qb;
     if (o >= g.O) {
       zero(row, Qb);
       continue;
@@ -284,23 +253,71 @@ RG_TARGET_AVX512 void pack_gy_pairs(const TileConv& g, const Layout& l, const ui
     }
     zero(row + b * l.Hs * l.Ws, Qb - b * l.Hs * l.Ws);
   }
-  for (int64_t o0 = 0; o0 < l.Op; o0 += 16)
-    for (int64_t q0 = 0; q0 < Qb; q0 += kPositionBlock) {
+}
+
+RG_TARGET_AVX512 void transpose_pair_planes(const Layout& l, const uint16_t* pairs, uint16_t* out) {
+  const int64_t CP = l.Cp / 2;
+  for (int64_t ph = 0; ph < l.phases(); ++ph) {
+    if (!l.phase_used[static_cast<std::size_t>(ph)]) continue;
+    for (int64_t pos = 0; pos < l.plane; pos += 16)
+      for (int64_t cp = 0; cp < CP; cp += 16) {
+        __m512i rows[16];
+        for (int r = 0; r < 16; ++r)
+          rows[r] = _mm512_loadu_si512(pairs + ((ph * CP + cp + r) * l.plane + pos) * 2);
+        transpose_16x16_epi32(
+            rows, reinterpret_cast<uint32_t*>(out + (ph * l.plane + pos) * l.Cp + cp * 2), CP);
+      }
+  }
+}
+
+RG_TARGET_AVX512 void transpose_plain_planes(const Layout& l, const uint16_t* plain, uint16_t* even,
+                                             uint16_t* odd) {
+  const int64_t half = l.plane / 2;
+  for (int64_t ph = 0; ph < l.phases(); ++ph) {
+    if (!l.phase_used[static_cast<std::size_t>(ph)]) continue;
+    for (int64_t pair = 0; pair < half; pair += 16)
+      for (int64_t c = 0; c < l.Cp; c += 16) {
+        const uint16_t* src = plain + (ph * l.Cp + c) * l.plane + 2 * pair;
+        const int64_t at = ((ph * half + pair) * l.Cp + c) * 2;
+        __m512i rows[16];
+        for (int r = 0; r < 16; ++r) rows[r] = _mm512_loadu_si512(src + r * l.plane);
+        transpose_16x16_epi32(rows, reinterpret_cast<uint32_t*>(even + at), l.Cp);
+        // Pairs starting one position later (the last reads one value past its plane: into
+        // the next plane, or the buffer's slack, for a pair no tap reads).
+        for (int r = 0; r < 16; ++r) rows[r] = _mm512_loadu_si512(src + r * l.plane + 1);
+        transpose_16x16_epi32(rows, reinterpret_cast<uint32_t*>(odd + at), l.Cp);
+      }
+  }
+}
+
+namespace {
+// The tiles of output-channel block ob from staging (see pack_weights): each tile is the
+// transpose of 16 rows (output channels) × 16 pairs of channels.
+RG_TARGET_AVX512 void pack_weight_tiles(const TileConv& g, const Layout& l, const uint16_t* staging,
+                                        int64_t ob, uint16_t* out) {
+  const int64_t O = g.O, C = l.channels;
+  for (int64_t t = 0; t < l.T; ++t)
+    for (int64_t kb = 0; kb < l.KB; ++kb) {
+      const int64_t c0 = kb * 32, n = std::clamp<int64_t>(C - c0, 0, 32);
       __m512i rows[16];
-      for (int r = 0; r < 16; ++r) rows[r] = _mm512_loadu_si512(staging + (o0 + r) * Qb + q0);
-      transpose_16x16_epi32(rows, reinterpret_cast<uint32_t*>(out + (q0 / 2 * l.Op + o0) * 2),
-                            l.Op);
+      for (int64_t o = 0; o < 16; ++o)
+        rows[o] = ob * 16 + o < O ? _mm512_maskz_loadu_epi16(
+                                        first_lanes(n), staging + (t * O + ob * 16 + o) * C + c0)
+                                  : _mm512_setzero_si512();
+      transpose_16x16_epi32(
+          rows, reinterpret_cast<uint32_t*>(out + ((ob * l.T + t) * l.KB + kb) * 512), 16);
     }
 }
+}  // namespace
 
 void pack_weights(const TileConv& g, const Layout& l, const uint16_t* w, WeightOrder order,
                   uint16_t* staging, uint16_t* out) {
-  const int64_t T = l.T, KB = l.KB, OB = l.Op / 16, O = g.O, C = l.channels;
+  const int64_t OB = l.Op / 16, O = g.O, C = l.channels;
   const int64_t Cg = g.C, Tg = g.kH * g.kW;
   // staging[(t·O + o)·C + c] = W[o, c, t] over the kernels' taps and channels (folded: t = 0,
-  // c = channel·Tg + tap), so that the tiles' rows below are copies of 32 consecutive channels.
-  // By rows o: the reads of w for one o touch Cg lines that the next o reads again (flipped)
-  // or one contiguous row (as is).
+  // c = channel·Tg + tap), so that a tile's 16 output channels read 32 consecutive channels
+  // each. By rows o: the reads of w for one o touch Cg lines that the next o reads again
+  // (flipped) or one contiguous row (as is).
   parallel_for(O, 1, [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o)
       for (int64_t c = 0; c < Cg; ++c)
@@ -311,18 +328,7 @@ void pack_weights(const TileConv& g, const Layout& l, const uint16_t* w, WeightO
         }
   });
   parallel_for(OB, 1, [&](int64_t ob0, int64_t ob1) {
-    for (int64_t ob = ob0; ob < ob1; ++ob)
-      for (int64_t t = 0; t < T; ++t)
-        for (int64_t kb = 0; kb < KB; ++kb) {
-          uint16_t* tile = out + ((ob * T + t) * KB + kb) * 512;
-          const int64_t c0 = kb * 32, n = std::clamp<int64_t>(C - c0, 0, 32);
-          for (int64_t r = 0; r < 16; ++r) {
-            const int64_t o = ob * 16 + r;
-            if (o < O) std::memcpy(tile + r * 32, staging + (t * O + o) * C + c0, n * 2);
-            std::memset(tile + r * 32 + (o < O ? n : 0), 0,
-                        static_cast<std::size_t>(32 - (o < O ? n : 0)) * 2);
-          }
-        }
+    for (int64_t ob = ob0; ob < ob1; ++ob) pack_weight_tiles(g, l, staging, ob, out);
   });
 }
 

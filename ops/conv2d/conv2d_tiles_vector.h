@@ -43,6 +43,46 @@ RG_TARGET_AVX512_BF16 inline __m512i round_pair_to_bf16(__m512 lo, __m512 hi) {
   return (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
 }
 
+// rows[r] (16 rows of 16 32-bit values) → column m of them in out + m·out_stride (32-bit
+// units): the 16 × 16 transpose, in four shuffle stages.
+RG_TARGET_AVX512 inline void transpose_16x16_epi32(const __m512i (&rows)[16], uint32_t* out,
+                                                   int64_t out_stride) {
+  __m512i t[16], u[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_epi32(rows[2 * i], rows[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_epi32(rows[2 * i], rows[2 * i + 1]);
+  }
+  // u[4i + j], 128-bit lane L: rows 4i..4i+3 at column 4L + j.
+  for (int i = 0; i < 4; ++i) {
+    u[4 * i + 0] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+    u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+    u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+    u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+  }
+  for (int j = 0; j < 4; ++j) {
+    const __m512i v0 = _mm512_shuffle_i32x4(u[j], u[4 + j], 0x88);  // lanes 0, 2 of each
+    const __m512i w0 = _mm512_shuffle_i32x4(u[j], u[4 + j], 0xDD);  // lanes 1, 3
+    const __m512i v1 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0x88);
+    const __m512i w1 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0xDD);
+    _mm512_storeu_si512(out + (0 + j) * out_stride, _mm512_shuffle_i32x4(v0, v1, 0x88));
+    _mm512_storeu_si512(out + (4 + j) * out_stride, _mm512_shuffle_i32x4(w0, w1, 0x88));
+    _mm512_storeu_si512(out + (8 + j) * out_stride, _mm512_shuffle_i32x4(v0, v1, 0xDD));
+    _mm512_storeu_si512(out + (12 + j) * out_stride, _mm512_shuffle_i32x4(w0, w1, 0xDD));
+  }
+}
+
+// out[o·32 + q] = in[q·32 + o]: a block's sums from (position, output channel) to (output
+// channel, position), four 16 × 16 transposes.
+RG_TARGET_AVX512 inline void transpose_32x32(const float* in, float* out) {
+  for (int bi = 0; bi < 2; ++bi)
+    for (int bj = 0; bj < 2; ++bj) {
+      __m512i rows[16];
+      for (int r = 0; r < 16; ++r)
+        rows[r] = _mm512_castps_si512(_mm512_loadu_ps(in + (bi * 16 + r) * 32 + bj * 16));
+      transpose_16x16_epi32(rows, reinterpret_cast<uint32_t*>(out + (bj * 16) * 32 + bi * 16), 32);
+    }
+}
+
 // Writes the valid outputs of rows [0, rows) of a block: stage is rows × 32 f32 (row r =
 // output channel o0 + r, columns = the block's 32 positions), bias[r] is added, and each
 // segment's positions go, compressed, to their run of its image's channel plane.
