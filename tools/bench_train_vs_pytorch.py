@@ -27,6 +27,7 @@ with --amp-dtype bf16 PyTorch runs without a GradScaler (its recommended use), w
 O1 scales the loss for bf16 too (a read back of the scaler's verdict every step).
 Each side also reports host_ms_per_step, the host's time until its step returns, before the wait
 for the device: on a GPU it shows which side's host waits for the GPU inside a step.
+The report names the machine (CPU model, its AVX2/AVX-512/AMX flags) and the load average.
 Needs PyTorch (pip install torch) and a built ringgrad (bash scripts/build.sh).
 """
 import argparse
@@ -130,6 +131,25 @@ def parse_models(a):
     return models
 
 
+def machine():
+    """The CPU (model name and the vector flags the kernels choose by), for the report: speed
+    figures name the machine they came from."""
+    model, flags = "?", set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and model == "?":
+                    model = value.strip()
+                elif key.strip() == "flags" and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    wanted = ["avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16"]
+    return {"cpu": model, "cores": os.cpu_count(),
+            "flags": [f for f in wanted if f in flags]}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="resnet18")
@@ -173,6 +193,7 @@ def main():
                 best["ringgrad"]["images_per_second"] /
                 best["ringgrad_baseline"]["images_per_second"], 2)
         best["load_average"] = os.getloadavg()
+        best["machine"] = machine()
         print(json.dumps(best, indent=2), flush=True)
 
 
