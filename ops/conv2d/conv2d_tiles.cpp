@@ -175,10 +175,10 @@ void tile_conv_forward(const TileConv& g, const BFloat16* x, const BFloat16* w, 
       [&](int64_t chunk, Buffers& buffers) {
         const int64_t n0 = chunk * images, b = std::min(images, g.N - n0);
         pack_staging(g, ls, PlaneKind::pairs, bits(x), n0, b, buffers.staging);
-        transpose_pair_planes(l, buffers.staging, buffers.input);
+        if (!one_tap(l)) transpose_pair_planes(l, buffers.staging, buffers.input);
         const ForwardChunk c{.g = &g,
                              .l = &l,
-                             .input = buffers.input,
+                             .input = one_tap(l) ? buffers.staging : buffers.input,
                              .weights = weights,
                              .bias = bias_f32.data(),
                              .out = &out,
@@ -211,6 +211,8 @@ void tile_conv_backward_weight(const TileConv& g, const BFloat16* gy, const BFlo
   const int64_t sums = l.T * l.Op * l.Cp;
   float* acc = sums_scratch().get(parts * sums);
   const int64_t pair_values = l.phases() * l.plane * l.Cp;
+  const bool odd_shifts =
+      std::any_of(l.tap_shift.begin(), l.tap_shift.end(), [](int64_t s) { return s % 2 != 0; });
   parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t part = p0; part < p1; ++part) {
       const int64_t lo = part * g.N / parts, hi = (part + 1) * g.N / parts;
@@ -227,7 +229,7 @@ void tile_conv_backward_weight(const TileConv& g, const BFloat16* gy, const BFlo
       for (int64_t n0 = lo; n0 < hi; n0 += images) {
         const int64_t b = std::min(images, hi - n0);
         pack_staging(g, ls, PlaneKind::plain, bits(x), n0, b, staging);
-        transpose_plain_planes(l, staging, pairs, pairs + pair_values);
+        transpose_plain_planes(l, staging, pairs, odd_shifts ? pairs + pair_values : nullptr);
         pack_gy_plain(g, l, bits(gy), n0, b, gyp);
         const WeightChunk c{.g = &g,
                             .l = &l,

@@ -40,7 +40,60 @@ constexpr int64_t kWeightGroupBytes = 256 << 10;
 
 }  // namespace
 
+namespace {
+// The one-tap forward (see one_tap): A = 16 output channels × 32 channels (pack_weight_rows),
+// B = 16 pairs of channels × 16 positions of the pair planes, C = (output channels,
+// positions): stored as they are.
+RG_TARGET_AMX void forward_one_tap_amx(const ForwardChunk& c) {
+  const TileConv& g = *c.g;
+  const Layout& l = *c.l;
+  const int64_t KB = l.KB, per_o_block = KB * 512, b_stride = l.plane * 4;
+  const int64_t blocks = (c.images * l.Hs * l.Ws + kPositionBlock - 1) / kPositionBlock;
+  const int64_t opairs = l.Op / 32;
+  const int64_t group = std::max<int64_t>(1, kWeightGroupBytes / (2 * per_o_block * 2));
+  alignas(64) float stage[32 * 32];
+  configure_tiles();
+  for (int64_t og = 0; og < opairs; og += group) {
+    const int64_t og_end = std::min(opairs, og + group);
+    for (int64_t k = 0; k < blocks; ++k) {
+      const OutSegment* seg = c.out->segments.data() + c.out->begin[k];
+      const OutSegment* seg_end = c.out->segments.data() + c.out->begin[k + 1];
+      if (seg == seg_end) continue;
+      const uint16_t* bk = c.input + k * kPositionBlock * 2;
+      for (int64_t op = og; op < og_end; ++op) {
+        const uint16_t* a0 = c.weights + 2 * op * per_o_block;
+        const uint16_t* a1 = a0 + per_o_block;
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+        for (int64_t kb = 0; kb < KB; ++kb) {
+          const uint16_t* b = bk + kb * 16 * l.plane * 2;
+          _tile_loadd(4, a0 + kb * 512, 64);
+          _tile_loadd(5, a1 + kb * 512, 64);
+          _tile_loadd(6, b, b_stride);
+          _tile_loadd(7, b + 32, b_stride);
+          _tile_dpbf16ps(0, 4, 6);
+          _tile_dpbf16ps(1, 4, 7);
+          _tile_dpbf16ps(2, 5, 6);
+          _tile_dpbf16ps(3, 5, 7);
+        }
+        _tile_stored(0, stage, 128);
+        _tile_stored(1, stage + 16, 128);
+        _tile_stored(2, stage + 16 * 32, 128);
+        _tile_stored(3, stage + 16 * 32 + 16, 128);
+        const int64_t o0 = op * 32;
+        store_block(stage, std::min<int64_t>(32, g.O - o0), c.bias + o0, seg, seg_end, c.images,
+                    g.O, o0, g.Ho * g.Wo, c.y);
+      }
+    }
+  }
+  _tile_release();
+}
+}  // namespace
+
 RG_TARGET_AMX void forward_chunk_amx(const ForwardChunk& c) {
+  if (one_tap(*c.l)) return forward_one_tap_amx(c);
   const TileConv& g = *c.g;
   const Layout& l = *c.l;
   const int64_t Cp = l.Cp, T = l.T, KB = l.KB;

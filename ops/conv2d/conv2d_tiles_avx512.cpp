@@ -33,7 +33,55 @@ constexpr int kRows = 8;  // output channels (forward) or channels (backward-wei
 
 }  // namespace
 
+namespace {
+// The one-tap forward (see one_tap): 8 output channels × 2 vectors of 16 positions; per pair of
+// channels 2 loads of the pair plane, 8 broadcast weight pairs (pack_weight_rows' rows).
+RG_TARGET_AVX512_BF16 void forward_one_tap_avx512_bf16(const ForwardChunk& c) {
+  const TileConv& g = *c.g;
+  const Layout& l = *c.l;
+  const int64_t KB = l.KB, per_o_block = KB * 512;
+  const int64_t blocks = (c.images * l.Hs * l.Ws + kPositionBlock - 1) / kPositionBlock;
+  alignas(64) float stage[32 * 32];
+  for (int64_t k = 0; k < blocks; ++k) {
+    const OutSegment* seg = c.out->segments.data() + c.out->begin[k];
+    const OutSegment* seg_end = c.out->segments.data() + c.out->begin[k + 1];
+    if (seg == seg_end) continue;
+    const uint16_t* bk = c.input + k * kPositionBlock * 2;
+    for (int64_t op = 0; op < l.Op / 32; ++op) {
+      for (int64_t sub = 0; sub < 32 / kRows; ++sub) {
+        const int64_t o_first = op * 32 + sub * kRows;
+        const uint16_t* wb = c.weights + (o_first / 16) * per_o_block + (o_first % 16) * 32;
+        __m512 acc[kRows][2];
+        for (auto& row : acc) row[0] = row[1] = _mm512_setzero_ps();
+        for (int64_t kb = 0; kb < KB; ++kb) {
+          const uint16_t* wt = wb + kb * 512;
+          const uint16_t* b = bk + kb * 16 * l.plane * 2;
+          for (int k2 = 0; k2 < 16; ++k2) {
+            const __m512i x0 = _mm512_loadu_si512(b + k2 * l.plane * 2);
+            const __m512i x1 = _mm512_loadu_si512(b + k2 * l.plane * 2 + 32);
+#pragma GCC unroll 8
+            for (int r = 0; r < kRows; ++r) {
+              const __m512i w = broadcast_pair(wt + r * 32 + 2 * k2);
+              acc[r][0] = dot_pairs(acc[r][0], x0, w);
+              acc[r][1] = dot_pairs(acc[r][1], x1, w);
+            }
+          }
+        }
+        for (int r = 0; r < kRows; ++r) {
+          _mm512_storeu_ps(stage + (sub * kRows + r) * 32, acc[r][0]);
+          _mm512_storeu_ps(stage + (sub * kRows + r) * 32 + 16, acc[r][1]);
+        }
+      }
+      const int64_t o0 = op * 32;
+      store_block(stage, std::min<int64_t>(32, g.O - o0), c.bias + o0, seg, seg_end, c.images, g.O,
+                  o0, g.Ho * g.Wo, c.y);
+    }
+  }
+}
+}  // namespace
+
 RG_TARGET_AVX512_BF16 void forward_chunk_avx512_bf16(const ForwardChunk& c) {
+  if (one_tap(*c.l)) return forward_one_tap_avx512_bf16(c);
   const TileConv& g = *c.g;
   const Layout& l = *c.l;
   const int64_t Cp = l.Cp, T = l.T, KB = l.KB;

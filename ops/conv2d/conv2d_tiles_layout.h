@@ -84,7 +84,8 @@ void pack_folded_plain(const Layout& source, const Layout& l, const uint16_t* pl
 void transpose_pair_planes(const Layout& l, const uint16_t* pairs, uint16_t* out);
 // The backward-weight's input as pairs of positions, channels-last, from its plain planes:
 // even[((phase·plane/2 + P)·Cp + c)·2 + e] = x[c, 2P + e] and odd[...] = x[c, 2P + 1 + e], so
-// that a tap's shift, even or odd, reads whole pairs. Each holds phases·plane·Cp values.
+// that a tap's shift, even or odd, reads whole pairs. Each holds phases·plane·Cp values; odd
+// may be null where no tap's shift is odd.
 void transpose_plain_planes(const Layout& l, const uint16_t* plain, uint16_t* even, uint16_t* odd);
 // gy of images [n0, n0 + b) on the plane's positions, zero at junk ones and padded output
 // channels: out[o·Qb + q], Qb = b·Hs·Ws rounded up to 32; out holds Op·Qb values.
@@ -112,12 +113,26 @@ struct OutMap {
 };
 OutMap make_out_map(const TileConv& g, const Layout& l);
 
-// One chunk's forward: y[image, o, :] for the chunk's images, from its channels-last input.
+// The weights of a one-tap layout (1×1 kernels, folded taps) as A tiles, rows of output
+// channels: out[(ob·KB + kb)·512 + o·32 + cc] = W[ob·16 + o, kb·32 + cc], from pack_weights'
+// staging (filled by pack_weights first). out holds Op·Cp values.
+void pack_weight_rows(const TileConv& g, const Layout& l, const uint16_t* staging, uint16_t* out);
+
+// Whether the forward of layout l runs the one-tap kernels: with a single tap (1×1 kernels,
+// folded taps) the pair planes' rows are aligned as they are, and the sums come out as (output
+// channel, position) with no transpose; the channels-last kernels' transpose of every 32 × 32
+// block outweighed their one tile step there (ResNet18's 1×1 stride-2 layer 2.6 → 6.1 ms).
+inline bool one_tap(const Layout& l) {
+  return l.T == 1;
+}
+
+// One chunk's forward: y[image, o, :] for the chunk's images, from its channels-last input
+// (one tap: from its pair planes, against pack_weight_rows' tiles).
 struct ForwardChunk {
   const TileConv* g;
   const Layout* l;
-  const uint16_t* input;    // transpose_pair_planes
-  const uint16_t* weights;  // pack_weights
+  const uint16_t* input;    // transpose_pair_planes (one tap: the pair planes)
+  const uint16_t* weights;  // pack_weights (one tap: pack_weight_rows)
   const float* bias;        // Op values (zeros when the conv has no bias)
   const OutMap* out;
   int64_t images;  // in this chunk (<= l->images)

@@ -284,6 +284,7 @@ RG_TARGET_AVX512 void transpose_plain_planes(const Layout& l, const uint16_t* pl
         transpose_16x16_epi32(rows, reinterpret_cast<uint32_t*>(even + at), l.Cp);
         // Pairs starting one position later (the last reads one value past its plane: into
         // the next plane, or the buffer's slack, for a pair no tap reads).
+        if (!odd) continue;
         for (int r = 0; r < 16; ++r) rows[r] = _mm512_loadu_si512(src + r * l.plane + 1);
         transpose_16x16_epi32(rows, reinterpret_cast<uint32_t*>(odd + at), l.Cp);
       }
@@ -327,8 +328,31 @@ void pack_weights(const TileConv& g, const Layout& l, const uint16_t* w, WeightO
           staging[l.folded ? o * C + c * Tg + t : (t * O + o) * C + c] = v;
         }
   });
+  if (one_tap(l)) return pack_weight_rows(g, l, staging, out);
   parallel_for(OB, 1, [&](int64_t ob0, int64_t ob1) {
     for (int64_t ob = ob0; ob < ob1; ++ob) pack_weight_tiles(g, l, staging, ob, out);
+  });
+}
+
+namespace {
+RG_TARGET_AVX512 void pack_weight_row_tiles(const TileConv& g, const Layout& l,
+                                            const uint16_t* staging, int64_t ob, uint16_t* out) {
+  const int64_t C = l.channels;
+  for (int64_t kb = 0; kb < l.KB; ++kb) {
+    const int64_t c0 = kb * 32, n = std::clamp<int64_t>(C - c0, 0, 32);
+    for (int64_t o = 0; o < 16; ++o) {
+      const int64_t oo = ob * 16 + o;
+      const __m512i row = oo < g.O ? _mm512_maskz_loadu_epi16(first_lanes(n), staging + oo * C + c0)
+                                   : _mm512_setzero_si512();
+      _mm512_storeu_si512(out + (ob * l.KB + kb) * 512 + o * 32, row);
+    }
+  }
+}
+}  // namespace
+
+void pack_weight_rows(const TileConv& g, const Layout& l, const uint16_t* staging, uint16_t* out) {
+  parallel_for(l.Op / 16, 1, [&](int64_t ob0, int64_t ob1) {
+    for (int64_t ob = ob0; ob < ob1; ++ob) pack_weight_row_tiles(g, l, staging, ob, out);
   });
 }
 
