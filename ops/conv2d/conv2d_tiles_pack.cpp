@@ -212,12 +212,12 @@ RG_TARGET_AVX512 void pack_folded_pairs(const Layout& source, const Layout& l,
   for (int64_t cp = 0; cp < l.Cp / 2; ++cp) {
     uint16_t* dst = out + cp * l.plane * 2;
     const int64_t v0 = 2 * cp, v1 = 2 * cp + 1;
-    if (v0 >= l.channels) {
+    if (v0 >= l.channels)
       zero(dst, used * 2);
-      continue;
-    }
-    interleave(folded_source(source, planes, v0),
-               v1 < l.channels ? folded_source(source, planes, v1) : nullptr, used, dst);
+    else
+      interleave(folded_source(source, planes, v0),
+                 v1 < l.channels ? folded_source(source, planes, v1) : nullptr, used, dst);
+    zero(dst + used * 2, (l.plane - used) * 2);  // never read by the kernels: kept defined
   }
 }
 
@@ -230,6 +230,7 @@ RG_TARGET_AVX512 void pack_folded_plain(const Layout& source, const Layout& l,
       zero(dst, used);
     else
       copy(folded_source(source, planes, v), used, dst);
+    zero(dst + used, l.plane - used);  // read by the odd pairs' transposes only
   }
 }
 
