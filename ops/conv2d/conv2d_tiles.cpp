@@ -205,47 +205,55 @@ void tile_conv_backward_weight(const TileConv& g, const BFloat16* gy, const BFlo
                1, (sums_bytes > (4 << 20) ? kLargeSumsBudget : kWeightBudget) / per_image));
   const Layouts ls = make_layouts(g, images, PlaneKind::plain);
   const Layout& l = ls.kernel;
-  // A fixed part of the batch per thread, each summing into its own acc, the parts added in
-  // order: the result does not depend on thread timing.
-  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads(), g.N));
+  // Fixed parts of the batch, each summing into its own acc, the parts added in order: the
+  // result does not depend on thread timing. Four parts per thread, claimed as the threads
+  // finish (one slow core does not hold up the others), where the sums are small; one where
+  // each part's sums take megabytes.
   const int64_t sums = l.T * l.Op * l.Cp;
+  const int64_t per_thread = sums * 4 <= (1 << 20) ? 4 : 1;
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(num_threads() * per_thread, g.N));
   float* acc = sums_scratch().get(parts * sums);
   const int64_t pair_values = l.phases() * l.plane * l.Cp;
   const bool odd_shifts =
       std::any_of(l.tap_shift.begin(), l.tap_shift.end(), [](int64_t s) { return s % 2 != 0; });
-  parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
-    for (int64_t part = p0; part < p1; ++part) {
-      const int64_t lo = part * g.N / parts, hi = (part + 1) * g.N / parts;
-      float* part_acc = acc + part * sums;
-      if (lo == hi) {
-        std::fill(part_acc, part_acc + sums, 0.0f);
-        continue;
-      }
-      // The staging planes, then x's even and odd pairs; the last odd pair of the last plane
-      // reads one value past the staging planes (kSlack).
-      uint16_t* staging = planes_scratch().get(ls.staging_values() + kSlack);
-      uint16_t* pairs = input_scratch().get(2 * pair_values);
-      uint16_t* gyp = gy_scratch().get(l.Qpad * l.Op);
-      for (int64_t n0 = lo; n0 < hi; n0 += images) {
-        const int64_t b = std::min(images, hi - n0);
-        pack_staging(g, ls, PlaneKind::plain, bits(x), n0, b, staging);
-        transpose_plain_planes(l, staging, pairs, odd_shifts ? pairs + pair_values : nullptr);
-        pack_gy_plain(g, l, bits(gy), n0, b, gyp);
-        const WeightChunk c{.g = &g,
-                            .l = &l,
-                            .even = pairs,
-                            .odd = pairs + pair_values,
-                            .gy = gyp,
-                            .images = b,
-                            .first = n0 == lo,
-                            .acc = part_acc};
-        if (isa == TileIsa::amx)
-          backward_weight_chunk_amx(c);
-        else
-          backward_weight_chunk_avx512_bf16(c);
-      }
-    }
-  });
+  struct Buffers {
+    uint16_t *staging, *pairs, *gy;
+  };
+  parallel_claim(
+      parts,
+      [&] {
+        // The staging planes, then x's even and odd pairs; the last odd pair of the last
+        // plane reads one value past the staging planes (kSlack).
+        return Buffers{planes_scratch().get(ls.staging_values() + kSlack),
+                       input_scratch().get(2 * pair_values), gy_scratch().get(l.Qpad * l.Op)};
+      },
+      [&](int64_t part, Buffers& buffers) {
+        const int64_t lo = part * g.N / parts, hi = (part + 1) * g.N / parts;
+        float* part_acc = acc + part * sums;
+        if (lo == hi) {
+          std::fill(part_acc, part_acc + sums, 0.0f);
+          return;
+        }
+        uint16_t *staging = buffers.staging, *pairs = buffers.pairs, *gyp = buffers.gy;
+        for (int64_t n0 = lo; n0 < hi; n0 += images) {
+          const int64_t b = std::min(images, hi - n0);
+          pack_staging(g, ls, PlaneKind::plain, bits(x), n0, b, staging);
+          transpose_plain_planes(l, staging, pairs, odd_shifts ? pairs + pair_values : nullptr);
+          pack_gy_plain(g, l, bits(gy), n0, b, gyp);
+          const WeightChunk c{.g = &g,
+                              .l = &l,
+                              .even = pairs,
+                              .odd = pairs + pair_values,
+                              .gy = gyp,
+                              .images = b,
+                              .first = n0 == lo,
+                              .acc = part_acc};
+          if (isa == TileIsa::amx)
+            backward_weight_chunk_amx(c);
+          else
+            backward_weight_chunk_avx512_bf16(c);
+        }
+      });
   // gw[o, c, t] = Σ_part acc[part][(t·Op + o)·Cp + c], rounded once (folded: c runs over
   // channel·taps, t over one tap: the same memory order). For one o, the T rows of sums are
   // read in order, and gw's row is written in order.
