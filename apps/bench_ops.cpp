@@ -5,7 +5,7 @@
 //
 //   ./build/apps/bench_ops [--model resnet18|resnet20|airbench94|unet3d] [--threads N] [--batch
 //   128]
-//                          [--repeat 3] [--isa LEVEL] [--verbose]
+//                          [--repeat 3] [--isa LEVEL] [--clock wall|cpu] [--verbose]
 //                          [--only NAME_PART] [--device cpu|cuda[:N]] [--dtype f32|f16|bf16]
 //
 // With --op NAME[,NAME...] it times instead forward and backward of any op of the registry
@@ -16,7 +16,8 @@
 // FLOPs of each of forward, backward-data and backward-weight: 2·N·O·(C/G)·kH·kW·Ho·Wo
 // (·kD·Do for conv3d). unet3d runs batch 1 unless --batch says otherwise; conv3d is CPU only.
 // --isa caps the CPU kernels at a level (core/cpu_features.h: e.g. --isa avx512 runs bf16 on the
-// f32 kernels instead of the bf16 tiles); --verbose lists the kernel that served each problem.
+// f32 kernels instead of the bf16 tiles); --verbose lists the kernel that served each problem;
+// --clock cpu times by the process's CPU time (robust to a shared machine's load).
 // Each time is the best of --repeat calls after one warm-up call (the machine is shared); the
 // sgemm runs before and after the convolutions and reports its best; a register-only FMA loop
 // after them gives the CPU's FMA peak (cpu_fma_peak).
@@ -29,6 +30,8 @@
 #ifndef EIGEN_DONT_PARALLELIZE
 #define EIGEN_DONT_PARALLELIZE
 #endif
+
+#include <sys/resource.h>
 
 #include <Eigen/Core>
 #include <chrono>
@@ -54,16 +57,29 @@ namespace {
 // before their kernels run).
 rg::Device timed_device = rg::Device::cpu();
 
+// --clock cpu: the CPU time of the process (all its threads) instead of wall time, which a
+// machine shared with other work inflates far more (CPU kernels only).
+bool cpu_clock = false;
+
+double now_seconds() {
+  if (cpu_clock) {
+    rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 double best_seconds(int repeat, const std::function<void()>& fn) {
   fn();  // warm-up: page faults, pool start-up, cuDNN plans
   rg::synchronize(timed_device);
   double best = 1e30;
   for (int r = 0; r < repeat; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const double t0 = now_seconds();
     fn();
     rg::synchronize(timed_device);
-    const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
-    best = std::min(best, dt.count());
+    best = std::min(best, now_seconds() - t0);
   }
   return best;
 }
@@ -378,6 +394,13 @@ int main(int argc, char** argv) {
       }
     } else if (!std::strcmp(argv[i], "--verbose")) {
       verbose = true;
+    } else if (!std::strcmp(argv[i], "--clock") && i + 1 < argc) {
+      const std::string c = argv[++i];
+      if (c != "wall" && c != "cpu") {
+        std::fprintf(stderr, "bench_ops: --clock must be wall or cpu\n");
+        return 2;
+      }
+      cpu_clock = c == "cpu";
     } else if (!std::strcmp(argv[i], "--op") && i + 1 < argc) {
       op_names = argv[++i];
     } else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
@@ -403,7 +426,7 @@ int main(int argc, char** argv) {
                    "[--batch 128] "
                    "[--repeat 3] [--only NAME_PART] [--device cpu|cuda[:N]] "
                    "[--dtype f32|f16|bf16] [--isa generic|avx2|avx512|avx512_bf16|amx] "
-                   "[--verbose]\n"
+                   "[--clock wall|cpu] [--verbose]\n"
                    "       bench_ops --op NAME[,NAME...]|list [--shape N,N,...] [--threads N] "
                    "[--repeat 3] [--device cpu|cuda[:N]] [--dtype f32|f16|bf16]\n");
       return 2;
