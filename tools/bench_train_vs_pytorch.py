@@ -196,9 +196,12 @@ def main():
         best["median_round_speedup"] = round(statistics.median(rounds), 2)
         # CPU time (all threads) per step, which a shared machine's load inflates far less than
         # wall time: the median round of each framework, and their ratio.
-        cpu = {k: statistics.median(r["cpu_ms_per_step"] for r in runs[k]) for k in runs}
+        # (A bench_train built before it reported CPU time gives none: then no ratio.)
+        cpu = {k: statistics.median(r["cpu_ms_per_step"] for r in runs[k]) for k in runs
+               if all("cpu_ms_per_step" in r for r in runs[k])}
         best["cpu_ms_per_step"] = cpu
-        best["cpu_speedup"] = round(cpu["pytorch"] / cpu["ringgrad"], 2)
+        if "ringgrad" in cpu:
+            best["cpu_speedup"] = round(cpu["pytorch"] / cpu["ringgrad"], 2)
         if a.baseline:
             best["speedup_over_baseline"] = round(
                 best["ringgrad"]["images_per_second"] /
