@@ -45,7 +45,6 @@
 #include "ops/conv2d/conv2d.h"
 #include "ops/conv2d/conv2d_direct.h"
 #include "ops/conv2d/conv2d_kernel.h"
-#include "ops/conv2d/conv2d_tiles.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/im2col/im2col.h"
 
@@ -329,15 +328,6 @@ Tensor widen(const Tensor& t) {
   return t.defined() ? t.detach().to(DType::f32) : t;
 }
 
-// "x [N, C, H, W] w [O, C, kH, kW] s1x1 p1x1 d1x1 g1 bf16": the problem a kernel note names.
-std::string conv_problem(const Shape& x, const Shape& w, const Conv2dParams& p, DType dtype) {
-  return shape_str(x) + " w " + shape_str(w) + " s" + std::to_string(p.stride[0]) + "x" +
-         std::to_string(p.stride[1]) + " p" + std::to_string(p.padding[0]) + "x" +
-         std::to_string(p.padding[1]) + " d" + std::to_string(p.dilation[0]) + "x" +
-         std::to_string(p.dilation[1]) + " g" + std::to_string(p.groups) + " " +
-         std::string(dtype_name(dtype));
-}
-
 std::string_view forward_kind_name(detail::DirectForward kind) {
   switch (kind) {
     case detail::DirectForward::by_outputs:
@@ -370,35 +360,6 @@ std::string_view weight_kind_name(detail::DirectBackwardWeight kind) {
   return "?";
 }
 
-std::string tile_kernel_name(detail::tiles::TileIsa isa) {
-  return "bf16 tiles (" + std::string(detail::tiles::tile_isa_name(isa)) + ")";
-}
-
-// The tile kernels' description of the convolution x ⋆ w (groups 1, bf16, a machine with bf16
-// dot products), or nullopt.
-std::optional<detail::tiles::TileConv> tile_conv(const Shape& x, const Shape& w,
-                                                 const Conv2dParams& p, DType dtype,
-                                                 detail::tiles::TileIsa& isa) {
-  if (dtype != DType::bf16 || p.groups != 1 || !detail::tiles::tile_isa_available(isa))
-    return std::nullopt;
-  detail::tiles::TileConv g{.N = x[0],
-                            .C = x[1],
-                            .H = x[2],
-                            .W = x[3],
-                            .O = w[0],
-                            .kH = w[2],
-                            .kW = w[3],
-                            .sH = p.stride[0],
-                            .sW = p.stride[1],
-                            .dH = p.dilation[0],
-                            .dW = p.dilation[1],
-                            .pad_top = p.padding[0],
-                            .pad_left = p.padding[1],
-                            .pad_bottom = p.padding[0],
-                            .pad_right = p.padding[1]};
-  return g.with_output_size();
-}
-
 }  // namespace
 
 Tensor conv2d_forward(OnCpu, const Tensor& x_in, const Tensor& w_in, const Tensor& b_in,
@@ -407,24 +368,14 @@ Tensor conv2d_forward(OnCpu, const Tensor& x_in, const Tensor& w_in, const Tenso
   const Shape y_shape = conv2d_output_shape("conv2d", x_in.shape(), w_in.shape(), p);
   RG_CHECK(!b_in.defined() || b_in.shape() == Shape{y_shape[1]}, "conv2d: bias must be (",
            y_shape[1], ") for weight ", w_in.describe(), ", got ", b_in.describe());
-  detail::tiles::TileIsa isa;
-  if (auto g = tile_conv(x_in.shape(), w_in.shape(), p, x_in.dtype(), isa)) {
-    const Tensor x = x_in.contiguous(), w = w_in.contiguous();
-    const Tensor bias = b_in.defined() ? b_in.contiguous() : Tensor();
-    Tensor y = empty(y_shape, {x.dtype(), x.device()});
-    detail::tiles::tile_conv_forward(
-        *g, x.data<BFloat16>(), w.data<BFloat16>(), detail::tiles::WeightOrder::as_is,
-        bias.defined() ? bias.data<BFloat16>() : nullptr, y.data<BFloat16>(), isa);
-    note_kernel("conv2d", conv_problem(x.shape(), w.shape(), p, x.dtype()), tile_kernel_name(isa));
-    return y;
-  }
+  if (auto y = conv2d_forward_tiles(x_in, w_in, b_in, p)) return *y;
   if (is_half(x_in.dtype()))
     return conv2d_forward(widen(x_in), widen(w_in), widen(b_in), p).to(x_in.dtype());
   const Tensor x = x_in.contiguous(), w = w_in.contiguous();
   const Tensor bias = b_in.defined() ? b_in.contiguous() : Tensor();
   Tensor y = empty(y_shape, {x.dtype(), x.device()});
   if (auto d = direct_conv(x.shape(), w.shape(), y_shape, p, detail::DirectKernel::forward)) {
-    note_kernel("conv2d", conv_problem(x.shape(), w.shape(), p, x.dtype()),
+    note_kernel("conv2d", conv2d_problem(x.shape(), w.shape(), p, x.dtype()),
                 forward_kind_name(detail::direct_forward_kind(*d)));
     dispatch_f32_f64(x.dtype(), "conv2d", [&](auto tag) {
       using T = decltype(tag);
@@ -435,7 +386,7 @@ Tensor conv2d_forward(OnCpu, const Tensor& x_in, const Tensor& w_in, const Tenso
     return y;
   }
   const Geometry g(x.shape(), w.shape(), y_shape[2], y_shape[3], p);
-  note_kernel("conv2d", conv_problem(x.shape(), w.shape(), p, x.dtype()), "im2col + gemm");
+  note_kernel("conv2d", conv2d_problem(x.shape(), w.shape(), p, x.dtype()), "im2col + gemm");
   dispatch_f32_f64(x.dtype(), "conv2d", [&](auto tag) {
     using T = decltype(tag);
     forward<T>(g, x.data<T>(), w.data<T>(), bias.defined() ? bias.data<T>() : nullptr, y.data<T>());
@@ -453,40 +404,6 @@ void check_gy(std::string_view op, const Tensor& gy, const Shape& y_shape) {
            shape_str(y_shape));
 }
 
-// Backward-data as a tile forward: gx = gy, with stride − 1 zeros inserted between its pixels
-// and padded by d·(k − 1) − p (more at the bottom and right where gy covers fewer outputs or
-// the stride skipped the last input rows), convolved with the flipped, transposed weight.
-std::optional<detail::tiles::TileConv> tile_backward_data_conv(const Shape& gy, const Shape& w,
-                                                               const Shape& x,
-                                                               const Conv2dParams& p, DType dtype,
-                                                               detail::tiles::TileIsa& isa) {
-  if (dtype != DType::bf16 || p.groups != 1 || !detail::tiles::tile_isa_available(isa))
-    return std::nullopt;
-  const int64_t reach_h = p.dilation[0] * (w[2] - 1), reach_w = p.dilation[1] * (w[3] - 1);
-  detail::tiles::TileConv g{.N = gy[0],
-                            .C = gy[1],
-                            .H = gy[2],
-                            .W = gy[3],
-                            .O = w[1],
-                            .kH = w[2],
-                            .kW = w[3],
-                            .dH = p.dilation[0],
-                            .dW = p.dilation[1],
-                            .pad_top = reach_h - p.padding[0],
-                            .pad_left = reach_w - p.padding[1],
-                            .up_h = p.stride[0],
-                            .up_w = p.stride[1]};
-  g.pad_bottom = x[2] + reach_h - g.pad_top - ((gy[2] - 1) * p.stride[0] + 1);
-  g.pad_right = x[3] + reach_w - g.pad_left - ((gy[3] - 1) * p.stride[1] + 1);
-  // Padding wider than the kernel's reach (a negative pad here) crops gx: not a tile layout.
-  if (g.pad_top < 0 || g.pad_left < 0 || g.pad_bottom < 0 || g.pad_right < 0) return std::nullopt;
-  g.with_output_size();
-  RG_CHECK(g.Ho == x[2] && g.Wo == x[3],
-           "conv2d_backward_data: internal error: the tile "
-           "layout gives ",
-           g.Ho, "x", g.Wo, " for ", shape_str(x));
-  return g;
-}
 }  // namespace
 
 Tensor conv2d_backward_data(OnCpu, const Tensor& gy_in, const Tensor& w_in, const Shape& x_shape,
@@ -494,18 +411,7 @@ Tensor conv2d_backward_data(OnCpu, const Tensor& gy_in, const Tensor& w_in, cons
   check_kernel_inputs("conv2d_backward_data", {gy_in, w_in});
   const Shape y_shape = conv2d_output_shape("conv2d_backward_data", x_shape, w_in.shape(), p);
   check_gy("conv2d_backward_data", gy_in, y_shape);
-  detail::tiles::TileIsa isa;
-  if (auto g =
-          tile_backward_data_conv(gy_in.shape(), w_in.shape(), x_shape, p, gy_in.dtype(), isa)) {
-    const Tensor gy = gy_in.contiguous(), w = w_in.contiguous();
-    Tensor gx = empty(x_shape, {gy.dtype(), gy.device()});
-    detail::tiles::tile_conv_forward(*g, gy.data<BFloat16>(), w.data<BFloat16>(),
-                                     detail::tiles::WeightOrder::flipped_transposed, nullptr,
-                                     gx.data<BFloat16>(), isa);
-    note_kernel("conv2d_backward_data", conv_problem(x_shape, w.shape(), p, gy.dtype()),
-                tile_kernel_name(isa));
-    return gx;
-  }
+  if (auto gx = conv2d_backward_data_tiles(gy_in, w_in, x_shape, p)) return *gx;
   if (is_half(gy_in.dtype()))
     return conv2d_backward_data(widen(gy_in), widen(w_in), x_shape, p).to(gy_in.dtype());
   const Tensor gy = gy_in.contiguous(), w = w_in.contiguous();
@@ -524,14 +430,14 @@ Tensor conv2d_backward_data(OnCpu, const Tensor& gy_in, const Tensor& w_in, cons
       using T = decltype(tag);
       flip_transpose<T>(w.data<T>(), G, Og, Cg, w.size(2) * w.size(3), wf.data<T>());
     });
-    note_kernel("conv2d_backward_data", conv_problem(x_shape, w.shape(), p, gy.dtype()),
+    note_kernel("conv2d_backward_data", conv2d_problem(x_shape, w.shape(), p, gy.dtype()),
                 "forward of the flipped kernel");
     return conv2d_forward(gy, wf, Tensor(), flip_p);
   }
   Tensor gx = empty(x_shape, {gy.dtype(), gy.device()});
   if (auto d = direct_conv(x_shape, w.shape(), y_shape, p, detail::DirectKernel::backward_data);
       d && gy.shape() == y_shape) {
-    note_kernel("conv2d_backward_data", conv_problem(x_shape, w.shape(), p, gy.dtype()),
+    note_kernel("conv2d_backward_data", conv2d_problem(x_shape, w.shape(), p, gy.dtype()),
                 "direct by phases");
     dispatch_f32_f64(gy.dtype(), "conv2d_backward_data", [&](auto tag) {
       using T = decltype(tag);
@@ -540,7 +446,7 @@ Tensor conv2d_backward_data(OnCpu, const Tensor& gy_in, const Tensor& w_in, cons
     return gx;
   }
   const Geometry g(x_shape, w.shape(), gy.size(2), gy.size(3), p);
-  note_kernel("conv2d_backward_data", conv_problem(x_shape, w.shape(), p, gy.dtype()),
+  note_kernel("conv2d_backward_data", conv2d_problem(x_shape, w.shape(), p, gy.dtype()),
               "gemm + col2im");
   dispatch_f32_f64(gy.dtype(), "conv2d_backward_data", [&](auto tag) {
     using T = decltype(tag);
@@ -555,18 +461,7 @@ Tensor conv2d_backward_weight(OnCpu, const Tensor& gy_in, const Tensor& x_in,
   const Shape y_shape =
       conv2d_output_shape("conv2d_backward_weight", x_in.shape(), weight_shape, p);
   check_gy("conv2d_backward_weight", gy_in, y_shape);
-  detail::tiles::TileIsa isa;
-  if (auto g = tile_conv(x_in.shape(), weight_shape, p, x_in.dtype(), isa)) {
-    const Tensor gy = gy_in.contiguous(), x = x_in.contiguous();
-    g->Ho = gy.size(2);  // gy may cover only the first outputs (conv_transpose2d)
-    g->Wo = gy.size(3);
-    Tensor gw = empty(weight_shape, {gy.dtype(), gy.device()});
-    detail::tiles::tile_conv_backward_weight(*g, gy.data<BFloat16>(), x.data<BFloat16>(),
-                                             gw.data<BFloat16>(), isa);
-    note_kernel("conv2d_backward_weight", conv_problem(x.shape(), weight_shape, p, x.dtype()),
-                tile_kernel_name(isa));
-    return gw;
-  }
+  if (auto gw = conv2d_backward_weight_tiles(gy_in, x_in, weight_shape, p)) return *gw;
   if (is_half(gy_in.dtype()))
     return conv2d_backward_weight(widen(gy_in), widen(x_in), weight_shape, p).to(gy_in.dtype());
   const Tensor gy = gy_in.contiguous(), x = x_in.contiguous();
@@ -574,7 +469,7 @@ Tensor conv2d_backward_weight(OnCpu, const Tensor& gy_in, const Tensor& x_in,
   if (auto d =
           direct_conv(x.shape(), weight_shape, y_shape, p, detail::DirectKernel::backward_weight);
       d && gy.shape() == y_shape) {
-    note_kernel("conv2d_backward_weight", conv_problem(x.shape(), weight_shape, p, x.dtype()),
+    note_kernel("conv2d_backward_weight", conv2d_problem(x.shape(), weight_shape, p, x.dtype()),
                 weight_kind_name(detail::direct_backward_weight_kind(*d)));
     dispatch_f32_f64(x.dtype(), "conv2d_backward_weight", [&](auto tag) {
       using T = decltype(tag);
@@ -584,7 +479,7 @@ Tensor conv2d_backward_weight(OnCpu, const Tensor& gy_in, const Tensor& x_in,
     return gw;
   }
   const Geometry g(x.shape(), weight_shape, gy.size(2), gy.size(3), p);
-  note_kernel("conv2d_backward_weight", conv_problem(x.shape(), weight_shape, p, x.dtype()),
+  note_kernel("conv2d_backward_weight", conv2d_problem(x.shape(), weight_shape, p, x.dtype()),
               "im2col + gemm");
   dispatch_f32_f64(gy.dtype(), "conv2d_backward_weight", [&](auto tag) {
     using T = decltype(tag);
