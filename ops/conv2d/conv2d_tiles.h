@@ -7,24 +7,27 @@
 //
 // The layout is the direct kernels' (conv2d_direct.h) turned into tiles. A chunk of images is
 // padded into planes, stacked vertically, and the outputs are numbered on the plane,
-// q = (image·Hs + ho)·Ws + wo; then tap (i, j) of output q reads every channel's plane at q plus
-// a fixed shift, so a row of a tile is 16 or 32 consecutive positions read in place: no
-// column matrix. (With stride 1 and "same" padding a row's left padding doubles as the right
-// padding of the row above, and an image's bottom padding as the top padding of the next:
-// Ws = W + pW, Hs = H + pH. Strides split the padded images into phase planes as the direct
-// kernels do.) Positions with wo >= Wo or ho >= Ho are junk: computed and dropped.
+// q = (image·Hs + ho)·Ws + wo; then tap (i, j) of output q reads the plane at q plus a fixed
+// shift, so a row of a tile is the input at consecutive positions read in place: no column
+// matrix. (With stride 1 and "same" padding a row's left padding doubles as the right padding
+// of the row above, and an image's bottom padding as the top padding of the next: Ws = W + pW,
+// Hs = H + pH. Strides split the padded images into phase planes as the direct kernels do.)
+// Positions with wo >= Wo or ho >= Ho are junk: computed and dropped. The operands are
+// channels-last so that every tile row is 64 aligned bytes whatever the shift:
 //
-//   forward          y[o, q]  += Σ_{tap, c} W[o, c, tap] · x[c, q + shift(tap)]
-//                    A tile: 16 output channels × 32 input channels of one tap (the packed
-//                    weight); B tile: 16 pairs of channels × 16 positions, from "pair planes"
-//                    (two channels interleaved per position: the VNNI layout of the B operand).
+//   forward          C[q, o] += Σ_{tap, c} x[q + shift(tap), c] · W[o, c, tap]
+//                    A tile: 16 positions × 32 channels; B tile: the weight's VNNI tile (16
+//                    pairs of channels × 16 output channels); C transposed on the way out.
+//                    One-tap layouts (1×1 kernels, folded taps) keep the weights as A and
+//                    pairs of channels interleaved per position as B, with no transposes.
 //   backward-data    stride 1: the forward of gy with the flipped, transposed weight; stride s:
 //                    the same on gy with s − 1 zeros inserted between its pixels.
-//   backward-weight  gWᵀ[c, o] += Σ_q x[c, q + shift(tap)] · gy[o, q], per tap
-//                    A tile: 16 channels × 32 positions of plain padded planes (any shift);
-//                    B tile: 16 pairs of positions × 16 output channels of gy, transposed to
-//                    (position pair, channel, 2) with zeros at the junk positions.
+//   backward-weight  C[o, c] += Σ_q gy[o, q] · x[q + shift(tap), c], per tap
+//                    A tile: 16 output channels × 32 positions of gy (zeros at junk positions);
+//                    B tile: 16 pairs of positions × 16 channels of x (even or odd pairs, as the
+//                    shift is).
 // Channels are padded to multiples of 32 and output channels to multiples of 32 with zeros.
+// ops/conv2d/README.md has the whole story and the measurements behind each choice.
 //
 // Denormal bf16 operands and f32 sums flush to zero in the tile instructions (AMX and
 // vdpbf16ps do this whatever MXCSR says): values below 1.2e-38, which no training reaches.
