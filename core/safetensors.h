@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/atomic_file.h"  // remove_stale_temporaries, for checkpoint writers
 #include "core/tensor.h"
 
 namespace rg {
@@ -25,9 +26,6 @@ SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& w
 // Tensors may live on any device and have any layout; they are written contiguous.
 void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
                       const std::map<std::string, std::string>& metadata = {});
-// Removes the temporaries a writer of `path` killed mid-write left behind (.<name>.tmp.*
-// beside it); returns how many. Call it only where no other process is writing `path`.
-int remove_stale_temporaries(const std::string& path);
 std::string serialize_safetensors(const std::map<std::string, Tensor>& tensors,
                                   const std::map<std::string, std::string>& metadata);
 

@@ -1,8 +1,9 @@
 #pragma once
 // ProcessGroup: the ranks of a data-parallel job and the collectives between them. DDP,
 // SyncBatchNorm, the distributed sampler and the Horovod-style API are written against this
-// interface only, so a backend (MPI for CPU tensors today, NCCL for CUDA tensors later, an
-// in-process one for threads) slots in without touching them.
+// interface only, so a backend (MpiGroup: MPI for CPU tensors, NCCL for CUDA tensors;
+// ThreadGroup: the device threads of one process; SingleGroup: a world of one) slots in without
+// touching them.
 //
 // Every collective is asynchronous: it is queued on the group's communication thread and
 // returns a Work handle; wait() blocks until it is done and rethrows its error. Collectives

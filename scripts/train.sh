@@ -1,12 +1,38 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, builds, and trains on CIFAR-10.
-# Arguments go to train_cifar; the default is the quick recipe on all cores:
-#   bash scripts/train.sh                       # --preset quick
-#   bash scripts/train.sh --preset classic      # ResNet18, 200 epochs (days on a CPU)
-#   bash scripts/train.sh --data /path/to/cifar10 --epochs 30
+# The recipe is the quick preset unless the arguments name another with --preset; every other
+# argument changes that recipe (a flag, --set key=value, --config FILE):
+#   bash scripts/train.sh                        # the quick recipe
+#   bash scripts/train.sh --amp O1 --no-progress # the quick recipe at O1, without the bar
+#   bash scripts/train.sh --preset airbench94    # another recipe, named
+# RINGGRAD_TRAIN_DRY_RUN=1 prints the first line and the command instead of building and running
+# (tests/apps/train_sh_test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh >/dev/null
+
 args=("$@")
-[[ ${#args[@]} -eq 0 ]] && args=(--preset quick)
+recipe=""
+changes=()  # the arguments other than --preset NAME
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case "${args[i]}" in
+    --preset) recipe="${args[i + 1]:-}" && i=$((i + 1)) ;;
+    --preset=*) recipe="${args[i]#--preset=}" ;;
+    -h | --help) recipe="help" ;;
+    *) changes+=("${args[i]}") ;;
+  esac
+done
+if [[ -z $recipe ]]; then
+  args=(--preset quick "${args[@]}")
+  recipe="quick"
+fi
+if [[ $recipe != help ]]; then
+  line="train.sh: the ${recipe} recipe (train_cifar --preset ${recipe})"
+  ((${#changes[@]} > 0)) && line+=", changed by: ${changes[*]}"
+  echo "$line"
+fi
+if [[ ${RINGGRAD_TRAIN_DRY_RUN:-0} == 1 ]]; then
+  echo "./build/apps/train_cifar ${args[*]}"
+  exit 0
+fi
+bash scripts/build.sh >/dev/null
 exec ./build/apps/train_cifar "${args[@]}"

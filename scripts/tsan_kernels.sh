@@ -16,12 +16,13 @@ cmake -S . -B build-tsan -DRG_CUDA=OFF -DRG_NATIVE=OFF -DCMAKE_BUILD_TYPE=RelWit
 cmake --build build-tsan -j"$(nproc)" --target test_kernels tsan_missing_syncthreads test_ops \
   test_core test_data test_parallel
 cd build-tsan
-# halt_on_error: the first race fails the run. The all-functor pointwise test and the
-# collectives' elementwise kernels are left out: they have no barrier and no shared memory (each
-# thread writes only its own elements), and their launches take minutes under TSan; the emulator
-# and barrier-heavy kernels run in full.
+# halt_on_error: the first race fails the run. The pointwise ops' functors (the pointwise engine's
+# kernel, Spec/PointwiseKernels.*) and the collectives' elementwise kernels are left out: they have
+# no barrier and no shared memory (each thread writes only its own elements), and their launches
+# take minutes under TSan; the emulator and barrier-heavy kernels, ops' own kernels included
+# (Spec/EmulatedKernels.*), run in full.
 TSAN_OPTIONS="halt_on_error=1" ./tests/test_kernels \
-  --gtest_filter=-PointwiseKernel.EveryFunctorMatchesTheCpuLoop:CollectiveKernels.*
+  --gtest_filter=-Spec/PointwiseKernels.*:CollectiveKernels.*
 ctest --output-on-failure -R '^kernels\.tsan'
 # The host threads (Random.SeededAndIndependentOfThreadCount restarts the pool at another size).
 TSAN_OPTIONS="halt_on_error=1" ./tests/test_core \
@@ -33,4 +34,4 @@ TSAN_OPTIONS="halt_on_error=1" ./tests/test_parallel \
   --gtest_filter='ThreadGroup.*:DataParallel.*:DDP.*:SyncBatchNorm.*'
 # This tree is also CI's CPU-only build (RG_CUDA=OFF): the ops link without any CUDA symbol, and
 # refuse cuda tensors with this build's errors.
-./tests/test_ops --gtest_filter='OpsOnDevices.*'
+./tests/test_ops --gtest_filter='Spec/DeviceErrors.*'

@@ -365,12 +365,12 @@ std::string_view weight_kind_name(detail::DirectBackwardWeight kind) {
 Tensor conv2d_forward(OnCpu, const Tensor& x_in, const Tensor& w_in, const Tensor& b_in,
                       const Conv2dParams& p) {
   check_kernel_inputs("conv2d", {x_in, w_in, b_in});
-  const Shape y_shape = conv2d_output_shape("conv2d", x_in.shape(), w_in.shape(), p);
+  const Shape y_shape = conv_output_shape<2>("conv2d", x_in.shape(), w_in.shape(), p);
   RG_CHECK(!b_in.defined() || b_in.shape() == Shape{y_shape[1]}, "conv2d: bias must be (",
            y_shape[1], ") for weight ", w_in.describe(), ", got ", b_in.describe());
   if (auto y = conv2d_forward_tiles(x_in, w_in, b_in, p)) return *y;
   if (is_half(x_in.dtype()))
-    return conv2d_forward(widen(x_in), widen(w_in), widen(b_in), p).to(x_in.dtype());
+    return conv_forward<2>(widen(x_in), widen(w_in), widen(b_in), p).to(x_in.dtype());
   const Tensor x = x_in.contiguous(), w = w_in.contiguous();
   const Tensor bias = b_in.defined() ? b_in.contiguous() : Tensor();
   Tensor y = empty(y_shape, {x.dtype(), x.device()});
@@ -409,11 +409,11 @@ void check_gy(std::string_view op, const Tensor& gy, const Shape& y_shape) {
 Tensor conv2d_backward_data(OnCpu, const Tensor& gy_in, const Tensor& w_in, const Shape& x_shape,
                             const Conv2dParams& p) {
   check_kernel_inputs("conv2d_backward_data", {gy_in, w_in});
-  const Shape y_shape = conv2d_output_shape("conv2d_backward_data", x_shape, w_in.shape(), p);
+  const Shape y_shape = conv_output_shape<2>("conv2d_backward_data", x_shape, w_in.shape(), p);
   check_gy("conv2d_backward_data", gy_in, y_shape);
   if (auto gx = conv2d_backward_data_tiles(gy_in, w_in, x_shape, p)) return *gx;
   if (is_half(gy_in.dtype()))
-    return conv2d_backward_data(widen(gy_in), widen(w_in), x_shape, p).to(gy_in.dtype());
+    return conv_backward_data<2>(widen(gy_in), widen(w_in), x_shape, p).to(gy_in.dtype());
   const Tensor gy = gy_in.contiguous(), w = w_in.contiguous();
   // Stride 1: gx is the convolution of gy (padded by d·(k − 1) − p) with the flipped,
   // transposed kernel. That GEMM has O·kH·kW deep inner products, where Wᵀ·gy has only O,
@@ -432,7 +432,7 @@ Tensor conv2d_backward_data(OnCpu, const Tensor& gy_in, const Tensor& w_in, cons
     });
     note_kernel("conv2d_backward_data", conv2d_problem(x_shape, w.shape(), p, gy.dtype()),
                 "forward of the flipped kernel");
-    return conv2d_forward(gy, wf, Tensor(), flip_p);
+    return conv_forward<2>(gy, wf, Tensor(), flip_p);
   }
   Tensor gx = empty(x_shape, {gy.dtype(), gy.device()});
   if (auto d = direct_conv(x_shape, w.shape(), y_shape, p, detail::DirectKernel::backward_data);
@@ -459,11 +459,11 @@ Tensor conv2d_backward_weight(OnCpu, const Tensor& gy_in, const Tensor& x_in,
                               const Shape& weight_shape, const Conv2dParams& p) {
   check_kernel_inputs("conv2d_backward_weight", {gy_in, x_in});
   const Shape y_shape =
-      conv2d_output_shape("conv2d_backward_weight", x_in.shape(), weight_shape, p);
+      conv_output_shape<2>("conv2d_backward_weight", x_in.shape(), weight_shape, p);
   check_gy("conv2d_backward_weight", gy_in, y_shape);
   if (auto gw = conv2d_backward_weight_tiles(gy_in, x_in, weight_shape, p)) return *gw;
   if (is_half(gy_in.dtype()))
-    return conv2d_backward_weight(widen(gy_in), widen(x_in), weight_shape, p).to(gy_in.dtype());
+    return conv_backward_weight<2>(widen(gy_in), widen(x_in), weight_shape, p).to(gy_in.dtype());
   const Tensor gy = gy_in.contiguous(), x = x_in.contiguous();
   Tensor gw = empty(weight_shape, {gy.dtype(), gy.device()});
   if (auto d =

@@ -1,6 +1,6 @@
 #pragma once
-// conv2d's kernels per backend: Eigen/direct kernels on the CPU (conv2d_cpu.cpp), cuDNN on a
-// GPU (conv2d_cuda.cu). The public entry points of conv2d.h dispatch to these by device.
+// conv2d's CPU kernels (conv2d_cpu.cpp: im2col + Eigen GEMMs, the direct and Winograd kernels),
+// which ops/conv's rank-generic front end calls through ConvCpuKernels<2>.
 
 #include <optional>
 #include <string>
@@ -12,18 +12,27 @@ namespace rg {
 
 Tensor conv2d_forward(OnCpu, const Tensor& x, const Tensor& weight, const Tensor& bias,
                       const Conv2dParams& p);
-Tensor conv2d_forward(OnCuda, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                      const Conv2dParams& p);
 Tensor conv2d_backward_data(OnCpu, const Tensor& gy, const Tensor& weight, const Shape& x_shape,
-                            const Conv2dParams& p);
-Tensor conv2d_backward_data(OnCuda, const Tensor& gy, const Tensor& weight, const Shape& x_shape,
                             const Conv2dParams& p);
 Tensor conv2d_backward_weight(OnCpu, const Tensor& gy, const Tensor& x, const Shape& weight_shape,
                               const Conv2dParams& p);
-Tensor conv2d_backward_weight(OnCuda, const Tensor& gy, const Tensor& x, const Shape& weight_shape,
-                              const Conv2dParams& p);
 Tensor conv2d_backward_bias(OnCpu, const Tensor& gy);
-Tensor conv2d_backward_bias(OnCuda, const Tensor& gy);
+
+template <>
+struct ConvCpuKernels<2> {
+  static Tensor forward(const Tensor& x, const Tensor& w, const Tensor& b, const Conv2dParams& p) {
+    return conv2d_forward(OnCpu{}, x, w, b, p);
+  }
+  static Tensor backward_data(const Tensor& gy, const Tensor& w, const Shape& x_shape,
+                              const Conv2dParams& p) {
+    return conv2d_backward_data(OnCpu{}, gy, w, x_shape, p);
+  }
+  static Tensor backward_weight(const Tensor& gy, const Tensor& x, const Shape& w_shape,
+                                const Conv2dParams& p) {
+    return conv2d_backward_weight(OnCpu{}, gy, x, w_shape, p);
+  }
+  static Tensor backward_bias(const Tensor& gy) { return conv2d_backward_bias(OnCpu{}, gy); }
+};
 
 // The CPU kernels' bf16 tile path (conv2d_tiles_ops.cpp): the result, or nullopt where the tile
 // kernels do not take the convolution (not bf16, groups > 1, no AMX or AVX512-BF16, padding

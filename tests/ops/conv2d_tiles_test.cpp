@@ -116,32 +116,32 @@ void check_forward(const ConvCase& c) {
   SCOPED_TRACE(describe(c));
   const Tensor x = random_bf16(c.x, 1), w = random_bf16(c.w, 2);
   const Tensor b = c.bias ? random_bf16({c.w[0]}, 3) : Tensor();
-  const Tensor y = conv2d_forward(x, w, b, c.p);
+  const Tensor y = conv_forward<2>(x, w, b, c.p);
   ASSERT_EQ(y.dtype(), DType::bf16);
-  const Tensor ref = conv2d_forward(f64(x), f64(w), f64(b), c.p);
-  const Tensor abs_sum = conv2d_forward(abs64(x), abs64(w), abs64(b), c.p);
+  const Tensor ref = conv_forward<2>(f64(x), f64(w), f64(b), c.p);
+  const Tensor abs_sum = conv_forward<2>(abs64(x), abs64(w), abs64(b), c.p);
   EXPECT_TRUE(within_f32_sums(y, ref, abs_sum, c.w[1] * c.w[2] * c.w[3] + 1));
 }
 
 void check_backward_data(const ConvCase& c) {
   SCOPED_TRACE(describe(c));
-  const Shape y_shape = conv2d_output_shape("test", c.x, c.w, c.p);
+  const Shape y_shape = conv_output_shape<2>("test", c.x, c.w, c.p);
   const Tensor gy = random_bf16(y_shape, 4), w = random_bf16(c.w, 5);
-  const Tensor gx = conv2d_backward_data(gy, w, c.x, c.p);
+  const Tensor gx = conv_backward_data<2>(gy, w, c.x, c.p);
   ASSERT_EQ(gx.dtype(), DType::bf16);
-  const Tensor ref = conv2d_backward_data(f64(gy), f64(w), c.x, c.p);
-  const Tensor abs_sum = conv2d_backward_data(abs64(gy), abs64(w), c.x, c.p);
+  const Tensor ref = conv_backward_data<2>(f64(gy), f64(w), c.x, c.p);
+  const Tensor abs_sum = conv_backward_data<2>(abs64(gy), abs64(w), c.x, c.p);
   EXPECT_TRUE(within_f32_sums(gx, ref, abs_sum, c.w[0] * c.w[2] * c.w[3]));
 }
 
 void check_backward_weight(const ConvCase& c) {
   SCOPED_TRACE(describe(c));
-  const Shape y_shape = conv2d_output_shape("test", c.x, c.w, c.p);
+  const Shape y_shape = conv_output_shape<2>("test", c.x, c.w, c.p);
   const Tensor gy = random_bf16(y_shape, 6), x = random_bf16(c.x, 7);
-  const Tensor gw = conv2d_backward_weight(gy, x, c.w, c.p);
+  const Tensor gw = conv_backward_weight<2>(gy, x, c.w, c.p);
   ASSERT_EQ(gw.dtype(), DType::bf16);
-  const Tensor ref = conv2d_backward_weight(f64(gy), f64(x), c.w, c.p);
-  const Tensor abs_sum = conv2d_backward_weight(abs64(gy), abs64(x), c.w, c.p);
+  const Tensor ref = conv_backward_weight<2>(f64(gy), f64(x), c.w, c.p);
+  const Tensor abs_sum = conv_backward_weight<2>(abs64(gy), abs64(x), c.w, c.p);
   EXPECT_TRUE(within_f32_sums(gw, ref, abs_sum, y_shape[0] * y_shape[2] * y_shape[3]));
 }
 
@@ -198,12 +198,12 @@ TEST_P(TileConv2d, ForwardIsIndependentOfThreadsAndBackwardWeightRepeats) {
   const Tensor x = random_bf16(c.x, 11), w = random_bf16(c.w, 12), b = random_bf16({48}, 13);
   const int threads = num_threads();
   set_num_threads(1);
-  const std::vector<float> one = conv2d_forward(x, w, b, c.p).to_vector<float>();
+  const std::vector<float> one = conv_forward<2>(x, w, b, c.p).to_vector<float>();
   set_num_threads(2);
-  const std::vector<float> two = conv2d_forward(x, w, b, c.p).to_vector<float>();
-  const Tensor gy = random_bf16(conv2d_output_shape("test", c.x, c.w, c.p), 14);
-  const std::vector<float> gw1 = conv2d_backward_weight(gy, x, c.w, c.p).to_vector<float>();
-  const std::vector<float> gw2 = conv2d_backward_weight(gy, x, c.w, c.p).to_vector<float>();
+  const std::vector<float> two = conv_forward<2>(x, w, b, c.p).to_vector<float>();
+  const Tensor gy = random_bf16(conv_output_shape<2>("test", c.x, c.w, c.p), 14);
+  const std::vector<float> gw1 = conv_backward_weight<2>(gy, x, c.w, c.p).to_vector<float>();
+  const std::vector<float> gw2 = conv_backward_weight<2>(gy, x, c.w, c.p).to_vector<float>();
   set_num_threads(threads);
   EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * 4), 0);
   EXPECT_EQ(std::memcmp(gw1.data(), gw2.data(), gw1.size() * 4), 0);
@@ -217,7 +217,7 @@ TEST_P(TileConv2d, NanAndInfinityPropagate) {
   xs[32 * 16 + 7] = std::numeric_limits<float>::infinity();  // image 1, channel 0
   const Tensor x = from_vector(xs, {2, 32, 4, 4}).to(DType::bf16);
   const Tensor w = full({16, 32, 1, 1}, 0.5).to(DType::bf16);
-  const std::vector<float> y = conv2d_forward(x, w, Tensor(), Conv2dParams{}).to_vector<float>();
+  const std::vector<float> y = conv_forward<2>(x, w, Tensor(), Conv2dParams{}).to_vector<float>();
   EXPECT_TRUE(std::isnan(y[5]));
   EXPECT_TRUE(std::isinf(y[16 * 16 + 7]) && y[16 * 16 + 7] > 0);
   EXPECT_EQ(y[0], 16.0f);  // 32 channels × 1 × 0.5, exact
@@ -227,7 +227,7 @@ TEST_P(TileConv2d, KernelChoiceIsNoted) {
   SKIP_WITHOUT(GetParam());
   CpuIsaCap cap(GetParam());
   const Tensor x = random_bf16({1, 8, 5, 5}, 15), w = random_bf16({8, 8, 3, 3}, 16);
-  conv2d_forward(x, w, Tensor(), Conv2dParams{{1, 1}, {1, 1}, {1, 1}, 1});
+  conv_forward<2>(x, w, Tensor(), Conv2dParams{{1, 1}, {1, 1}, {1, 1}, 1});
   const std::string expected =
       GetParam() == CpuIsa::amx ? "bf16 tiles (amx)" : "bf16 tiles (avx512_bf16)";
   bool found = false;
@@ -250,10 +250,10 @@ TEST(TileConv2dFallback, WithoutBf16HardwareTheF32KernelsRun) {
 
 TEST(TileConv2dFallback, BadInputIsANamedErrorOnTheTilePathToo) {
   const Tensor x = random_bf16({1, 8, 5, 5}, 17), w = random_bf16({8, 4, 3, 3}, 18);
-  EXPECT_TRUE(throws_error([&] { conv2d_forward(x, w, Tensor(), Conv2dParams{}); },
+  EXPECT_TRUE(throws_error([&] { conv_forward<2>(x, w, Tensor(), Conv2dParams{}); },
                            {"conv2d", "8 channels", "[8, 4, 3, 3]"}));
   const Tensor wf = random_bf16({8, 8, 3, 3}, 19).to(DType::f32);
-  EXPECT_TRUE(throws_error([&] { conv2d_forward(x, wf, Tensor(), Conv2dParams{}); }, {"conv2d"}));
+  EXPECT_TRUE(throws_error([&] { conv_forward<2>(x, wf, Tensor(), Conv2dParams{}); }, {"conv2d"}));
 }
 
 // The rounding of the tile kernels' f32 sums to bf16 is core/half.h's, bit for bit: round to
