@@ -42,7 +42,9 @@ RG_OP_SPECS(sum) {
                      sum(on_gpu({2, 3}));
                    },
                    Stop::no_gpu}},
-      .samples = {{"dims 0, 2", {{3, 37, 5}}, over({0, 2}, KeepDim::no)}},
+      .samples = {{"dims 0, 2", {{3, 37, 5}}, over({0, 2}, KeepDim::no)},
+                  // A convolution's bias gradient: few outputs, the split sum on a GPU.
+                  {"bias gradient", {{8, 3, 31, 31}}, over({0, 2, 3}, KeepDim::no)}},
       .benches = {bandwidth_bench("sum", 1, over({-1}, KeepDim::no)), bias_grad_bench()},
   };
   add_reduction_parts(
