@@ -66,7 +66,7 @@ json default_config() {
           {"tta_translate", false},
           {"tta_epochs", "every"},
           {"deterministic", false},
-          {"cudnn_benchmark", false},
+          {"cudnn_benchmark", nullptr},  // null: on for a GPU preset on a GPU (parse_config)
           {"data_on_device", "auto"},
           {"stop_after_epochs", 0},
           {"collective_timeout", 300.0},
@@ -141,9 +141,19 @@ json preset(const std::string& name) {
   fail("unknown preset '", name, "' (known: classic, quick, resnet18, airbench94)");
 }
 
+// The presets made for speed time cuDNN's plans on a GPU, as PyTorch's airbench94 does
+// (torch.backends.cudnn.benchmark = True): the first step of each convolution shape runs its
+// candidate plans and keeps the fastest. An explicit cudnn_benchmark (--cudnn-benchmark,
+// --no-cudnn-benchmark, --set, --config) wins; the CPU has no plans to time.
+bool benchmarks_convolutions_on_gpu(const std::string& preset, const std::string& device,
+                                    const std::string& dp_devices) {
+  const bool gpu_preset = preset == "quick" || preset == "resnet18" || preset == "airbench94";
+  return gpu_preset && (dp_devices.empty() ? device : dp_devices).rfind("cuda", 0) == 0;
+}
+
 namespace {
 const char* type_name(const json& v) {
-  if (v.is_boolean()) return "a boolean";
+  if (v.is_boolean() || v.is_null()) return "a boolean";
   if (v.is_number_integer()) return "an integer";
   if (v.is_number()) return "a number";
   if (v.is_string()) return "a string";
@@ -152,6 +162,7 @@ const char* type_name(const json& v) {
 }
 
 bool same_type(const json& want, const json& got) {
+  if (want.is_null()) return got.is_boolean() || got.is_null();  // a boolean not yet decided
   if (want.is_number_float()) return got.is_number();
   if (want.is_number_integer()) return got.is_number_integer();
   if (want.is_array())  // the one list option, milestones, holds integers
@@ -302,7 +313,11 @@ TrainConfig parse_config(const json& c) {
   t.tta_translate = c["tta_translate"];
   t.tta_epochs = c["tta_epochs"];
   t.deterministic = c["deterministic"];
-  t.cudnn_benchmark = c["cudnn_benchmark"];
+  t.preset = c["preset"];
+  t.cudnn_benchmark =
+      c["cudnn_benchmark"].is_null()
+          ? benchmarks_convolutions_on_gpu(t.preset, t.device, t.dp_devices) && !t.deterministic
+          : c["cudnn_benchmark"].get<bool>();
   t.data_on_device = c["data_on_device"];
   t.stop_after_epochs = c["stop_after_epochs"];
   t.trace = c["trace"];
@@ -317,7 +332,6 @@ TrainConfig parse_config(const json& c) {
            "zero shards the optimizer across processes (mpirun); it does not combine with dp");
   t.collective_timeout = c["collective_timeout"];
   t.check_sequence = c["check_sequence"];
-  t.preset = c["preset"];
   RG_CHECK(t.epochs > 0 && t.epochs <= kMaxEpochs, "epochs must be in [1, ", kMaxEpochs, "], got ",
            t.epochs);
   RG_CHECK(t.batch_size > 0, "batch_size must be > 0, got ", t.batch_size);
@@ -556,7 +570,13 @@ CommandLine parse_command_line(int argc, char** argv) {
   auto* cudnn_benchmark_flag = app.add_flag(
       "--cudnn-benchmark", cudnn_benchmark,
       "GPU convolutions through the fastest of cuDNN's candidate plans, timed in the first step "
-      "(torch.backends.cudnn.benchmark; --deterministic overrides it)");
+      "(torch.backends.cudnn.benchmark; --deterministic overrides it). Default: on for the "
+      "quick, resnet18 and airbench94 presets on a GPU");
+  bool no_cudnn_benchmark = false;
+  auto* no_cudnn_benchmark_flag =
+      app.add_flag("--no-cudnn-benchmark", no_cudnn_benchmark,
+                   "GPU convolutions through cuDNN's heuristics' first plan, also for a preset")
+          ->excludes(cudnn_benchmark_flag);
   auto* sync_bn_flag =
       app.add_flag("--sync-bn", sync_bn, "BatchNorm statistics over all processes (SyncBN)");
   bool check_sequence = false;
@@ -595,6 +615,7 @@ CommandLine parse_command_line(int argc, char** argv) {
   if (tta_flag->count()) config["tta"] = true;
   if (deterministic_flag->count()) config["deterministic"] = true;
   if (cudnn_benchmark_flag->count()) config["cudnn_benchmark"] = true;
+  if (no_cudnn_benchmark_flag->count()) config["cudnn_benchmark"] = false;
   if (sync_bn_flag->count()) config["sync_bn"] = true;
   if (check_sequence_flag->count()) config["check_sequence"] = true;
   for (const std::string& s : sets) apply_set(config, s);

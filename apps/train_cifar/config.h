@@ -68,7 +68,9 @@ struct TrainConfig {
   bool tta_translate;      // with tta: also over one-pixel shifts (airbench94's TTA level 2)
   std::string tta_epochs;  // every | last: which epochs' evaluations tta augments
   bool deterministic;      // GPU convolutions through deterministic algorithms only
-  bool cudnn_benchmark;    // GPU convolutions through the fastest plan timed (not with the above)
+  // GPU convolutions through the fastest plan timed (not with the above); unset (null): on for
+  // the quick, resnet18 and airbench94 presets on a GPU (benchmarks_convolutions_on_gpu)
+  bool cudnn_benchmark;
   // auto | on | off: the data set on the training device, batches made there (cifar_data.h);
   // auto: on for cuda devices (without --dp, when the set fits), off on the CPU
   std::string data_on_device;
@@ -96,6 +98,8 @@ inline constexpr int64_t kMaxConfigFileBytes = 1 << 20;
 
 nlohmann::json default_config();
 std::vector<std::string> preset_names();
+bool benchmarks_convolutions_on_gpu(const std::string& preset, const std::string& device,
+                                    const std::string& dp_devices);
 nlohmann::json preset(const std::string& name);
 
 // Merges `overrides` into `config`, refusing unknown keys and type changes.
