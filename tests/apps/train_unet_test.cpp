@@ -43,11 +43,11 @@ int column(const std::vector<std::string>& header, const std::string& name) {
   return 0;
 }
 
-UnetCommandLine parse(std::vector<std::string> args) {
+train::CommandLine<UnetConfig> parse(std::vector<std::string> args) {
   args.insert(args.begin(), "train_unet");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
-  return parse_unet_command_line(static_cast<int>(argv.size()), argv.data());
+  return train_unet_options().parse(static_cast<int>(argv.size()), argv.data());
 }
 
 TEST(TrainUnet, LearnsTheShapes) {
