@@ -429,22 +429,22 @@ int main(int argc, char** argv) {
       const rg::Conv3dParams p{{c.stride, c.stride, c.stride}, {c.pad, c.pad, c.pad}};
       const rg::Tensor x = on_device(rg::randn({batch, c.C, c.D, c.H, c.H}));
       const rg::Tensor w = on_device(rg::randn({c.O, c.C, c.k, c.k, c.k}));
-      const rg::Shape y_shape = rg::conv3d_output_shape("bench_ops", x.shape(), w.shape(), p);
+      const rg::Shape y_shape = rg::conv_output_shape<3>("bench_ops", x.shape(), w.shape(), p);
       const rg::Tensor gy = on_device(rg::randn(y_shape));
       flops = 2.0 * batch * c.O * c.C * c.k * c.k * c.k * y_shape[2] * y_shape[3] * y_shape[4];
-      t[0] = best_seconds(r, [&] { rg::conv3d_forward(x, w, rg::Tensor(), p); });
-      t[1] = best_seconds(r, [&] { rg::conv3d_backward_data(gy, w, x.shape(), p); });
-      t[2] = best_seconds(r, [&] { rg::conv3d_backward_weight(gy, x, w.shape(), p); });
+      t[0] = best_seconds(r, [&] { rg::conv_forward<3>(x, w, rg::Tensor(), p); });
+      t[1] = best_seconds(r, [&] { rg::conv_backward_data<3>(gy, w, x.shape(), p); });
+      t[2] = best_seconds(r, [&] { rg::conv_backward_weight<3>(gy, x, w.shape(), p); });
     } else {
       const rg::Conv2dParams p{{c.stride, c.stride}, {c.pad, c.pad}, {1, 1}, 1};
       const rg::Tensor x = on_device(rg::randn({batch, c.C, c.H, c.H}));
       const rg::Tensor w = on_device(rg::randn({c.O, c.C, c.k, c.k}));
-      const rg::Shape y_shape = rg::conv2d_output_shape("bench_ops", x.shape(), w.shape(), p);
+      const rg::Shape y_shape = rg::conv_output_shape<2>("bench_ops", x.shape(), w.shape(), p);
       const rg::Tensor gy = on_device(rg::randn(y_shape));
       flops = 2.0 * batch * c.O * c.C * c.k * c.k * y_shape[2] * y_shape[3];
-      t[0] = best_seconds(r, [&] { rg::conv2d_forward(x, w, rg::Tensor(), p); });
-      t[1] = best_seconds(r, [&] { rg::conv2d_backward_data(gy, w, x.shape(), p); });
-      t[2] = best_seconds(r, [&] { rg::conv2d_backward_weight(gy, x, w.shape(), p); });
+      t[0] = best_seconds(r, [&] { rg::conv_forward<2>(x, w, rg::Tensor(), p); });
+      t[1] = best_seconds(r, [&] { rg::conv_backward_data<2>(gy, w, x.shape(), p); });
+      t[2] = best_seconds(r, [&] { rg::conv_backward_weight<2>(gy, x, w.shape(), p); });
     }
     const char* names[3] = {"forward", "backward_data", "backward_weight"};
     std::printf(

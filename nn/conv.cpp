@@ -4,10 +4,7 @@
 #include <sstream>
 
 #include "nn/init.h"
-#include "ops/conv2d/conv2d.h"
-#include "ops/conv3d/conv3d.h"
-#include "ops/conv_transpose2d/conv_transpose2d.h"
-#include "ops/conv_transpose3d/conv_transpose3d.h"
+#include "ops/conv/conv.h"
 
 namespace rg::nn {
 
@@ -72,10 +69,7 @@ ConvNd<N>::ConvNd(int64_t in, int64_t out, SizeN<N> kernel, const ConvOptions<N>
 template <int N>
 Tensor ConvNd<N>::forward(const Tensor& x) {
   const ConvOptions<N>& o = options_;
-  if constexpr (N == 2)
-    return conv2d(x, weight_, bias_, o.stride, o.padding, o.dilation, o.groups);
-  else
-    return conv3d(x, weight_, bias_, o.stride, o.padding, o.dilation, o.groups);
+  return convolution<N>(x, weight_, bias_, {o.stride, o.padding, o.dilation, o.groups});
 }
 
 template <int N>
@@ -111,12 +105,8 @@ ConvTransposeNd<N>::ConvTransposeNd(int64_t in, int64_t out, SizeN<N> kernel,
 template <int N>
 Tensor ConvTransposeNd<N>::forward(const Tensor& x) {
   const ConvTransposeOptions<N>& o = options_;
-  if constexpr (N == 2)
-    return conv_transpose2d(x, weight_, bias_, o.stride, o.padding, o.output_padding, o.groups,
-                            o.dilation);
-  else
-    return conv_transpose3d(x, weight_, bias_, o.stride, o.padding, o.output_padding, o.groups,
-                            o.dilation);
+  return convolution_transpose<N>(x, weight_, bias_, {o.stride, o.padding, o.dilation, o.groups},
+                                  o.output_padding);
 }
 
 template <int N>

@@ -7,26 +7,17 @@
 //   ConvNd<N>:          x (B, C, S1..SN) -> (B, O, ...);  weight (O, C/groups, k1..kN)
 //   ConvTransposeNd<N>: x (B, C, S1..SN) -> (B, O, ...);  weight (C, O/groups, k1..kN)
 
-#include <array>
-
 #include "nn/module.h"
+#include "ops/conv/conv.h"
 
 namespace rg::nn {
 
 enum class Bias { with, without };
 
 template <int N>
-using SizeN = std::array<int64_t, N>;  // one value per spatial axis, outermost first
-using Size2 = SizeN<2>;                // {height, width}
-using Size3 = SizeN<3>;                // {depth, height, width}
-
-// {v, v, ..., v}: the default of an option that is the same on every axis.
-template <int N>
-constexpr SizeN<N> same_on_every_axis(int64_t v) {
-  SizeN<N> s{};
-  s.fill(v);
-  return s;
-}
+using SizeN = ConvSize<N>;  // one value per spatial axis, outermost first
+using Size2 = SizeN<2>;     // {height, width}
+using Size3 = SizeN<3>;     // {depth, height, width}
 
 template <int N>
 struct ConvOptions {

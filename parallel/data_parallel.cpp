@@ -8,6 +8,7 @@
 #include "core/allocator.h"
 #include "core/autocast.h"
 #include "core/autograd.h"
+#include "core/trace.h"
 #include "parallel/sync_batch_norm.h"
 #include "parallel/thread_group.h"
 
@@ -78,6 +79,7 @@ class ParallelApplyBackward : public Node {
     const auto start = Clock::now();
     const int n = static_cast<int>(roots_.size());
     const auto errors = threads_->run(n, [&](int r) {
+      trace::Span span("dp", [&] { return "replica " + std::to_string(r) + " backward"; });
       const Tensor& root = roots_[static_cast<std::size_t>(r)];
       if (root.requires_grad()) run_backward({root}, {g[static_cast<std::size_t>(r)]}, false);
     });
@@ -206,10 +208,13 @@ Tensor DataParallel::forward(const Tensor& x) {
   const std::vector<Device> devices(devices_.begin(), devices_.begin() + used);
 
   auto start = Clock::now();
+  trace::Span scattering("dp", "scatter the batch");
   const std::vector<Tensor> inputs = scatter(x, split_sizes(x.size(0), used), devices, times_);
   times_->scatter += seconds_since(start);
 
   start = Clock::now();
+  scattering.finish();
+  trace::Span replicating("dp", "replicate the parameters and buffers");
   std::vector<Tensor> parameters;
   for (const Tensor* p : master_parameters_) parameters.push_back(*p);
   const auto replicated = broadcast(parameters, devices, times_);
@@ -230,6 +235,8 @@ Tensor DataParallel::forward(const Tensor& x) {
   times_->replicate += seconds_since(start);
 
   start = Clock::now();
+  replicating.finish();
+  trace::Span forwarding("dp", "forward of the replicas");
   std::vector<Tensor> outputs = run_replicas(inputs, replicated, buffers);
   times_->forward += seconds_since(start);
   for (int r = 0; r < used; ++r)
@@ -238,6 +245,8 @@ Tensor DataParallel::forward(const Tensor& x) {
   ++times_->forwards;
 
   start = Clock::now();
+  forwarding.finish();
+  trace::Span gathering("dp", "gather the outputs");
   Tensor y = gather(outputs, devices_[0], times_);
   times_->gather += seconds_since(start);
   return y;
@@ -261,6 +270,7 @@ std::vector<Tensor> DataParallel::run_replicas(const std::vector<Tensor>& inputs
   std::vector<std::vector<Tensor>> parameter_leaves(outputs.size());
   const auto errors = threads_->run(used, [&](int r) {
     const auto ru = static_cast<std::size_t>(r);
+    trace::Span span("dp", [&] { return "replica " + std::to_string(r) + " forward"; });
     GradModeScope grad_mode(grad);
     AutocastGuard autocast_scope(autocast);
     Replica& replica = replicas_[ru];

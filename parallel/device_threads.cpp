@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/trace.h"
 
 namespace rg::parallel {
 
@@ -54,6 +55,7 @@ std::vector<std::exception_ptr> DeviceThreads::run(int count, const std::functio
 
 void DeviceThreads::work(int index) {
   const Device device = devices_[static_cast<std::size_t>(index)];
+  trace::name_this_thread("replica " + std::to_string(index) + " (" + device.str() + ")");
   ScopedThreadShare share(*shares_[static_cast<std::size_t>(index)]);
   // What this thread allocates without naming a device belongs to its device.
   std::optional<CurrentCpuDevice> current;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/autograd.h"
+#include "core/trace.h"
 #include "parallel/collective_checks.h"
 
 namespace rg::parallel {
@@ -22,7 +23,10 @@ Tensor host_buffer(const Tensor& t, bool copy) {
   NoGradGuard no_grad;
   Tensor host = empty(t.shape(), {.dtype = t.dtype(), .device = Device::cpu()});
   if (t.device().is_cuda()) host = host.pin_memory();
-  if (copy) copy_strided(host, t);
+  if (copy) {
+    trace::Span span("collective", [&] { return "stage " + t.describe() + " to host memory"; });
+    copy_strided(host, t);
+  }
   return host;
 }
 
@@ -47,6 +51,7 @@ class StagedWork final : public Work {
   void finish() {
     std::call_once(copied_, [this] {
       NoGradGuard no_grad;
+      trace::Span span("collective", "copy the result back from host memory");
       for (auto& [device_tensor, host] : copy_back_) copy_strided(device_tensor, host);
       copy_back_.clear();
     });

@@ -19,6 +19,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 programs="tests/test_gpu_runtime tests/test_cuda_runtime tests/test_cudnn tests/test_gpu_ops
+          tests/gpu_sanitizer_canaries
           tests/test_parallel_mpi tests/test_parallel tests/mpi_faults tests/test_apps
           apps/bench_ops apps/bench_train apps/bench_allreduce apps/train_cifar apps/train_unet
           apps/predict apps/cudnn_device_json apps/check_equivalence apps/export_dataset"

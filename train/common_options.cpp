@@ -65,6 +65,19 @@ const RunOptions<MachineOptions>& machine_options() {
           in_interval(kMinCollectiveTimeout, kMaxCollectiveTimeout, Interval::closed, "seconds"));
     o.add("check_sequence", &M::check_sequence,
           "debug: compare every collective across ranks; names a rank that calls another or none");
+    o.add("zero", &M::zero,
+          "1: ZeRO stage 1, each process keeps 1/N of the optimizer state (0: off)",
+          [](const std::string& key, const int64_t& v) {
+            RG_CHECK(v == 0 || v == 1, key,
+                     " must be 0 (off) or 1 (ZeRO stage 1: optimizer state sharded across "
+                     "processes), got ",
+                     v);
+          });
+    // ZeRO's shards are processes' (mpirun); DataParallel's replicas share one optimizer.
+    o.check([](const M& m) {
+      RG_CHECK(m.zero == 0 || (m.dp == 0 && m.dp_devices.empty()),
+               "zero shards the optimizer across processes (mpirun); it does not combine with dp");
+    });
     // The list's syntax, kinds and count now; which GPUs the machine has, when the run starts.
     o.check([](const M& m) {
       if (m.dp_devices.empty()) return;
@@ -110,6 +123,13 @@ const RunOptions<RunOutputOptions>& run_output_options() {
     o.add("stop_after_epochs", &O::stop_after_epochs,
           "stop after N epochs of this run, as if interrupted (0: run to the end)",
           at_least<int64_t>(0));
+    o.add("trace", &O::trace,
+          "write a timeline of --trace-steps to this file (Chrome / Perfetto JSON)");
+    o.add("trace_steps", &O::trace_steps, "A:B, the steps --trace records (from 1, across epochs)",
+          [](const std::string&, const std::string& v) {
+            TraceOptions window;
+            parse_trace_steps(v, window);  // names a bad window now, not after loading the data
+          });
     return o;
   }();
   return options;
@@ -148,11 +168,18 @@ WrapOptions wrap_options(const MachineOptions& m, const Placement& placement,
                                   : parallel::BatchNormSync::per_device,
           .bucket_mb = m.bucket_mb,
           .compression = m.grad_compression == "fp16" ? parallel::GradCompression::fp16
-                                                      : parallel::GradCompression::none};
+                                                      : parallel::GradCompression::none,
+          .zero = m.zero == 1 ? ZeroStage::one : ZeroStage::off};
 }
 
 OutputOptions RunOutputOptions::folder(std::string program) const {
   return {.program = std::move(program), .out = out, .resume = resume, .overwrite = overwrite};
+}
+
+TraceOptions RunOutputOptions::trace_options() const {
+  TraceOptions options{.path = trace};
+  parse_trace_steps(trace_steps, options);
+  return options;
 }
 
 AmpOptions PrecisionOptions::amp_options() const {

@@ -15,6 +15,7 @@
 #include "core/device.h"
 #include "train/outputs.h"
 #include "train/run_options.h"
+#include "train/step_trace.h"
 #include "train/world.h"
 
 namespace rg {
@@ -56,6 +57,7 @@ struct MachineOptions : DeviceOptions {
   std::string grad_compression = "none";  // none | fp16: DDP's buckets on the wire
   double collective_timeout = 300;  // seconds a collective may wait under mpirun before the end
   bool check_sequence = false;      // debug: compare every collective across ranks
+  int64_t zero = 0;  // 1: ZeRO-1, the optimizer's state sharded across processes (not with --dp)
 
   WorldOptions world_options() const;  // join_world's
 };
@@ -72,7 +74,7 @@ struct Placement {
 Placement place(const MachineOptions& machine, std::shared_ptr<parallel::ProcessGroup> world);
 
 // Trainer::wrap's options: DataParallel over the placement's devices (each replica built by
-// `replica_factory`), DDP's buckets.
+// `replica_factory`), DDP's buckets, ZeRO-1.
 WrapOptions wrap_options(const MachineOptions& machine, const Placement& placement,
                          std::function<std::shared_ptr<nn::Module>()> replica_factory);
 
@@ -91,9 +93,12 @@ struct RunOutputOptions {
   std::string resume{};    // a checkpoint, "auto" (<out>/last.safetensors if present) or empty
   bool overwrite = false;  // start over in an --out that holds an earlier run (deleting its files)
   bool progress = true;    // the live progress bar
-  int64_t stop_after_epochs = 0;  // 0: run to the end; >0: stop early, as if interrupted
+  int64_t stop_after_epochs = 0;    // 0: run to the end; >0: stop early, as if interrupted
+  std::string trace{};              // a timeline of trace_steps to this file; empty: none
+  std::string trace_steps = "2:4";  // "A:B", steps counted from 1 across epochs
 
   OutputOptions folder(std::string program) const;  // prepare_run_folder's
+  TraceOptions trace_options() const;               // the Trainer's (train/step_trace.h)
 };
 
 // The declarations, for RunOptions::include.

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "core/autograd.h"
+#include "core/trace.h"
 #include "ops/ops.h"
 #include "parallel/horovod.h"
 #include "train/device_timer.h"
@@ -45,16 +47,32 @@ EpochResult train_epoch(nn::Module& model, data::BatchSource& loader, const Task
                          metric_count > 0 ? zeros({metric_count}, {DType::f64, device}) : Tensor()};
   const StepContext context{device, amp};
   int64_t done = 0;
-  while (auto batch = loader.next()) {
+  for (;;) {
+    trace::Span waiting("data", "wait for the next batch");  // the timeline (--trace)
+    std::optional<data::Batch> batch = loader.next();
+    waiting.finish();
+    if (!batch) break;
     if (options.before_step) options.before_step(step + 1);
     optimizer.zero_grad();
+    trace::Span forward("forward", "forward and loss");
     const StepOutput out = task.step(model, *batch, context);
+    forward.finish();
+    trace::Span backward("backward", "backward");
     amp.backward(out.loss);  // scaled by the loss scale under O1-O3
+    backward.finish();
     if (options.clip_grad_norm > 0) {
+      trace::Span span("optimizer", "unscale and clip the gradients");
       amp.unscale(optimizer);  // clip the true gradients, not the scaled ones
-      clip_grad_norm(amp.optimizer_params(), options.clip_grad_norm);
+      if (options.clip_gradients)
+        options.clip_gradients(options.clip_grad_norm);
+      else
+        clip_grad_norm(amp.optimizer_params(), options.clip_grad_norm);
     }
+    trace::Span stepping("optimizer", "optimizer step");
+    trace::DeviceSpan on_device(device, "optimizer step");
     const bool stepped = amp.step(optimizer);  // skipped when a gradient overflowed
+    on_device.finish();
+    stepping.finish();
     amp.update();
     scheduler.step();
     ++step;

@@ -40,6 +40,9 @@ struct EpochOptions {
   // Called on every rank after each step (the optimizer's and the schedule's) with its number:
   // e.g. airbench94's lookahead, which pulls the weights towards their average. Empty: nothing.
   std::function<void(int64_t step)> after_step{};
+  // Clips the unscaled gradients to this norm; empty: clip_grad_norm over
+  // amp.optimizer_params() (ZeRO's clips over every rank's shard instead).
+  std::function<void(double max_norm)> clip_gradients{};
 };
 
 // Runs one epoch of optimizer steps (the loader's epoch must be started) at amp's precision —

@@ -1,10 +1,12 @@
 #include "train/trainer.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <optional>
 
 #include "core/allocator.h"
+#include "core/trace.h"
 #include "parallel/checkpoint.h"
 #include "parallel/ddp.h"
 #include "train/device_timer.h"
@@ -37,6 +39,7 @@ Trainer::Trainer(TrainerParts parts, Task task, TrainerOptions options)
   best_index(task_);
   trained_ = parts_.model;
   if (!lead()) options_.progress = false;
+  step_trace_ = std::make_unique<StepTrace>(options_.trace, parts_.group);  // checks the path
 }
 
 void Trainer::resume(const std::string& checkpoint, Restore what) {
@@ -68,15 +71,44 @@ void Trainer::wrap(const WrapOptions& options) {
         parts_.model, options.replica_factory, devices,
         parallel::DataParallelOptions{.batch_norm = options.batch_norm});
   }
+  // The timeline's forward and backward per top-level module (not under DataParallel, whose
+  // replicas' spans are per device instead).
+  if (step_trace_->enabled() && !data_parallel_) trained_ = traced_model(parts_.model);
+  const bool zero = options.zero == ZeroStage::one;
+  RG_CHECK(!zero || !data_parallel_, options_.program,
+           ": --zero shards the optimizer across processes (DDP); it does not combine with --dp");
   // Gradients averaged across processes during backward. Its construction broadcasts rank
   // 0's weights again, which costs one message and guards against any rank-local drift.
   // bucket_mb is bounded by the app's options (the product fits int64).
-  if (world_size > 1)
-    trained_ = std::make_shared<parallel::DistributedDataParallel>(
-        parts_.model, parts_.group,
+  if (world_size > 1 || zero) {
+    auto ddp = std::make_shared<parallel::DistributedDataParallel>(
+        trained_, parts_.group,
         parallel::DDPOptions{
             .bucket_cap_bytes = static_cast<int64_t>(options.bucket_mb * (1 << 20)),
             .compression = options.compression});
+    trained_ = ddp;
+    // The app's optimizer keeps the hyperparameters (the schedule drives it); ZeRO the state.
+    if (zero) {
+      zero_ = std::make_unique<parallel::ZeroRedundancyOptimizer>(*ddp, parts_.optimizer,
+                                                                  parts_.amp.optimizer_params());
+      // The scaler now checks this rank's pieces, not the named parameters: an overflow is
+      // reported as rank R's piece i (a name would differ from rank to rank).
+      if (LossScaler* scaler = parts_.amp.scaler()) scaler->set_param_names({});
+    }
+  }
+}
+
+std::string Trainer::describe_optimizer_state() {
+  char line[200];
+  const double mib = static_cast<double>(optimizer_state_bytes()) / (1 << 20);
+  if (zero_)
+    std::snprintf(line, sizeof line,
+                  "optimizer state %.2f MiB on rank %d: ZeRO-1, its shard of %.1f %% of the "
+                  "parameters (of %d ranks)",
+                  mib, parts_.group->rank(), 100 * zero_->shard_fraction(), parts_.group->size());
+  else
+    std::snprintf(line, sizeof line, "optimizer state %.2f MiB on every rank", mib);
+  return line;
 }
 
 EpochResult Trainer::evaluate(data::BatchSource& test_loader, const EvalPass& pass) {
@@ -124,10 +156,22 @@ const TrainingState& Trainer::fit(data::BatchSource& train_loader, data::BatchSo
         .label = "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(options_.epochs),
         .clip_grad_norm = options_.clip_grad_norm,
         .progress = options_.progress,
-        .before_step = options_.before_step,
-        .after_step = options_.after_step};
+        .before_step =
+            [&](int64_t step) {
+              step_trace_->before_step(step);
+              if (options_.before_step) options_.before_step(step);
+            },
+        .after_step =
+            [&](int64_t step) {
+              if (options_.after_step) options_.after_step(step);
+              step_trace_->after_step(step);
+            },
+        // ZeRO: the norm over every rank's shard of the averaged gradients.
+        .clip_gradients = zero_ ? std::function<void(double)>(
+                                      [this](double max_norm) { zero_->clip_grad_norm(max_norm); })
+                                : nullptr};
     EpochResult train =
-        train_epoch(*trained_, train_loader, task_, parts_.optimizer, parts_.scheduler, parts_.amp,
+        train_epoch(*trained_, train_loader, task_, optimizer(), parts_.scheduler, parts_.amp,
                     parts_.device, epoch_options, state_.step, *parts_.group);
     train.device_seconds += epoch_setup.seconds();
     train_device_seconds.push_back(train.device_seconds);
@@ -136,7 +180,9 @@ const TrainingState& Trainer::fit(data::BatchSource& train_loader, data::BatchSo
       const std::vector<ScalerStep> record = scaler->take_history();
       if (lead()) log_scaler_steps(record, *step_board, *step_csv);
     }
+    trace::Span evaluating("train", "evaluate");
     const EpochResult test = evaluate(test_loader, {.last = epoch + 1 == options_.epochs});
+    evaluating.finish();
     last_eval_device_seconds = test.device_seconds;
     const int64_t peak = memory_stats(parts_.device).peak_bytes;
     peak_memory_bytes_ = std::max(peak_memory_bytes_, peak);
@@ -145,6 +191,8 @@ const TrainingState& Trainer::fit(data::BatchSource& train_loader, data::BatchSo
     if (improved) state_.best_accuracy = test.values[best];
     for (const auto& [key, value] : options_.checkpoint_extra) state_.extra[key] = value;
 
+    // ZeRO's state is every rank's: gathered on rank 0 for the checkpoint (a collective).
+    if (zero_) zero_->consolidate_state_dict(0);
     if (lead()) {
       log_epoch(task_,
                 {.epoch = epoch + 1,
@@ -163,15 +211,19 @@ const TrainingState& Trainer::fit(data::BatchSource& train_loader, data::BatchSo
         tensorboard->flush();
       }
       if (data_parallel_) std::cout << data_parallel_->report();
-      save_checkpoint(options_.out + "/last.safetensors", *parts_.model, &parts_.optimizer,
+      trace::Span span("checkpoint", "write last.safetensors");
+      save_checkpoint(options_.out + "/last.safetensors", *parts_.model, &optimizer(),
                       &parts_.scheduler, state_, &parts_.amp);
       // With amp: under O2 the f32 masters are the weights worth keeping.
-      if (improved)
+      if (improved) {
+        trace::Span best("checkpoint", "write best.safetensors");
         save_checkpoint(options_.out + "/best.safetensors", *parts_.model, nullptr, nullptr, state_,
                         &parts_.amp);
+      }
     }
     if (options_.stop_after_epochs > 0 && ++epochs_this_run >= options_.stop_after_epochs) break;
   }
+  step_trace_->finish();  // a window the run did not reach the end of
   if (lead() && !train_device_seconds.empty())
     std::cout << device_time_line(parts_.device, train_device_seconds, last_eval_device_seconds)
               << std::endl;

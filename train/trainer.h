@@ -30,7 +30,9 @@
 #include "parallel/data_parallel.h"
 #include "parallel/ddp.h"
 #include "parallel/process_group.h"
+#include "parallel/zero.h"
 #include "train/epoch.h"
+#include "train/step_trace.h"
 #include "train/task.h"
 
 namespace rg::train {
@@ -59,7 +61,12 @@ struct TrainerOptions {
   std::function<void(int64_t step)> after_step{};
   // Written into every checkpoint's metadata (train.<key>): e.g. the run's configuration.
   std::map<std::string, std::string> checkpoint_extra{};
+  // --trace FILE --trace-steps A:B: a timeline of those steps (train/step_trace.h).
+  TraceOptions trace{};
 };
+
+// --zero: ZeRO stage 1 (parallel/zero.h) — each rank keeps 1/N of the optimizer state.
+enum class ZeroStage { off, one };
 
 // Data parallelism around the model. DataParallel (threads over devices of the training
 // device's kind, in one process) goes inside DDP (across processes).
@@ -75,6 +82,8 @@ struct WrapOptions {
   parallel::BatchNormSync batch_norm = parallel::BatchNormSync::per_device;  // under DataParallel
   double bucket_mb = 25;  // DDP's gradient bucket cap
   parallel::GradCompression compression = parallel::GradCompression::none;  // DDP's buckets
+  // ZeRO-1 over DDP's buckets (also with one process: DDP then wraps a world of one).
+  ZeroStage zero = ZeroStage::off;
 };
 
 enum class Restore { everything, weights_only };
@@ -105,6 +114,13 @@ class Trainer {
   // The largest per-epoch peak of the training device's allocator in this run (bytes).
   int64_t peak_memory_bytes() const { return peak_memory_bytes_; }
   parallel::DataParallel* data_parallel() const { return data_parallel_.get(); }
+  // What steps: the app's optimizer, or ZeRO's over it after wrap({.zero = one}).
+  Optimizer& optimizer() { return zero_ ? *zero_ : parts_.optimizer; }
+  parallel::ZeroRedundancyOptimizer* zero() const { return zero_.get(); }
+  // This rank's optimizer state (momentum, moments), in bytes: 1/N of it under ZeRO.
+  int64_t optimizer_state_bytes() { return optimizer().state_bytes(); }
+  // One line for the run's summary: this rank's optimizer state and, under ZeRO, its share.
+  std::string describe_optimizer_state();
 
  private:
   bool lead() const { return parts_.group->rank() == 0; }
@@ -114,6 +130,8 @@ class Trainer {
   TrainerOptions options_;
   std::shared_ptr<nn::Module> trained_;  // the model, or its wrapper
   std::shared_ptr<parallel::DataParallel> data_parallel_;
+  std::unique_ptr<parallel::ZeroRedundancyOptimizer> zero_;
+  std::unique_ptr<StepTrace> step_trace_;
   TrainingState state_;
   int64_t peak_memory_bytes_ = 0;
 };

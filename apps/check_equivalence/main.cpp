@@ -7,6 +7,8 @@
 //   DP N, DDP N                BatchNorm per share: each share of the batch normalised with its
 //                              own statistics, the running statistics of share 0 kept
 //   DP N + SyncBN, DDP N + SyncBN    the whole batch at once
+//   DDP N [+ SyncBN] + ZeRO-1  the same as without ZeRO: the optimizer state sharded over the
+//                              ranks (parallel/zero.h) changes no result (bit for bit with 2)
 //
 // Alone it runs the DP rows (DataParallel over --devices logical cpu devices, or --dp-devices);
 // under scripts/mpirun.sh N the DDP rows (each process its B/N rows; with --device cuda over
@@ -29,12 +31,15 @@
 #include "core/autograd.h"
 #include "core/rng.h"
 #include "core/thread_pool.h"
+#include "core/trace.h"
 #include "nn/layers.h"
 #include "optim/optim.h"
 #include "parallel/data_parallel.h"
 #include "parallel/ddp.h"
 #include "parallel/sync_batch_norm.h"
+#include "parallel/trace_file.h"
 #include "parallel/world.h"
+#include "parallel/zero.h"
 #include "train/world.h"
 
 using namespace rg;
@@ -102,9 +107,14 @@ SGD make_sgd(std::vector<Tensor> params) {
 }
 
 // K steps of `model` on rows [first, first + count) of each batch; returns the final state.
+// With `zero`, ZeRO-1 over that DDP steps instead of the plain SGD.
 State train_steps(nn::Module& model, std::vector<Tensor> params, const Setup& s, int64_t first,
-                  int64_t count, const Perturbation& perturb = {}) {
-  SGD opt = make_sgd(std::move(params));
+                  int64_t count, const Perturbation& perturb = {},
+                  DistributedDataParallel* zero = nullptr) {
+  SGD sgd = make_sgd(std::move(params));
+  std::unique_ptr<ZeroRedundancyOptimizer> sharded;
+  if (zero) sharded = std::make_unique<ZeroRedundancyOptimizer>(*zero, sgd);
+  Optimizer& opt = sharded ? static_cast<Optimizer&>(*sharded) : sgd;
   for (int step = 0; step < s.steps; ++step) {
     const Batch b = batch(s.global_batch, step, s.dtype, s.device);
     opt.zero_grad();
@@ -182,12 +192,21 @@ int main(int argc, char** argv) {
   app.add_option("--batch", global_batch, "samples per step over all devices / processes");
   app.add_option("--dtype", dtype_text, "f64 (default on cpu) or f32 (default on cuda)")
       ->check(CLI::IsMember({"f32", "f64"}));
+  std::string trace_path;
+  app.add_option("--trace", trace_path,
+                 "write a timeline of every run (Chrome / Perfetto JSON): DP's replicas, DDP's and "
+                 "ZeRO's collectives");
   // Test-only: perturbs replica (DP) or rank (DDP) R's gradient, to show that the verdict fails.
   app.add_option("--perturb", perturb)->group("");
   CLI11_PARSE(app, argc, argv);
   try {
+    if (!trace_path.empty()) check_trace_path(trace_path);
     auto world = init();
     const int n = world->size(), rank = world->rank();
+    if (!trace_path.empty()) {
+      trace::name_this_thread("main");
+      start_trace(*world);
+    }
     RG_CHECK(devices >= 1 && steps >= 1 && global_batch >= 1,
              "check_equivalence: --devices, --steps and --batch must be >= 1");
     Setup s{.steps = steps, .global_batch = global_batch};
@@ -253,23 +272,27 @@ int main(int argc, char** argv) {
       const int64_t share = s.global_batch / n;
       const State by_share =
           train_share_by_share(s, std::vector<int64_t>(static_cast<std::size_t>(n), share));
-      for (bool synced : {false, true}) {
-        auto net = make_net(s.dtype, s.device);
-        if (synced) net = convert_sync_batchnorm(net, group);
-        DistributedDataParallel ddp(net, group);
-        const Perturbation p{.count = rank == perturb ? share : 0, .eps = eps};
-        Run run{.name = "DDP " + std::to_string(n) + (synced ? " + SyncBN" : ""),
-                .reference = synced ? "one device, whole batch"
-                                    : "one device, BatchNorm per share (" + std::to_string(n) +
-                                          " x " + std::to_string(share) + ")",
-                .state = train_steps(ddp, ddp.parameters(), s, rank * share, share, p),
-                .expected = synced ? whole : by_share,
-                .exact = !synced && exact_with_two(n, s.device),
-                .why = why(synced, n, s.device)};
-        run.ranks_apart = apps::apart_across_ranks(ddp.named_parameters(), *world);
-        runs.push_back(std::move(run));
-      }
+      for (bool zero : {false, true})
+        for (bool synced : {false, true}) {
+          auto net = make_net(s.dtype, s.device);
+          if (synced) net = convert_sync_batchnorm(net, group);
+          DistributedDataParallel ddp(net, group);
+          const Perturbation p{.count = rank == perturb ? share : 0, .eps = eps};
+          Run run{.name = "DDP " + std::to_string(n) + (synced ? " + SyncBN" : "") +
+                          (zero ? " + ZeRO-1" : ""),
+                  .reference = synced ? "one device, whole batch"
+                                      : "one device, BatchNorm per share (" + std::to_string(n) +
+                                            " x " + std::to_string(share) + ")",
+                  .state = train_steps(ddp, ddp.parameters(), s, rank * share, share, p,
+                                       zero ? &ddp : nullptr),
+                  .expected = synced ? whole : by_share,
+                  .exact = !synced && exact_with_two(n, s.device),
+                  .why = why(synced, n, s.device)};
+          run.ranks_apart = apps::apart_across_ranks(ddp.named_parameters(), *world);
+          runs.push_back(std::move(run));
+        }
     }
+    if (!trace_path.empty()) write_trace(trace_path, *world);
     bool failed = false;
     if (rank == 0) {
       std::printf(

@@ -143,7 +143,8 @@ int run(const TrainConfig& options) {
            [&](int64_t step) {
              if (lookahead) airbench94_lookahead(*lookahead, step, total_steps);
            },
-       .checkpoint_extra = recorded});
+       .checkpoint_extra = recorded,
+       .trace = cfg.trace_options()});
   trainer.resume(checkpoint,
                  cfg.eval_only ? train::Restore::weights_only : train::Restore::everything);
   // Its averages are not in checkpoints: a resumed run restarts them from the resumed weights.
@@ -203,6 +204,7 @@ int run(const TrainConfig& options) {
               << train::format_duration(seconds) << ", peak memory "
               << trainer.peak_memory_bytes() / (1 << 20) << " MiB"
               << (world_size > 1 ? " (rank 0)" : "") << "\n"
+              << trainer.describe_optimizer_state() << "\n"
               << "outputs in " << cfg.out
               << " (last.safetensors, best.safetensors, metrics.csv, TensorBoard events)\n";
   return 0;

@@ -91,7 +91,8 @@ int run_unet(const UnetConfig& cfg_in) {
                           .stop_after_epochs = cfg.stop_after_epochs,
                           .progress = cfg.progress,
                           .resumed = !cfg.resume.empty(),
-                          .checkpoint_extra = recorded});
+                          .checkpoint_extra = recorded,
+                          .trace = cfg.trace_options()});
   trainer.resume(checkpoint, train::Restore::everything);
   trainer.wrap(train::wrap_options(
       cfg, placement, [unet = cfg.unet()] { return std::make_shared<nn::UNet>(unet); }));
@@ -110,7 +111,8 @@ int run_unet(const UnetConfig& cfg_in) {
   const TrainingState& state = trainer.fit(train_loader, test_loader);
   if (lead)
     std::cout << "best dice " << state.best_accuracy << ", logs and checkpoints in " << cfg.out
-              << "\n";
+              << "\n"
+              << trainer.describe_optimizer_state() << "\n";
   return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/trace.h"
 #include "parallel/launcher.h"
 #include "parallel/mpi/mpi_check.h"
 
@@ -106,6 +107,7 @@ Engine& Engine::start(milliseconds timeout, OnFault on_fault) {
   auto* engine = new Engine(timeout, on_fault);
   std::promise<void> ready;
   engine->thread_ = std::thread([engine, &ready] {
+    trace::name_this_thread("communication (MPI)");
     try {
       engine->set_up();
     } catch (...) {

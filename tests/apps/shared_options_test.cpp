@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "apps/predict/options.h"
 #include "apps/train_cifar/config.h"
@@ -39,6 +40,13 @@ std::string error(const train::RunOptions<Config>& options, const std::vector<st
   return "no error";
 }
 
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string word; in >> word;) out.push_back(word);
+  return out;
+}
+
 std::string write_file(const std::string& name, const std::string& text) {
   const std::string path = rg::testing::temp_path(name);
   std::ofstream(path) << text;
@@ -46,42 +54,11 @@ std::string write_file(const std::string& name, const std::string& text) {
 }
 
 TEST(SharedOptions, TrainCifarAndTrainUnetReadThemAlike) {
-  const std::vector<std::string> args = {"--device",
-                                         "cpu:1",
-                                         "--threads",
-                                         "3",
-                                         "--workers",
-                                         "0",
-                                         "--seed",
-                                         "5",
-                                         "--dp",
-                                         "2",
-                                         "--sync-bn",
-                                         "--allreduce",
-                                         "native",
-                                         "--backend",
-                                         "mpi",
-                                         "--bucket-mb",
-                                         "4",
-                                         "--grad-compression",
-                                         "fp16",
-                                         "--collective-timeout",
-                                         "9.5",
-                                         "--check-sequence",
-                                         "--amp",
-                                         "O1",
-                                         "--amp-dtype",
-                                         "bf16",
-                                         "--loss-scale",
-                                         "1024",
-                                         "--out",
-                                         "o",
-                                         "--resume",
-                                         "auto",
-                                         "--overwrite",
-                                         "--no-progress",
-                                         "--stop-after-epochs",
-                                         "1"};
+  const std::vector<std::string> args = words(
+      "--device cpu:1 --threads 3 --workers 0 --seed 5 --dp 2 --sync-bn --allreduce native "
+      "--backend mpi --bucket-mb 4 --grad-compression fp16 --collective-timeout 9.5 "
+      "--check-sequence --amp O1 --amp-dtype bf16 --loss-scale 1024 --out o --resume auto "
+      "--overwrite --no-progress --stop-after-epochs 1 --trace t.json --trace-steps 3:5");
   const Json cifar = parse(train_cifar_options(), args).config.to_json();
   const Json unet = parse(train_unet_options(), args).config.to_json();
   std::size_t shared = 0;
@@ -92,11 +69,15 @@ TEST(SharedOptions, TrainCifarAndTrainUnetReadThemAlike) {
       EXPECT_EQ(cifar.at(o.key), unet.at(o.key)) << o.key;
       ++shared;
     }
-  EXPECT_EQ(shared, 21u);
+  EXPECT_EQ(shared, 24u);
   EXPECT_EQ(cifar["collective_timeout"], 9.5);
   EXPECT_EQ(unet["backend"], "mpi");
   EXPECT_EQ(unet["progress"], false);
   EXPECT_EQ(cifar["out"], "o");
+  EXPECT_EQ(unet["trace_steps"], "3:5");
+  const Json zero = parse(train_unet_options(), words("--zero 1")).config.to_json();
+  EXPECT_EQ(zero["zero"], 1);
+  EXPECT_EQ(parse(train_cifar_options(), words("--set zero=1")).config.to_json()["zero"], 1);
 
   // Bad values: the same error in each app, predict included for the options it shares.
   for (const std::vector<std::string>& bad :
@@ -127,12 +108,25 @@ TEST(SharedOptions, TrainCifarAndTrainUnetReadThemAlike) {
                                              {"--loss-scale", "-1"},
                                              {"--out", ""},
                                              {"--stop-after-epochs", "-1"},
-                                             {"--set", "stop_after_epochs=true"}}) {
+                                             {"--set", "stop_after_epochs=true"},
+                                             {"--zero", "2"},
+                                             {"--zero", "1", "--dp", "2"},
+                                             {"--zero", "1", "--dp-devices", "cpu:0,cpu:1"},
+                                             {"--trace-steps", "5:3"},
+                                             {"--trace-steps", "0:2"}}) {
     const std::string expected = error(train_cifar_options(), bad);
     EXPECT_NE(expected, "no error") << bad[0];
     EXPECT_EQ(error(train_unet_options(), bad), expected);
   }
   EXPECT_EQ(error(train_unet_options(), {"--seed", "-1"}), "seed must be >= 0, got -1");
+  // main's words for ZeRO and the trace window (train_cifar's, where the apps differed).
+  EXPECT_EQ(error(train_unet_options(), {"--zero", "2"}),
+            "zero must be 0 (off) or 1 (ZeRO stage 1: optimizer state sharded across processes), "
+            "got 2");
+  EXPECT_EQ(error(train_unet_options(), {"--zero", "1", "--dp", "2"}),
+            "zero shards the optimizer across processes (mpirun); it does not combine with dp");
+  EXPECT_EQ(error(train_cifar_options(), {"--trace-steps", "5:3"}),
+            "--trace-steps '5:3': the first step comes after the last");
   EXPECT_EQ(error(train_cifar_options(), {"--threads", "many"}),
             "APP: --threads: option 'threads' must be an integer, got \"many\"");
 }
@@ -182,9 +176,10 @@ TEST(SharedOptions, CheckpointsRecordTheOptionsAsBeforeAndTheyReadBack) {
             R"("lr_scaling":"none","milestones":[100,150],"model":"resnet18","momentum":0.9,)"
             R"("nesterov":false,"norm_bias_lr_scale":1.0,"out":"runs/cifar10","overwrite":false,)"
             R"("preset":"","progress":true,"resume":"","schedule":"cosine","seed":0,)"
-            R"("stop_after_epochs":0,"sync_bn":false,"test_limit":0,"threads":0,"train_limit":0,)"
+            R"("stop_after_epochs":0,"sync_bn":false,"test_limit":0,"threads":0,"trace":"",)"
+            R"("trace_steps":"2:4","train_limit":0,)"
             R"("tta":false,"tta_epochs":"every","tta_translate":false,"warmup_epochs":0.0,)"
-            R"("weight_decay":0.0005,"whiten_bias_epochs":0,"workers":2})");
+            R"("weight_decay":0.0005,"whiten_bias_epochs":0,"workers":2,"zero":0})");
   EXPECT_EQ(train_cifar_options().defaults(), TrainConfig{}.to_json());
   const TrainConfig airbench =
       parse(train_cifar_options(), {"--preset", "airbench94", "--amp", "O1", "--dp", "2"}).config;

@@ -98,7 +98,7 @@ TEST_P(HalfKernels, ConvBiasGradientIsOneRoundingOfTheF64Sum) {
   const Tensor gy = randn({4, 3, 7, 7}).to(dt);
   const Tensor exact = sum(gy.to(DType::f64), {0, 2, 3});
   // A single rounding from the f64 sum: equal to converting that sum, bit for bit.
-  EXPECT_TRUE(all_close(conv2d_backward_bias(gy), exact.to(dt), 0, 0));
+  EXPECT_TRUE(all_close(conv_backward_bias<2>(gy), exact.to(dt), 0, 0));
 }
 
 TEST_P(HalfKernels, BadInputsStillNameTheOp) {

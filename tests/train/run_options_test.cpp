@@ -266,11 +266,14 @@ TEST(CommonOptions, MachineOptionsBecomeTheWorldThePlacementAndTheWrap) {
   EXPECT_EQ(wrap.batch_norm, parallel::BatchNormSync::across_devices);
   EXPECT_EQ(wrap.bucket_mb, 4);
   EXPECT_EQ(wrap.compression, parallel::GradCompression::fp16);
+  EXPECT_EQ(wrap.zero, ZeroStage::off);
   m.dp_devices = "";
   m.dp = 0;
   m.device = "cpu:1";
   EXPECT_EQ(place(m, world).device, Device::cpu(1));
   EXPECT_TRUE(place(m, world).dp_devices.empty());
+  m.zero = 1;
+  EXPECT_EQ(wrap_options(m, place(m, world), {}).zero, ZeroStage::one);
   m.device = "cuda:0";
   if (cuda_device_count() == 0) {
     EXPECT_TRUE(throws_error([&] { place(m, world); }, {"cuda:0 requested"}));
@@ -280,10 +283,18 @@ TEST(CommonOptions, MachineOptionsBecomeTheWorldThePlacementAndTheWrap) {
   EXPECT_EQ(amp.amp_options().level, OptLevel::O2);
   EXPECT_EQ(amp.amp_options().dtype, DType::bf16);
   EXPECT_EQ(amp.amp_options().scaler.init_scale, 1024);
-  const RunOutputOptions out{.out = "o", .resume = "auto", .overwrite = true};
+  const RunOutputOptions out{
+      .out = "o", .resume = "auto", .overwrite = true, .trace = "t.json", .trace_steps = "3:7"};
   EXPECT_EQ(out.folder("p").program, "p");
   EXPECT_EQ(out.folder("p").resume, "auto");
   EXPECT_TRUE(out.folder("p").overwrite);
+  EXPECT_EQ(out.trace_options().path, "t.json");
+  EXPECT_EQ(out.trace_options().first_step, 3);
+  EXPECT_EQ(out.trace_options().last_step, 7);
+  const RunOutputOptions untraced;
+  EXPECT_EQ(untraced.trace_options().path, "");
+  EXPECT_EQ(untraced.trace_options().first_step, 2);  // the window main's apps had
+  EXPECT_EQ(untraced.trace_options().last_step, 4);
 }
 
 }  // namespace
