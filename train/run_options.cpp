@@ -4,6 +4,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace rg::train {
@@ -57,9 +58,9 @@ std::string dashed(std::string key) {
 }
 
 // Text for a message, cut short (at a UTF-8 character boundary).
-std::string clipped(const std::string& text) {
-  if (text.size() <= 80) return text;
-  std::size_t cut = 80;
+std::string clipped(const std::string& text, std::size_t limit = 80) {
+  if (text.size() <= limit) return text;
+  std::size_t cut = limit;
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
   return text.substr(0, cut) + "... (" + std::to_string(text.size()) + " bytes)";
 }
@@ -105,7 +106,8 @@ void check_utf8(const std::string& text, const std::string& what) {
 }
 
 // Parses JSON text, refusing nesting deeper than kMaxConfigDepth as the parser meets it.
-// `allow_invalid`: a discarded value instead of an error for text that is not JSON.
+// `allow_invalid`: a discarded value instead of an error for text that is not JSON; else the
+// error names the line and column where the text stops being JSON.
 Json parse_json(const std::string& text, const std::string& what, bool allow_invalid) {
   const Json::parser_callback_t depth_guard = [&](int depth, Json::parse_event_t event, Json&) {
     if (depth >= kMaxConfigDepth &&
@@ -113,9 +115,48 @@ Json parse_json(const std::string& text, const std::string& what, bool allow_inv
       fail(what, ": JSON nests lists or objects deeper than ", kMaxConfigDepth, " levels");
     return true;
   };
-  Json value = Json::parse(text, depth_guard, /*allow_exceptions=*/false);
-  RG_CHECK(allow_invalid || !value.is_discarded(), what, " is not valid JSON");
-  return value;
+  if (allow_invalid) return Json::parse(text, depth_guard, /*allow_exceptions=*/false);
+  try {
+    return Json::parse(text, depth_guard);
+  } catch (const Json::parse_error& e) {
+    // e.byte: 1 + the offset of the byte the parser stopped at.
+    const std::size_t at = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
+    const auto line =
+        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    const std::size_t line_start = at == 0 ? 0 : text.rfind('\n', at - 1) + 1;  // npos + 1 = 0
+    std::string detail = e.what();  // "[json.exception...] parse error at line L, column C: why"
+    if (const auto colon = detail.find(": "); colon != std::string::npos)
+      detail = detail.substr(colon + 2);
+    fail(what, " is not valid JSON at line ", line, ", column ", at - line_start + 1, ": ",
+         clipped(detail, 200));  // its "last read" token may be long
+  }
+}
+
+// The line of each key of the top-level object of `text`, JSON that parsed: an error about a
+// key's value names where it is. A repeated key's last line, as the parser keeps its last value.
+std::map<std::string, int64_t> key_lines(const std::string& text) {
+  std::map<std::string, int64_t> lines;
+  int64_t line = 1, depth = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    } else if (c == '"') {  // a string, on one line (JSON strings hold no raw line break)
+      const std::size_t start = i;
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\') ++i;  // skips the escaped character, \" included
+      const std::size_t next = text.find_first_not_of(" \t\r\n", i + 1);
+      if (depth == 1 && next != std::string::npos && text[next] == ':') {
+        const Json key = Json::parse(text.substr(start, i + 1 - start), nullptr, false);
+        if (key.is_string()) lines[key.get<std::string>()] = line;
+      }
+    }
+  }
+  return lines;
 }
 
 // The value of a flag's or --set's `text` for `option` (null: an unknown key, which the merge
@@ -289,16 +330,26 @@ void OptionTable::check_types(const Json& values) const {
   }
 }
 
-void OptionTable::merge_file(Json& values, const std::string& path) const {
+void OptionTable::merge_file(Json& values, const std::string& path, Origins* origins) const {
   const std::string what = "--config '" + path + "'";
   RG_CHECK(fs::is_regular_file(path), what, ": not a regular file that can be read");
   RG_CHECK(fs::file_size(path) <= static_cast<uintmax_t>(kMaxConfigFileBytes), what,
            ": larger than ", kMaxConfigFileBytes, " bytes, too large for a configuration");
   std::ifstream in(path);
   RG_CHECK(in.good(), what, ": cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  merge(values, parse_json(text.str(), what, /*allow_invalid=*/false), path);
+  std::ostringstream read;
+  read << in.rdbuf();
+  const std::string text = read.str();
+  const Json file = parse_json(text, what, /*allow_invalid=*/false);
+  RG_CHECK(file.is_object(), path, ": the configuration must be a JSON object");
+  const std::map<std::string, int64_t> lines = key_lines(text);
+  for (const auto& [key, value] : file.items()) {
+    const auto line = lines.find(key);
+    const std::string origin =
+        line == lines.end() ? path : path + ":" + std::to_string(line->second);
+    merge(values, {{key, value}}, origin);
+    if (origins) (*origins)[key] = origin;
+  }
 }
 
 void OptionTable::apply_set(Json& values, const std::string& assignment) const {
@@ -376,7 +427,7 @@ OptionTable::Layers OptionTable::layer_command_line(int argc, char** argv) const
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
-    return {Json::object(), true, app.help()};
+    return {.values = Json::object(), .help_requested = true, .help = app.help()};
   } catch (const CLI::ParseError& e) {
     fail(program_, ": ", e.what(), " (see --help)");
   }
@@ -387,18 +438,22 @@ OptionTable::Layers OptionTable::layer_command_line(int argc, char** argv) const
     merge(values, preset(preset_name), "--preset " + clipped(preset_name));
     values["preset"] = preset_name;
   }
-  if (config_flag && config_flag->count()) merge_file(values, config_file);
+  if (config_flag && config_flag->count()) merge_file(values, config_file, &layers.origins);
   for (std::size_t i = 0; i < options_.size(); ++i) {
     if (!flags[i] || flags[i]->count() == 0) continue;
     const OptionInfo& o = options_[i];
     const std::string source = program_ + ": " + o.flag_name();
+    layers.origins.erase(o.key);  // a flag over the file's value
     if (o.kind == ValueKind::boolean) {
       values[o.key] = o.flag != Flag::negated;
     } else if (o.kind == ValueKind::texts || o.from_values) {
       for (const std::string& text : lists[i]) check_utf8(text, source);
       if (o.from_values) {
         const Json set = o.from_values(lists[i]);  // named: items() would dangle on a temporary
-        for (const auto& [key, value] : set.items()) set_value(values, *find(key), value, source);
+        for (const auto& [key, value] : set.items()) {
+          set_value(values, *find(key), value, source);
+          layers.origins.erase(key);
+        }
       } else
         values[o.key] = lists[i];
     } else {
@@ -408,8 +463,17 @@ OptionTable::Layers OptionTable::layer_command_line(int argc, char** argv) const
                 source);
     }
   }
-  for (const std::string& s : sets) apply_set(values, s);
+  for (const std::string& s : sets) {
+    apply_set(values, s);
+    layers.origins.erase(s.substr(0, s.find('=')));
+  }
   return layers;
+}
+
+void OptionTable::fail_from(const Error& error, const std::string& key, const Origins& origins) {
+  const auto origin = origins.find(key);
+  if (origin == origins.end()) throw error;
+  fail(error.what(), " (", origin->second, ")");
 }
 
 }  // namespace rg::train

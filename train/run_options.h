@@ -23,6 +23,7 @@
 #include <concepts>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -137,12 +138,18 @@ class OptionTable {
   // The layers, each onto `values` (an object of options by key; the keys it lacks keep their
   // defaults): `overrides` from `source` (a message's first words), --config's file, one --set.
   void merge(Json& values, const Json& overrides, const std::string& source) const;
-  void merge_file(Json& values, const std::string& path) const;  // regular, <= 1 MiB, JSON
+  // A file's errors name it and the line of the key, "run.json:3"; `origins` gets that place of
+  // each key, so that a value failing its check later is named with it.
+  using Origins = std::map<std::string, std::string>;
+  void merge_file(Json& values, const std::string& path,  // regular, <= 1 MiB, JSON
+                  Origins* origins = nullptr) const;
   void apply_set(Json& values, const std::string& assignment) const;
 
-  // Every layer of argv, or the help text when --help was asked for.
+  // Every layer of argv (with the place in --config's file of each value set there), or the
+  // help text when --help was asked for.
   struct Layers {
     Json values = Json::object();
+    Origins origins{};
     bool help_requested = false;
     std::string help;
   };
@@ -156,6 +163,9 @@ class OptionTable {
   void check_types(const Json& values) const;
   // Every option's default, the command line's included (for --help); from the app's struct.
   virtual Json default_values() const = 0;
+  // Throws `error`, about `key`'s value, with the place in a config file that set it if one did.
+  [[noreturn]] static void fail_from(const Error& error, const std::string& key,
+                                     const Origins& origins);
 
  private:
   void set_value(Json& values, const OptionInfo& option, Json value,
@@ -253,20 +263,27 @@ class RunOptions : public OptionTable {
     derived_.push_back(std::move(derive));
   }
 
-  // The options: `values` (options by key, as the layers left them) over the defaults, checked.
-  Config read(const Json& values) const {
+  // The options: `values` (options by key, as the layers left them) over the defaults, checked;
+  // a value that fails its check is named with its place in a config file, if `origins` has it.
+  Config read(const Json& values, const Origins& origins = {}) const {
     check_types(values);
     Config c{};
     for (std::size_t i = 0; i < bindings_.size(); ++i)
       if (values.contains(options()[i].key)) bindings_[i].read(c, values.at(options()[i].key));
     for (const auto& derive : derived_) derive(c, values);
-    validate(c);
+    validate(c, origins);
     return c;
   }
 
   // Checks options set in code (a test's, a run's): each value, then the rules across options.
-  void validate(const Config& c) const {
-    for (const auto& b : bindings_) b.check(c);
+  void validate(const Config& c, const Origins& origins = {}) const {
+    for (std::size_t i = 0; i < bindings_.size(); ++i) {
+      try {
+        bindings_[i].check(c);
+      } catch (const Error& e) {
+        fail_from(e, options()[i].key, origins);
+      }
+    }
     for (const auto& rule : rules_) rule(c);
   }
 
@@ -282,7 +299,7 @@ class RunOptions : public OptionTable {
   CommandLine<Config> parse(int argc, char** argv) const {
     Layers layers = layer_command_line(argc, argv);
     if (layers.help_requested) return {Config{}, true, std::move(layers.help)};
-    return {read(layers.values), false, ""};
+    return {read(layers.values, layers.origins), false, ""};
   }
 
   // One option's access to the struct, by its declaration's index (include() copies them).

@@ -124,7 +124,7 @@ TEST(RunOptions, ErrorsNameTheSourceTheKeyAndTheValue) {
       [&] {
         parse({"--config", file});
       },
-      {"toy_bad.json: option 'fancy' must be a boolean, got 1"}));
+      {"toy_bad.json:1: option 'fancy' must be a boolean, got 1"}));
   EXPECT_TRUE(throws_error(
       [] {
         parse({"--preset", "short"});
@@ -150,6 +150,56 @@ TEST(RunOptions, ErrorsNameTheSourceTheKeyAndTheValue) {
   nan.lr = std::nan("");
   EXPECT_TRUE(
       throws_error([&] { toy_options().validate(nan); }, {"lr must be a finite number, got nan"}));
+}
+
+// The message of the error parse(args) throws, the temporary folder's path cut off.
+std::string error_of(std::vector<std::string> args) {
+  try {
+    parse(std::move(args));
+  } catch (const Error& e) {
+    std::string what = e.what();
+    for (std::size_t at; (at = what.find(rg::testing::temp_path(""))) != std::string::npos;)
+      what.erase(at, rg::testing::temp_path("").size());
+    return what;
+  }
+  return "no error";
+}
+
+TEST(RunOptions, AConfigFilesErrorsNameTheFileAndTheLine) {
+  const std::string file = write_file("lines.json",
+                                      "{\n  \"epochs\": 5,\n  \"lr\": -1,\n"
+                                      "  \"kind\":\n    \"odd\"\n}\n");
+  // A value that fails its check, read after every layer: the line of its key.
+  EXPECT_EQ(error_of({"--config", file}), "lr must be > 0, got -1 (lines.json:3)");
+  EXPECT_EQ(error_of({"--config", file, "--lr", "1"}),
+            "kind must be plain or fancy, got 'odd' (lines.json:4)");
+  // Values that a flag or --set replaced are theirs: no file to name.
+  EXPECT_EQ(error_of({"--config", file, "--set", "lr=0"}), "lr must be > 0, got 0");
+  EXPECT_EQ(error_of({"--config", file, "--lr", "1", "--kind", "odd"}),
+            "kind must be plain or fancy, got 'odd'");
+  EXPECT_EQ(parse({"--config", file, "--lr", "1", "--kind", "plain"}).config.epochs, 5);
+  // The key as JSON spells it (an escape), and the types and names of keys.
+  const std::string escaped = write_file("escaped.json", "{\"lr\": 1,\n\"ep\\u006fchs\": 0}");
+  EXPECT_EQ(error_of({"--config", escaped}), "epochs must be in [1, 10], got 0 (escaped.json:2)");
+  const std::string typed = write_file("typed.json", "{\"lr\": 1,\n\n  \"fancy\": \"yes\"}");
+  EXPECT_EQ(error_of({"--config", typed}),
+            "typed.json:3: option 'fancy' must be a boolean, got \"yes\"");
+  const std::string unknown = write_file("unknown.json", "{\n\"lr\": 1, \"epoch\": 2}");
+  EXPECT_NE(error_of({"--config", unknown}).find("unknown.json:2: unknown option 'epoch'"),
+            std::string::npos);
+  // Text that is not JSON: where the parser stopped.
+  const std::string broken = write_file("broken.json", "{\n  \"lr\": 1,\n}\n");
+  EXPECT_TRUE(throws_error(
+      [&] {
+        parse({"--config", broken});
+      },
+      {"--config '", "broken.json' is not valid JSON at line 3, column 1: ", "syntax error"}));
+  const std::string empty = write_file("empty.json", "");
+  EXPECT_TRUE(throws_error(
+      [&] {
+        parse({"--config", empty});
+      },
+      {"empty.json' is not valid JSON at line 1, column 1"}));
 }
 
 TEST(RunOptions, ChecksSayTheirBounds) {
