@@ -6,9 +6,10 @@
 // batch_size), --help, and one layering, later sources overriding earlier ones:
 //   defaults < --preset NAME < --config FILE.json < flags < --set key=value (repeatable)
 // An unknown key or a value of the wrong type is an error naming the key and where the value
-// came from; so are strings that are not UTF-8 and JSON nested deeper than kMaxConfigDepth (a
-// config is flat; a value nested 300,000 deep once overflowed the stack). Then each value is
-// checked (its range, its choices) in the order declared, then the checks across options.
+// came from (the flag, the --set, the config file and line); so are strings that are not UTF-8
+// and JSON nested deeper than kMaxConfigDepth (a config is flat; a value nested 300,000 deep
+// once overflowed the stack). Then each value is checked (its range, its choices) in the order
+// declared — a config file's value named with its line — then the checks across options.
 //
 // An app declares its options once, in a function that returns them:
 //   train::RunOptions<UnetConfig> o("train_unet", "train a UNet to segment ...");
