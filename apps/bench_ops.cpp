@@ -5,7 +5,7 @@
 //
 //   ./build/apps/bench_ops [--model resnet18|resnet20|airbench94|unet3d] [--threads N] [--batch
 //   128]
-//                          [--repeat 3]
+//                          [--repeat 3] [--isa LEVEL] [--clock wall|cpu] [--verbose]
 //                          [--only NAME_PART] [--device cpu|cuda[:N]] [--dtype f32|f16|bf16]
 //
 // With --op NAME[,NAME...] it times instead forward and backward of any op that declares a bench
@@ -16,6 +16,9 @@
 //
 // FLOPs of each of forward, backward-data and backward-weight: 2·N·O·(C/G)·kH·kW·Ho·Wo
 // (·kD·Do for conv3d). unet3d runs batch 1 unless --batch says otherwise; conv3d is CPU only.
+// --isa caps the CPU kernels at a level (core/cpu_features.h: e.g. --isa avx512 runs bf16 on the
+// f32 kernels instead of the bf16 tiles); --verbose lists the kernel that served each problem;
+// --clock cpu times by the process's CPU time (robust to a shared machine's load).
 // Each time is the best of --repeat calls after one warm-up call (the machine is shared); the
 // sgemm runs before and after the convolutions and reports its best; a register-only FMA loop
 // after them gives the CPU's FMA peak (cpu_fma_peak).
@@ -29,6 +32,8 @@
 #define EIGEN_DONT_PARALLELIZE
 #endif
 
+#include <sys/resource.h>
+
 #include <Eigen/Core>
 #include <chrono>
 #include <cstdio>
@@ -41,6 +46,8 @@
 #include <vector>
 
 #include "core/autograd.h"
+#include "core/cpu_features.h"
+#include "core/kernel_log.h"
 #include "core/thread_pool.h"
 #include "ops/ops.h"
 #include "tests/support/op_spec.h"
@@ -51,16 +58,29 @@ namespace {
 // before their kernels run).
 rg::Device timed_device = rg::Device::cpu();
 
+// --clock cpu: the CPU time of the process (all its threads) instead of wall time, which a
+// machine shared with other work inflates far more (CPU kernels only).
+bool cpu_clock = false;
+
+double now_seconds() {
+  if (cpu_clock) {
+    rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 double best_seconds(int repeat, const std::function<void()>& fn) {
   fn();  // warm-up: page faults, pool start-up, cuDNN plans
   rg::synchronize(timed_device);
   double best = 1e30;
   for (int r = 0; r < repeat; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const double t0 = now_seconds();
     fn();
     rg::synchronize(timed_device);
-    const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
-    best = std::min(best, dt.count());
+    best = std::min(best, now_seconds() - t0);
   }
   return best;
 }
@@ -345,6 +365,7 @@ int main(int argc, char** argv) {
   int64_t threads = std::thread::hardware_concurrency(), batch = 0, repeat = 3;  // batch 0: default
   std::string only;                  // run only the shapes whose name contains this
   std::string op_names, shape_text;  // --op, --shape
+  bool verbose = false;              // --verbose: the kernel of each problem, on stderr
   rg::Device device = rg::Device::cpu();
   rg::DType dtype = rg::DType::f32;
   const std::vector<ConvShape>* shapes = &kResNet18;
@@ -368,6 +389,22 @@ int main(int argc, char** argv) {
                                    : &kResNet18;
     } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
+    } else if (!std::strcmp(argv[i], "--isa") && i + 1 < argc) {
+      try {
+        rg::set_max_cpu_isa(rg::parse_cpu_isa(argv[++i]));
+      } catch (const rg::Error& e) {
+        std::fprintf(stderr, "bench_ops: %s\n", e.what());
+        return 2;
+      }
+    } else if (!std::strcmp(argv[i], "--verbose")) {
+      verbose = true;
+    } else if (!std::strcmp(argv[i], "--clock") && i + 1 < argc) {
+      const std::string c = argv[++i];
+      if (c != "wall" && c != "cpu") {
+        std::fprintf(stderr, "bench_ops: --clock must be wall or cpu\n");
+        return 2;
+      }
+      cpu_clock = c == "cpu";
     } else if (!std::strcmp(argv[i], "--op") && i + 1 < argc) {
       op_names = argv[++i];
     } else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
@@ -392,7 +429,8 @@ int main(int argc, char** argv) {
                    "usage: bench_ops [--model resnet18|resnet20|airbench94|unet3d] [--threads N] "
                    "[--batch 128] "
                    "[--repeat 3] [--only NAME_PART] [--device cpu|cuda[:N]] "
-                   "[--dtype f32|f16|bf16]\n"
+                   "[--dtype f32|f16|bf16] [--isa generic|avx2|avx512|avx512_bf16|amx] "
+                   "[--clock wall|cpu] [--verbose]\n"
                    "       bench_ops --op NAME[,NAME...]|list [--shape N,N,...] [--threads N] "
                    "[--repeat 3] [--device cpu|cuda[:N]] [--dtype f32|f16|bf16]\n");
       return 2;
@@ -413,10 +451,11 @@ int main(int argc, char** argv) {
   double sgemm_s = 0;
   double sgemm = sgemm_gflops(2048, static_cast<int>(repeat), sgemm_s);
   std::printf(
-      "{\n  \"device\": \"%s\",\n  \"dtype\": \"%s\",\n  \"threads\": %d,\n  \"batch\": "
-      "%lld,\n  \"repeat\": %lld,\n  \"convs\": [\n",
-      device_name.str().c_str(), std::string(rg::dtype_name(dtype)).c_str(), rg::num_threads(),
-      static_cast<long long>(batch), static_cast<long long>(repeat));
+      "{\n  \"device\": \"%s\",\n  \"cpu_kernels\": \"%s\",\n  \"dtype\": \"%s\",\n  "
+      "\"threads\": %d,\n  \"batch\": %lld,\n  \"repeat\": %lld,\n  \"convs\": [\n",
+      device_name.str().c_str(), rg::cpu_isa_note().c_str(),
+      std::string(rg::dtype_name(dtype)).c_str(), rg::num_threads(), static_cast<long long>(batch),
+      static_cast<long long>(repeat));
 
   double total_flops = 0, total_s = 0;
   int printed = 0;
@@ -476,5 +515,8 @@ int main(int argc, char** argv) {
       "  \"aggregate\": {\"gflop\": %.3f, \"seconds\": %.4f, \"gflops\": %.1f, "
       "\"fraction_of_sgemm\": %.3f, \"fraction_of_fma_peak\": %.3f}\n}\n",
       total_flops * 1e-9, total_s, agg, agg / sgemm, agg / fma_peak);
+  if (verbose)
+    for (const rg::KernelChoice& k : rg::kernel_choices())
+      std::fprintf(stderr, "%s %s: %s\n", k.op.c_str(), k.problem.c_str(), k.kernel.c_str());
   return 0;
 }

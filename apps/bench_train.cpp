@@ -14,7 +14,9 @@
 // pool has reserved). host_ms_per_step is the time until step() returns, before the wait for
 // the device: on a GPU, well below the step's time when the host queues ahead of the GPU, and
 // equal to it when something in the step waits for the GPU (a read back, a synchronous copy).
+#include <sys/resource.h>
 #include <CLI/CLI.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -33,7 +35,15 @@ namespace {
 struct Result {
   double images_per_second, best_images_per_second, peak_mib, host_ms_per_step;
   int64_t skipped, parameters;
+  double cpu_ms_per_step;  // CPU time of the process (all threads) per timed step
 };
+
+double process_cpu_seconds() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
 
 // --trace: steps [first, last] of a configuration, counted from 1 over warm-up and timed steps.
 struct TraceWindow {
@@ -88,6 +98,7 @@ Result run(const std::string& model_name, const rg::AmpOptions& options, const r
   rg::reset_peak_memory(device);
   double best = 1e30, total = 0, host = 0;
   using Clock = std::chrono::steady_clock;
+  const double cpu0 = process_cpu_seconds();
   for (int64_t i = 0; i < steps; ++i) {
     const auto t0 = Clock::now();
     step();
@@ -97,6 +108,7 @@ Result run(const std::string& model_name, const rg::AmpOptions& options, const r
     best = std::min(best, s);
     total += s;
   }
+  const double cpu = process_cpu_seconds() - cpu0;
   if (!window.path.empty() && taken >= window.first && taken < window.last) {  // ended inside
     rg::trace::stop();
     rg::trace::write_file(window.path, rg::trace::json_file({rg::trace::to_json_objects(
@@ -107,7 +119,8 @@ Result run(const std::string& model_name, const rg::AmpOptions& options, const r
           static_cast<double>(rg::memory_stats(device).peak_bytes) / (1 << 20),
           1e3 * host / static_cast<double>(steps),
           amp.scaler() ? amp.scaler()->skipped_steps() : 0,
-          parameters};
+          parameters,
+          1e3 * cpu / static_cast<double>(steps)};
 }
 
 }  // namespace
@@ -171,13 +184,15 @@ int main(int argc, char** argv) {
           "\"threads\": %d, "
           "\"amp\": \"%s\", \"dtype\": \"%s\", \"steps\": %lld, \"images_per_second\": %.1f, "
           "\"best_images_per_second\": %.1f, \"host_ms_per_step\": %.2f, \"peak_memory_mib\": "
-          "%.1f, \"skipped_steps\": %lld, \"parameters\": %lld, \"cudnn_benchmark\": %s}\n",
+          "%.1f, \"skipped_steps\": %lld, \"parameters\": %lld, \"cudnn_benchmark\": %s, "
+          "\"cpu_ms_per_step\": %.1f}\n",
           device.str().c_str(), model_name.c_str(), static_cast<long long>(batch),
           rg::num_threads(), std::string(rg::opt_level_name(c.level)).c_str(),
           f32 ? "fp32" : (c.dtype == rg::DType::f16 ? "fp16" : "bf16"),
           static_cast<long long>(steps), r.images_per_second, r.best_images_per_second,
           r.host_ms_per_step, r.peak_mib, static_cast<long long>(r.skipped),
-          static_cast<long long>(r.parameters), cudnn_benchmark ? "true" : "false");
+          static_cast<long long>(r.parameters), cudnn_benchmark ? "true" : "false",
+          r.cpu_ms_per_step);
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

@@ -28,9 +28,9 @@
 #            tests: the block reductions (core/cuda/reduce_kernels.cuh: warp shuffles, then
 #            shared memory between __syncthreads) under softmax, batch norm, the losses, max,
 #            sum and the optimizers' norms
-#   synccheck compute-sanitizer synccheck (barriers and warp-synchronous calls used wrongly:
-#            a __syncthreads in divergent code, a __shfl_*_sync mask naming absent threads) over
-#            the same tests
+#   synccheck compute-sanitizer synccheck (barriers and warp-synchronous calls used wrongly: a
+#            __syncwarp or __shfl_*_sync whose mask leaves out its callers; on Hopper not a
+#            __syncthreads that part of a block skips) over the same tests
 #   cudnn    apps/cudnn_device_json: the GPU's cuDNN description (tests/fixtures/cudnn/)
 #   profile  the time of every kernel in an f32 ResNet18 train step, ringgrad's (Nsight Compute)
 #            beside PyTorch's (torch.profiler), by tools/gpu_step_profile.py (needs ncu, torch)
@@ -159,6 +159,8 @@ if has airbench; then
     # One warm-up process each (not recorded), then the timed runs, alternated.
     step airbench_ringgrad_warmup 90 "$ab/warmup.txt" "${rg[@]}" --preset airbench94 \
       --out "$ab/rg_warmup"
+    # The presets' cuDNN plans on a GPU (cudnn_benchmark on by default since issue 40's step 3).
+    grep -m1 "^convolutions:" "$ab/warmup.txt"
     [ -n "$pt" ] && step airbench_pytorch_warmup 90 "$ab/warmup.txt" python3 \
       tools/airbench94_reference.py --data "$abdir/pt"
     for i in $(seq 1 "${AIRBENCH_RUNS:-3}"); do
@@ -172,7 +174,11 @@ if has airbench; then
     done
     # Kernels per step of the real loop (item 3's "before"): a short airbench94 and quick run
     # under Nsight Compute, the data on the device, the 6 steps of one epoch (the 5th with the
-    # lookahead).
+    # lookahead). Two epochs stopped after the first: with one, the 6th step was the run's last,
+    # where the lookahead copies its averages into the model (~100 pointwise kernels and ~66
+    # copies the other steps do not launch). With the heuristics' plans (--no-cudnn-benchmark):
+    # under ncu, which stops at every kernel, timing cuDNN's plans would time the profiler and
+    # keep garbage; the timed runs above show what the presets' timed plans give.
     ncu=$(command -v ncu || find /usr/local /opt -xdev -name ncu -type f 2>/dev/null | head -n 1)
     if [ -z "$ncu" ]; then
       echo "[airbench] kernels per step skipped: no ncu on this machine"
@@ -183,8 +189,8 @@ if has airbench; then
         err=$ab/ncu.err step "kernels_per_step_$preset" 120 "$ab/ncu_$preset.csv" "$ncu" --csv \
           --print-units base --print-kernel-base demangled --metrics gpu__time_duration.sum \
           --cache-control none --clock-control none --launch-count 8000 "${rg[@]}" \
-          --preset $preset --out "$(mktemp -d)" --epochs 1 --train-limit $((6 * batch)) \
-          --test-limit 512
+          --preset $preset --no-cudnn-benchmark --out "$(mktemp -d)" --epochs 2 \
+          --stop-after-epochs 1 --train-limit $((6 * batch)) --test-limit 512
         python3 tools/gpu_step_profile.py --train-steps "$ab/ncu_$preset.csv" \
           >"$ab/kernels_$preset.txt" 2>&1
         echo "[kernels per step, $preset] $(head -n 1 "$ab/kernels_$preset.txt")"
@@ -312,7 +318,7 @@ if has racecheck; then
 fi
 
 if has synccheck; then
-  canary synccheck divergent
+  canary synccheck syncwarp
   step synccheck 150 "$report/synccheck.txt" compute-sanitizer --tool synccheck \
     --error-exitcode 9 build/tests/test_gpu_ops --gtest_filter="$custom_kernel_tests"
   grep -E "ERROR SUMMARY|FAILED" "$report/synccheck.txt"

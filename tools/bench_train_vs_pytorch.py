@@ -27,6 +27,10 @@ with --amp-dtype bf16 PyTorch runs without a GradScaler (its recommended use), w
 O1 scales the loss for bf16 too (a read back of the scaler's verdict every step).
 Each side also reports host_ms_per_step, the host's time until its step returns, before the wait
 for the device: on a GPU it shows which side's host waits for the GPU inside a step.
+The report names the machine (CPU model, its AVX2/AVX-512/AMX flags) and the load average,
+and gives each side's CPU time per step (all its threads; the median round) and their ratio,
+cpu_speedup: on a machine shared with other work the load inflates wall times, PyTorch's
+OpenMP threads (which wait for each other at every parallel region) far more than ringgrad's.
 Needs PyTorch (pip install torch) and a built ringgrad (bash scripts/build.sh).
 """
 import argparse
@@ -96,17 +100,20 @@ def pytorch_step_rate(model_name, batch, threads, steps, device, amp, amp_dtype,
     for _ in range(warmup):
         step()
     times, host = [], 0.0
+    cpu0 = time.process_time()
     for _ in range(steps):
         t0 = time.perf_counter()
         host += step()
         times.append(time.perf_counter() - t0)
+    cpu = time.process_time() - cpu0
     return {"framework": "pytorch", "version": torch.__version__, "device": device,
             "model": model_name, "amp": amp, "dtype": amp_dtype if amp != "O0" else "fp32",
             "batch": batch, "threads": threads, "steps": steps,
             "parameters": step.parameters,
             "images_per_second": round(batch * steps / sum(times), 1),
             "best_images_per_second": round(batch / min(times), 1),
-            "host_ms_per_step": round(1e3 * host / steps, 2)}
+            "host_ms_per_step": round(1e3 * host / steps, 2),
+            "cpu_ms_per_step": round(1e3 * cpu / steps, 1)}
 
 
 def ringgrad_step_rate(exe, model_name, batch, threads, steps, device, amp, amp_dtype):
@@ -128,6 +135,25 @@ def parse_models(a):
         name, _, batch = item.partition(":")
         models.append((name, int(batch) if batch else a.batch))
     return models
+
+
+def machine():
+    """The CPU (model name and the vector flags the kernels choose by), for the report: speed
+    figures name the machine they came from."""
+    model, flags = "?", set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and model == "?":
+                    model = value.strip()
+                elif key.strip() == "flags" and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    wanted = ["avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16"]
+    return {"cpu": model, "cores": os.cpu_count(),
+            "flags": [f for f in wanted if f in flags]}
 
 
 def main():
@@ -168,11 +194,20 @@ def main():
                   for rg_round, pt_round in zip(runs["ringgrad"], runs["pytorch"])]
         best["round_speedups"] = [round(r, 2) for r in rounds]
         best["median_round_speedup"] = round(statistics.median(rounds), 2)
+        # CPU time (all threads) per step, which a shared machine's load inflates far less than
+        # wall time: the median round of each framework, and their ratio.
+        # (A bench_train built before it reported CPU time gives none: then no ratio.)
+        cpu = {k: statistics.median(r["cpu_ms_per_step"] for r in runs[k]) for k in runs
+               if all("cpu_ms_per_step" in r for r in runs[k])}
+        best["cpu_ms_per_step"] = cpu
+        if "ringgrad" in cpu:
+            best["cpu_speedup"] = round(cpu["pytorch"] / cpu["ringgrad"], 2)
         if a.baseline:
             best["speedup_over_baseline"] = round(
                 best["ringgrad"]["images_per_second"] /
                 best["ringgrad_baseline"]["images_per_second"], 2)
         best["load_average"] = os.getloadavg()
+        best["machine"] = machine()
         print(json.dumps(best, indent=2), flush=True)
 
 

@@ -236,6 +236,22 @@ std::string OptionInfo::flag_name() const {
   return "";
 }
 
+bool OptionInfo::accepts(const Json& value) const {
+  return same_type(kind, value) || (value.is_null() && default_kind == Default::derived);
+}
+
+OptionInfo& OptionInfo::derived_default() {
+  default_kind = Default::derived;
+  return *this;
+}
+
+OptionInfo& OptionInfo::negated_by(std::string help) {
+  RG_CHECK(kind == ValueKind::boolean && flag == Flag::standard, "the option '", key,
+           "': only a boolean's standard flag has a --no- twin");
+  negated_help = std::move(help);
+  return *this;
+}
+
 OptionInfo& OptionInfo::reads_text(std::function<Json(const std::string&)> convert,
                                    std::string name) {
   from_text = std::move(convert);
@@ -276,7 +292,7 @@ const OptionInfo* OptionTable::find(const std::string& key) const {
 Json OptionTable::defaults() const {
   Json all = default_values(), keys = Json::object();
   for (const OptionInfo& o : options_)
-    if (o.is_config_key()) keys[o.key] = all[o.key];
+    if (o.is_config_key()) keys[o.key] = o.default_kind == Default::derived ? Json() : all[o.key];
   return keys;
 }
 
@@ -297,7 +313,7 @@ const Json& OptionTable::preset(const std::string& name) const {
 
 void OptionTable::set_value(Json& values, const OptionInfo& option, Json value,
                             const std::string& source) const {
-  RG_CHECK(same_type(option.kind, value), source, ": option '", option.key, "' must be ",
+  RG_CHECK(option.accepts(value), source, ": option '", option.key, "' must be ",
            type_name(option.kind), ", got ", shown(value));
   values[option.key] = std::move(value);
 }
@@ -325,7 +341,7 @@ void OptionTable::check_types(const Json& values) const {
   for (const auto& [key, value] : values.items()) {
     const OptionInfo* option = find(key);
     RG_CHECK(option, program_, ": unknown option '", clipped(key), "'");
-    RG_CHECK(same_type(option->kind, value), program_, ": option '", key, "' must be ",
+    RG_CHECK(option->accepts(value), program_, ": option '", key, "' must be ",
              type_name(option->kind), ", got ", shown(value));
   }
 }
@@ -401,13 +417,16 @@ OptionTable::Layers OptionTable::layer_command_line(int argc, char** argv) const
   // Each flag's text or texts; CLI11 keeps references to them until parse() returns.
   std::vector<std::string> texts(options_.size());
   std::vector<std::vector<std::string>> lists(options_.size());
-  std::vector<CLI::Option*> flags(options_.size(), nullptr);
+  std::vector<CLI::Option*> flags(options_.size(), nullptr), negated(options_.size(), nullptr);
   for (std::size_t i = 0; i < options_.size(); ++i) {
     const OptionInfo& o = options_[i];
     if (o.flag == Flag::config_only) continue;
     CLI::Option* flag = nullptr;
     if (o.kind == ValueKind::boolean) {
       flag = app.add_flag(o.flag_name(), o.help);
+      if (!o.negated_help.empty())
+        negated[i] =
+            app.add_flag("--no-" + dashed(o.key), o.negated_help)->excludes(flag)->group(o.section);
     } else if (o.kind == ValueKind::texts || o.from_values) {
       flag = app.add_option(o.flag_name(), lists[i], o.help);
       if (o.from_values) flag->expected(o.min_values, o.max_values);
@@ -440,6 +459,10 @@ OptionTable::Layers OptionTable::layer_command_line(int argc, char** argv) const
   }
   if (config_flag && config_flag->count()) merge_file(values, config_file, &layers.origins);
   for (std::size_t i = 0; i < options_.size(); ++i) {
+    if (negated[i] && negated[i]->count()) {
+      values[options_[i].key] = false;
+      layers.origins.erase(options_[i].key);
+    }
     if (!flags[i] || flags[i]->count() == 0) continue;
     const OptionInfo& o = options_[i];
     const std::string source = program_ + ": " + o.flag_name();

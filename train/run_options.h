@@ -92,6 +92,11 @@ Check<std::string> not_empty(std::string what);               // "<key> must <wh
 // The types an option may have, as a config names them.
 enum class ValueKind { boolean, integer, number, text, integers, texts };
 
+// An option's default: the struct's initial value, or derived from other options by a
+// derived_defaults rule — which JSON null (in a config, --set key=null) asks for too, as leaving
+// the option out does.
+enum class Default { fixed, derived };
+
 // One declared option, apart from the struct field it fills.
 struct OptionInfo {
   std::string key{};
@@ -106,12 +111,20 @@ struct OptionInfo {
   // A flag taking several values (--data folder DIR) sets the keys of the object this returns.
   int min_values = 1, max_values = 1;
   std::function<Json(const std::vector<std::string>& texts)> from_values{};
+  Default default_kind = Default::fixed;
+  // A boolean's second flag, --no-<key> (setting it false; the two exclude each other): its
+  // help. Empty: none.
+  std::string negated_help{};
 
   std::string flag_name() const;  // "--batch-size", "--no-progress", "inputs"
   bool is_config_key() const { return flag != Flag::command_line_only; }
+  // Whether `value` may be its value: of its type, or null for a derived default.
+  bool accepts(const Json& value) const;
   OptionInfo& reads_text(std::function<Json(const std::string&)> convert, std::string name);
   OptionInfo& takes_values(int min, int max, std::function<Json(const std::vector<std::string>&)>,
                            std::string name);
+  OptionInfo& derived_default();
+  OptionInfo& negated_by(std::string help);
 };
 
 struct Preset {
@@ -130,8 +143,7 @@ class OptionTable {
   // Options declared after this go under `title` in --help.
   void section(std::string title) { section_ = std::move(title); }
 
-  // Every config key with its default: what a config may hold (the checkpoint's record of the
-  // defaults).
+  // Every config key with its default (null: derived from the others): what a config may hold.
   Json defaults() const;
   std::vector<std::string> preset_names() const;
   const Json& preset(const std::string& name) const;  // throws naming the known ones
@@ -268,10 +280,13 @@ class RunOptions : public OptionTable {
   // a value that fails its check is named with its place in a config file, if `origins` has it.
   Config read(const Json& values, const Origins& origins = {}) const {
     check_types(values);
+    Json given = Json::object();  // null asks for a derived default, as an absent key does
+    for (const auto& [key, value] : values.items())
+      if (!value.is_null()) given[key] = value;
     Config c{};
     for (std::size_t i = 0; i < bindings_.size(); ++i)
-      if (values.contains(options()[i].key)) bindings_[i].read(c, values.at(options()[i].key));
-    for (const auto& derive : derived_) derive(c, values);
+      if (given.contains(options()[i].key)) bindings_[i].read(c, given.at(options()[i].key));
+    for (const auto& derive : derived_) derive(c, given);
     validate(c, origins);
     return c;
   }

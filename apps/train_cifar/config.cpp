@@ -144,7 +144,10 @@ train::RunOptions<TrainConfig> declare() {
         "GPU convolutions only through algorithms cuDNN marks deterministic (the CPU always is)");
   o.add("cudnn_benchmark", &C::cudnn_benchmark,
         "GPU convolutions through the fastest of cuDNN's candidate plans, timed in the first "
-        "step (torch.backends.cudnn.benchmark; --deterministic overrides it)");
+        "step (torch.backends.cudnn.benchmark; --deterministic overrides it). Default: on for the "
+        "quick, resnet18 and airbench94 presets on a GPU")
+      .negated_by("GPU convolutions through cuDNN's heuristics' first plan, also for a preset")
+      .derived_default();
   o.add(
       "fault", &C::faults,
       "inject a fault (repeatable): kill:rank=R:step=S, exit:rank=R:step=S[:code=C], "
@@ -158,6 +161,13 @@ train::RunOptions<TrainConfig> declare() {
   o.include(train::run_output_options());
   o.presets(&C::preset, presets());
 
+  // An explicit cudnn_benchmark (--cudnn-benchmark, --no-cudnn-benchmark, --set, --config)
+  // wins; what checkpoints record is the value decided here, never null.
+  o.derived_defaults([](C& t, const Json& given) {
+    if (!given.contains("cudnn_benchmark"))
+      t.cudnn_benchmark =
+          benchmarks_convolutions_on_gpu(t.preset, t.device, t.dp_devices) && !t.deterministic;
+  });
   o.check([](const C& t) {
     RG_CHECK(!t.tta_translate || t.tta, "tta_translate adds shifts to tta's mirror; set tta too");
     RG_CHECK(t.whiten_bias_epochs == 0 || t.model == "airbench94",
@@ -178,6 +188,15 @@ train::RunOptions<TrainConfig> declare() {
 }
 
 }  // namespace
+
+// The presets made for speed time cuDNN's plans on a GPU, as PyTorch's airbench94 does
+// (torch.backends.cudnn.benchmark = True): the first step of each convolution shape runs its
+// candidate plans and keeps the fastest. The CPU has no plans to time.
+bool benchmarks_convolutions_on_gpu(const std::string& preset, const std::string& device,
+                                    const std::string& dp_devices) {
+  const bool gpu_preset = preset == "quick" || preset == "resnet18" || preset == "airbench94";
+  return gpu_preset && (dp_devices.empty() ? device : dp_devices).rfind("cuda", 0) == 0;
+}
 
 const train::RunOptions<TrainConfig>& train_cifar_options() {
   static const train::RunOptions<TrainConfig> options = declare();

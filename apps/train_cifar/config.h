@@ -46,8 +46,9 @@ struct TrainConfig : train::MachineOptions, train::PrecisionOptions, train::RunO
   bool tta_translate = false;        // with tta: also over one-pixel shifts (airbench94's level 2)
   std::string tta_epochs = "every";  // every | last: which epochs' evaluations tta augments
   bool deterministic = false;        // GPU convolutions through deterministic algorithms only
-  bool cudnn_benchmark =
-      false;  // GPU convolutions through the fastest plan timed (not with the above)
+  // GPU convolutions through the fastest plan timed (not with the above); not given (or null):
+  // on for the quick, resnet18 and airbench94 presets on a GPU (benchmarks_convolutions_on_gpu)
+  bool cudnn_benchmark = false;
   // auto | on | off: the data set on the training device, batches made there (cifar_data.h);
   // auto: on for cuda devices (without --dp, when the set fits), off on the CPU
   std::string data_on_device = "auto";
@@ -59,5 +60,8 @@ struct TrainConfig : train::MachineOptions, train::PrecisionOptions, train::RunO
 };
 
 const train::RunOptions<TrainConfig>& train_cifar_options();
+
+bool benchmarks_convolutions_on_gpu(const std::string& preset, const std::string& device,
+                                    const std::string& dp_devices);
 
 }  // namespace rg::apps

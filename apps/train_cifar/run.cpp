@@ -157,6 +157,15 @@ int run(const TrainConfig& options) {
               << test_set->size() << " test images, " << num_threads() << " threads, " << device
               << "\n"
               << loaders.description << "\n";
+    if (device.is_cuda())  // the CPU has no plans to choose
+      std::cout << "convolutions: "
+                << (cfg.deterministic ? "cuDNN's deterministic plans (--deterministic)"
+                    : cfg.cudnn_benchmark
+                        ? "cuDNN's fastest plan, timed in the first step (cudnn_benchmark on; "
+                          "--no-cudnn-benchmark for the heuristics' first)"
+                        : "cuDNN's heuristics' first plan (cudnn_benchmark off; "
+                          "--cudnn-benchmark times them)")
+                << "\n";
     if (amp.level() != OptLevel::O0)
       std::cout << "mixed precision " << cfg.amp << " in " << cfg.amp_dtype << ", loss scale "
                 << cfg.loss_scale << " (from " << amp.scaler()->scale_value() << ")\n";

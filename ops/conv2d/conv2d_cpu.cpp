@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "core/dispatch.h"
+#include "core/kernel_log.h"
 #include "core/thread_pool.h"
 #include "ops/conv2d/conv2d.h"
 #include "ops/conv2d/conv2d_direct.h"
@@ -315,10 +316,11 @@ void check_kernel_inputs(std::string_view op, const std::vector<Tensor>& tensors
   check_same_float(op, tensors);
 }
 
-// f16 and bf16 convolutions run the f32 kernels on f32 copies of the operands (exact: every
-// 16-bit value is an f32), so every product and every sum happens in f32 — what cuDNN does for
-// mixed precision — and the result is rounded once to 16 bits (to nearest even). The copies
-// cost a pass over the operands, small beside the GEMMs.
+// bf16 convolutions run on the CPU's bf16 dot products where it has them (AMX tiles or
+// AVX512-BF16: conv2d_tiles.h, groups of 1). Otherwise — and always for f16 — they run the
+// f32 kernels on f32 copies of the operands (exact: every 16-bit value is an f32). Either way
+// every product is exact and every sum f32, as cuDNN's mixed precision, and the result is
+// rounded once to 16 bits (to nearest even).
 bool is_half(DType d) {
   return d == DType::f16 || d == DType::bf16;
 }
@@ -326,20 +328,55 @@ Tensor widen(const Tensor& t) {
   return t.defined() ? t.detach().to(DType::f32) : t;
 }
 
+std::string_view forward_kind_name(detail::DirectForward kind) {
+  switch (kind) {
+    case detail::DirectForward::by_outputs:
+      return "direct by outputs";
+    case detail::DirectForward::by_channels:
+      return "direct by channels";
+    case detail::DirectForward::winograd:
+      return "winograd F(2x2,3x3)";
+    case detail::DirectForward::winograd_4x4:
+      return "winograd F(4x4,3x3)";
+  }
+  return "?";
+}
+
+std::string_view weight_kind_name(detail::DirectBackwardWeight kind) {
+  switch (kind) {
+    case detail::DirectBackwardWeight::padded_images:
+      return "direct padded images";
+    case detail::DirectBackwardWeight::gathered_rows:
+      return "direct gathered rows";
+    case detail::DirectBackwardWeight::winograd:
+      return "winograd F(2x2,3x3)";
+    case detail::DirectBackwardWeight::winograd_shared_sums:
+      return "winograd F(2x2,3x3) shared sums";
+    case detail::DirectBackwardWeight::winograd_4x4:
+      return "winograd F(4x4,3x3)";
+    case detail::DirectBackwardWeight::winograd_4x4_shared_sums:
+      return "winograd F(4x4,3x3) shared sums";
+  }
+  return "?";
+}
+
 }  // namespace
 
 Tensor conv2d_forward(OnCpu, const Tensor& x_in, const Tensor& w_in, const Tensor& b_in,
                       const Conv2dParams& p) {
   check_kernel_inputs("conv2d", {x_in, w_in, b_in});
-  const Shape y_shape = conv2d_output_shape("conv2d", x_in.shape(), w_in.shape(), p);
+  const Shape y_shape = conv_output_shape<2>("conv2d", x_in.shape(), w_in.shape(), p);
   RG_CHECK(!b_in.defined() || b_in.shape() == Shape{y_shape[1]}, "conv2d: bias must be (",
            y_shape[1], ") for weight ", w_in.describe(), ", got ", b_in.describe());
+  if (auto y = conv2d_forward_tiles(x_in, w_in, b_in, p)) return *y;
   if (is_half(x_in.dtype()))
-    return conv2d_forward(widen(x_in), widen(w_in), widen(b_in), p).to(x_in.dtype());
+    return conv_forward<2>(widen(x_in), widen(w_in), widen(b_in), p).to(x_in.dtype());
   const Tensor x = x_in.contiguous(), w = w_in.contiguous();
   const Tensor bias = b_in.defined() ? b_in.contiguous() : Tensor();
   Tensor y = empty(y_shape, {x.dtype(), x.device()});
   if (auto d = direct_conv(x.shape(), w.shape(), y_shape, p, detail::DirectKernel::forward)) {
+    note_kernel("conv2d", conv2d_problem(x.shape(), w.shape(), p, x.dtype()),
+                forward_kind_name(detail::direct_forward_kind(*d)));
     dispatch_f32_f64(x.dtype(), "conv2d", [&](auto tag) {
       using T = decltype(tag);
       detail::direct_conv_forward<T>(*d, x.data<T>(), w.data<T>(),
@@ -349,6 +386,7 @@ Tensor conv2d_forward(OnCpu, const Tensor& x_in, const Tensor& w_in, const Tenso
     return y;
   }
   const Geometry g(x.shape(), w.shape(), y_shape[2], y_shape[3], p);
+  note_kernel("conv2d", conv2d_problem(x.shape(), w.shape(), p, x.dtype()), "im2col + gemm");
   dispatch_f32_f64(x.dtype(), "conv2d", [&](auto tag) {
     using T = decltype(tag);
     forward<T>(g, x.data<T>(), w.data<T>(), bias.defined() ? bias.data<T>() : nullptr, y.data<T>());
@@ -365,15 +403,17 @@ void check_gy(std::string_view op, const Tensor& gy, const Shape& y_shape) {
            op, ": output gradient ", gy.describe(), " does not fit the output shape ",
            shape_str(y_shape));
 }
+
 }  // namespace
 
 Tensor conv2d_backward_data(OnCpu, const Tensor& gy_in, const Tensor& w_in, const Shape& x_shape,
                             const Conv2dParams& p) {
   check_kernel_inputs("conv2d_backward_data", {gy_in, w_in});
-  const Shape y_shape = conv2d_output_shape("conv2d_backward_data", x_shape, w_in.shape(), p);
+  const Shape y_shape = conv_output_shape<2>("conv2d_backward_data", x_shape, w_in.shape(), p);
   check_gy("conv2d_backward_data", gy_in, y_shape);
+  if (auto gx = conv2d_backward_data_tiles(gy_in, w_in, x_shape, p)) return *gx;
   if (is_half(gy_in.dtype()))
-    return conv2d_backward_data(widen(gy_in), widen(w_in), x_shape, p).to(gy_in.dtype());
+    return conv_backward_data<2>(widen(gy_in), widen(w_in), x_shape, p).to(gy_in.dtype());
   const Tensor gy = gy_in.contiguous(), w = w_in.contiguous();
   // Stride 1: gx is the convolution of gy (padded by d·(k − 1) − p) with the flipped,
   // transposed kernel. That GEMM has O·kH·kW deep inner products, where Wᵀ·gy has only O,
@@ -390,11 +430,15 @@ Tensor conv2d_backward_data(OnCpu, const Tensor& gy_in, const Tensor& w_in, cons
       using T = decltype(tag);
       flip_transpose<T>(w.data<T>(), G, Og, Cg, w.size(2) * w.size(3), wf.data<T>());
     });
-    return conv2d_forward(gy, wf, Tensor(), flip_p);
+    note_kernel("conv2d_backward_data", conv2d_problem(x_shape, w.shape(), p, gy.dtype()),
+                "forward of the flipped kernel");
+    return conv_forward<2>(gy, wf, Tensor(), flip_p);
   }
   Tensor gx = empty(x_shape, {gy.dtype(), gy.device()});
   if (auto d = direct_conv(x_shape, w.shape(), y_shape, p, detail::DirectKernel::backward_data);
       d && gy.shape() == y_shape) {
+    note_kernel("conv2d_backward_data", conv2d_problem(x_shape, w.shape(), p, gy.dtype()),
+                "direct by phases");
     dispatch_f32_f64(gy.dtype(), "conv2d_backward_data", [&](auto tag) {
       using T = decltype(tag);
       detail::direct_conv_backward_data<T>(*d, gy.data<T>(), w.data<T>(), gx.data<T>());
@@ -402,6 +446,8 @@ Tensor conv2d_backward_data(OnCpu, const Tensor& gy_in, const Tensor& w_in, cons
     return gx;
   }
   const Geometry g(x_shape, w.shape(), gy.size(2), gy.size(3), p);
+  note_kernel("conv2d_backward_data", conv2d_problem(x_shape, w.shape(), p, gy.dtype()),
+              "gemm + col2im");
   dispatch_f32_f64(gy.dtype(), "conv2d_backward_data", [&](auto tag) {
     using T = decltype(tag);
     backward_data<T>(g, gy.data<T>(), w.data<T>(), gx.data<T>());
@@ -413,15 +459,18 @@ Tensor conv2d_backward_weight(OnCpu, const Tensor& gy_in, const Tensor& x_in,
                               const Shape& weight_shape, const Conv2dParams& p) {
   check_kernel_inputs("conv2d_backward_weight", {gy_in, x_in});
   const Shape y_shape =
-      conv2d_output_shape("conv2d_backward_weight", x_in.shape(), weight_shape, p);
+      conv_output_shape<2>("conv2d_backward_weight", x_in.shape(), weight_shape, p);
   check_gy("conv2d_backward_weight", gy_in, y_shape);
+  if (auto gw = conv2d_backward_weight_tiles(gy_in, x_in, weight_shape, p)) return *gw;
   if (is_half(gy_in.dtype()))
-    return conv2d_backward_weight(widen(gy_in), widen(x_in), weight_shape, p).to(gy_in.dtype());
+    return conv_backward_weight<2>(widen(gy_in), widen(x_in), weight_shape, p).to(gy_in.dtype());
   const Tensor gy = gy_in.contiguous(), x = x_in.contiguous();
   Tensor gw = empty(weight_shape, {gy.dtype(), gy.device()});
   if (auto d =
           direct_conv(x.shape(), weight_shape, y_shape, p, detail::DirectKernel::backward_weight);
       d && gy.shape() == y_shape) {
+    note_kernel("conv2d_backward_weight", conv2d_problem(x.shape(), weight_shape, p, x.dtype()),
+                weight_kind_name(detail::direct_backward_weight_kind(*d)));
     dispatch_f32_f64(x.dtype(), "conv2d_backward_weight", [&](auto tag) {
       using T = decltype(tag);
       detail::direct_conv_backward_weight<T>(*d, gy.data<T>(), x.data<T>(), gw.data<T>(),
@@ -430,6 +479,8 @@ Tensor conv2d_backward_weight(OnCpu, const Tensor& gy_in, const Tensor& x_in,
     return gw;
   }
   const Geometry g(x.shape(), weight_shape, gy.size(2), gy.size(3), p);
+  note_kernel("conv2d_backward_weight", conv2d_problem(x.shape(), weight_shape, p, x.dtype()),
+              "im2col + gemm");
   dispatch_f32_f64(gy.dtype(), "conv2d_backward_weight", [&](auto tag) {
     using T = decltype(tag);
     backward_weight<T>(g, gy.data<T>(), x.data<T>(), gw.data<T>());

@@ -42,10 +42,15 @@ namespace {
 // the quick preset's 24→32 31×31 0.80, 32→32 15×15 1.00. Where over a quarter of the
 // computed outputs are padding (3×3 images: 16 for 9; 1.00 on airbench94's last layer), or on
 // three input channels (the stem: 1.17) or outputs (its backward-data: 1.32), the direct
-// kernels stay. AVX-512: not measured, not used.
+// kernels stay. AVX-512 (Intel Xeon, family 6 model 167; CPU time of one thread, best of 3,
+// tools in ops/conv2d/README.md), the better Winograd forward against the better direct one:
+// ResNet18's 64-channel 32×32 layer 0.67, 128-channel 16×16 0.50, 256-channel 8×8 0.50,
+// 512-channel 4×4 0.59; ResNet20's 16, 32 and 64 channels 0.83, 0.57, 0.62; airbench94's 24→64
+// 31×31 0.79, 64-channel 15×15 0.63, 64→256 15×15 0.62, 256-channel 7×7 0.70, and the quick
+// preset's 0.86, 0.70, 0.80. The same rule holds there.
 bool winograd_pays(const DirectConv& g) {
   const int64_t computed = 4 * ((g.Ho + 1) / 2) * ((g.Wo + 1) / 2);
-  return !kAvx512 && kFmaVectors && winograd_applies(g) && g.C >= 16 && g.O >= 16 &&
+  return kFmaVectors && winograd_applies(g) && g.C >= 16 && g.O >= 16 &&
          3 * computed <= 4 * g.Ho * g.Wo;
 }
 // F(4×4, 3×3) against F(2×2, 3×3), same method, 8-15 pairs (f32). Rows of 4×4 tiles filling
@@ -63,10 +68,18 @@ bool winograd_pays(const DirectConv& g) {
 // 128-channel 7×7 0.75, 32→32 15×15 0.92 (few channels in packs of two, as at 16×16: not
 // taken). All those compute 0.5625 of F(2×2)'s multiply-adds, padding tiles included; F(4×4)
 // runs where that fraction is at most 0.6 (6×6 images: 1.0, 14×14: 0.73).
+// AVX-512 (L = 16, same method as for winograd_pays above), F(4×4) against F(2×2): packs of four
+// 8×8 images and of eight 4×4 ones win there too: ResNet18's 256-channel 8×8 layer 0.87,
+// 512-channel 4×4 0.85, ResNet20's 64-channel 8×8 0.71, airbench94's 256-channel 7×7 0.92, the
+// quick preset's 128-channel 7×7 0.85; packs of two 16×16 images (and 15×15) 0.51-0.70; rows
+// of 32 (two rows of 4×4 tiles per vector) only with 64 channels and more, as on AVX2:
+// ResNet18's 64-channel layer 1.01, airbench94's 24→64 1.17, ResNet20's 16 channels 0.92.
 bool winograd4_pays(const DirectConv& g) {
   const int64_t TH = (g.Ho + 3) / 4, TW = (g.Wo + 3) / 4, L = Simd<float>::L;
   const int64_t f22_tiles = ((g.Ho + 1) / 2) * ((g.Wo + 1) / 2);
-  const bool fits = TW % L == 0 || 4 * TW == L || (2 * TW == L && g.C >= 64 && g.O >= 64);
+  const bool wide_enough = g.C >= 64 && g.O >= 64;
+  const bool fits = kAvx512 ? TW % L == 0 || (L % TW == 0 && (2 * TW != L || wide_enough))
+                            : TW % L == 0 || 4 * TW == L || (2 * TW == L && wide_enough);
   return winograd4_applies(g) && fits && 5 * 36 * TH * TW <= 3 * 16 * f22_tiles;
 }
 // The Winograd backward-weight's 16 × C × O sums (f32), per group.
@@ -120,10 +133,15 @@ DirectForward direct_forward_kind(const DirectConv& g) {
   if (winograd_pays(g)) return DirectForward::winograd;
   // By outputs wins up to 25 % of waste (8×8 images with padding 1: on AVX2 it also beat by
   // channels there, measured); on smaller images (4×4: 19 outputs for a tile 48 wide with
-  // AVX-512, 32 with AVX2) by channels takes over. Only on AVX2: on AVX-512 by channels has
-  // not been measured, and those small images stay on im2col + GEMM (144 GFLOP/s there).
+  // AVX-512, 32 with AVX2) by channels takes over. On AVX-512 (same machine and method as
+  // winograd_pays) by channels wins with 64 output channels and more, one vector of four each
+  // full, whatever the image: ResNet18's 3×3 stride-2 layers 0.95, 0.72 and 0.46 of by outputs,
+  // its stem 0.85, airbench94's 3×3 images 0.22; not its 24-channel whitening (1.47) nor
+  // ResNet18's 1×1 stride-2 layers (1.10, 1.04: those stay as before).
+  if (kAvx512)
+    return g.O >= 64 && g.kH * g.kW > 1 ? DirectForward::by_channels : DirectForward::by_outputs;
   const bool outputs_pay = 5 * g.O * g.Ho * g.Wo >= 4 * forward_work(g, DirectForward::by_outputs);
-  return outputs_pay || kAvx512 ? DirectForward::by_outputs : DirectForward::by_channels;
+  return outputs_pay ? DirectForward::by_outputs : DirectForward::by_channels;
 }
 
 bool direct_conv_pays(const DirectConv& g, DirectKernel kernel) {

@@ -2,6 +2,9 @@
 // conv2d's CPU kernels (conv2d_cpu.cpp: im2col + Eigen GEMMs, the direct and Winograd kernels),
 // which ops/conv's rank-generic front end calls through ConvCpuKernels<2>.
 
+#include <optional>
+#include <string>
+
 #include "core/dispatch.h"
 #include "ops/conv2d/conv2d.h"
 
@@ -14,25 +17,6 @@ Tensor conv2d_backward_data(OnCpu, const Tensor& gy, const Tensor& weight, const
 Tensor conv2d_backward_weight(OnCpu, const Tensor& gy, const Tensor& x, const Shape& weight_shape,
                               const Conv2dParams& p);
 Tensor conv2d_backward_bias(OnCpu, const Tensor& gy);
-
-// The 2-D names of ops/conv's kernels by device, which this folder's kernels call (the f16
-// path widens and calls back; backward-data runs as a forward of the flipped kernel).
-inline Shape conv2d_output_shape(std::string_view op, const Shape& x_shape,
-                                 const Shape& weight_shape, const Conv2dParams& p) {
-  return conv_output_shape<2>(op, x_shape, weight_shape, p);
-}
-inline Tensor conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                             const Conv2dParams& p) {
-  return conv_forward<2>(x, weight, bias, p);
-}
-inline Tensor conv2d_backward_data(const Tensor& gy, const Tensor& weight, const Shape& x_shape,
-                                   const Conv2dParams& p) {
-  return conv_backward_data<2>(gy, weight, x_shape, p);
-}
-inline Tensor conv2d_backward_weight(const Tensor& gy, const Tensor& x, const Shape& weight_shape,
-                                     const Conv2dParams& p) {
-  return conv_backward_weight<2>(gy, x, weight_shape, p);
-}
 
 template <>
 struct ConvCpuKernels<2> {
@@ -49,5 +33,18 @@ struct ConvCpuKernels<2> {
   }
   static Tensor backward_bias(const Tensor& gy) { return conv2d_backward_bias(OnCpu{}, gy); }
 };
+
+// The CPU kernels' bf16 tile path (conv2d_tiles_ops.cpp): the result, or nullopt where the tile
+// kernels do not take the convolution (not bf16, groups > 1, no AMX or AVX512-BF16, padding
+// beyond the kernel's reach in backward-data). Inputs checked by the caller.
+std::optional<Tensor> conv2d_forward_tiles(const Tensor& x, const Tensor& weight,
+                                           const Tensor& bias, const Conv2dParams& p);
+std::optional<Tensor> conv2d_backward_data_tiles(const Tensor& gy, const Tensor& weight,
+                                                 const Shape& x_shape, const Conv2dParams& p);
+std::optional<Tensor> conv2d_backward_weight_tiles(const Tensor& gy, const Tensor& x,
+                                                   const Shape& weight_shape,
+                                                   const Conv2dParams& p);
+// "x [N, C, H, W] w [O, C, kH, kW] s1x1 p1x1 d1x1 g1 bf16": the problem a kernel note names.
+std::string conv2d_problem(const Shape& x, const Shape& w, const Conv2dParams& p, DType dtype);
 
 }  // namespace rg

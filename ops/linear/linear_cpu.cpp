@@ -1,11 +1,14 @@
 // linear on the CPU: Eigen GEMMs reading the transposed operands in place, the bias written
-// first and added by the GEMM.
+// first and added by the GEMM; bf16 on the bf16 tile GEMM where the CPU has one.
 #include <algorithm>
 #include <vector>
 
+#include "core/cpu_features.h"
+#include "core/kernel_log.h"
 #include "core/thread_pool.h"
 #include "ops/linear/linear_kernel.h"
 #include "ops/matmul/gemm.h"
+#include "ops/matmul/gemm_tiles.h"
 
 namespace rg::detail {
 namespace {
@@ -41,10 +44,35 @@ Tensor column_sums(const Tensor& gy2, DType out_dtype) {
   return out;
 }
 
+// bf16 on the CPU's bf16 dot products (ops/matmul/gemm_tiles.h): f32 results, rounded once.
+bool on_tiles(DType d) {
+  return d == DType::bf16 && tile_gemm_available();
+}
+
+// a · b in f32 on `device` (+ init, an f32 (rows, cols) tensor, when defined).
+Tensor tile_product(const MatRef<const BFloat16>& a, const MatRef<const BFloat16>& b,
+                    const Tensor& init, const Device& device) {
+  Tensor c = init.defined() ? init : empty({a.rows, b.cols}, {DType::f32, device});
+  tile_gemm(a, b, MatRef<float>{c.data<float>(), a.rows, b.cols, b.cols, false}, init.defined());
+  return c;
+}
+
 }  // namespace
 
 Tensor linear_forward(OnCpu on, const Tensor& x2_in, const Tensor& w_in, const Tensor& bias_in) {
   const DType dtype = x2_in.dtype();
+  if (on_tiles(dtype)) {
+    const Tensor x2 = gemm_ready(x2_in), w = gemm_ready(w_in);
+    const int64_t m = x2.size(0), o = w.size(0);
+    // Rows start as the bias (f32) and the GEMM adds into them.
+    Tensor y = bias_in.defined()
+                   ? bias_in.to(DType::f32).reshape({1, o}).expand({m, o}).contiguous()
+                   : Tensor();
+    y = tile_product(mat_ref<BFloat16>(x2), transposed(mat_ref<BFloat16>(w)), y, x2.device());
+    note_kernel("linear", shape_str(x2.shape()) + " w " + shape_str(w.shape()) + " bf16",
+                cpu_has(CpuIsa::amx) ? "bf16 tiles (amx)" : "bf16 tiles (avx512_bf16)");
+    return y.to(dtype);
+  }
   if (is_half(dtype))
     return linear_forward(on, to_f32(x2_in), to_f32(w_in), to_f32(bias_in)).to(dtype);
   const Tensor x2 = gemm_ready(x2_in), w = gemm_ready(w_in);
@@ -71,6 +99,22 @@ Tensor linear_forward(OnCpu on, const Tensor& x2_in, const Tensor& w_in, const T
 LinearGrads linear_backward(OnCpu, const Tensor& gy2_in, const Tensor& x2_in, const Tensor& w_in,
                             LinearWants wants) {
   const DType dtype = gy2_in.dtype();
+  if (on_tiles(dtype)) {
+    const Tensor gy2 = gemm_ready(gy2_in);
+    const auto g = mat_ref<BFloat16>(gy2);
+    LinearGrads grads;
+    if (wants.x2) {  // gx2 = gy2·w: (M, O)·(O, I)
+      const Tensor w = gemm_ready(w_in);
+      grads.x2 = tile_product(g, mat_ref<BFloat16>(w), Tensor(), gy2.device()).to(dtype);
+    }
+    if (wants.weight) {  // gweight = gy2ᵀ·x2: (O, M)·(M, I), gy2ᵀ read in place
+      const Tensor x2 = gemm_ready(x2_in);
+      grads.weight =
+          tile_product(transposed(g), mat_ref<BFloat16>(x2), Tensor(), gy2.device()).to(dtype);
+    }
+    if (wants.bias) grads.bias = column_sums(gy2, dtype);
+    return grads;
+  }
   const Tensor gy2 = gemm_ready(to_f32(gy2_in));
   const int64_t o = gy2.size(1);
   LinearGrads grads;

@@ -10,11 +10,14 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "core/dispatch.h"
+#include "core/kernel_log.h"
 #include "core/strided_loop.h"
 #include "core/thread_pool.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/matmul/gemm.h"
+#include "ops/matmul/gemm_tiles.h"
 
 namespace rg::detail {
 namespace {
@@ -106,6 +109,7 @@ MatRef<const T> mat_ref(const Tensor& t, int64_t element_offset) {
 
 template MatRef<const float> mat_ref<float>(const Tensor&, int64_t);
 template MatRef<const double> mat_ref<double>(const Tensor&, int64_t);
+template MatRef<const BFloat16> mat_ref<BFloat16>(const Tensor&, int64_t);
 
 template <class T>
 void gemm(const MatRef<const T>& a, const MatRef<const T>& b, const MatRef<T>& c, bool accumulate) {
@@ -141,10 +145,73 @@ template void gemm<float>(const MatRef<const float>&, const MatRef<const float>&
 template void gemm<double>(const MatRef<const double>&, const MatRef<const double>&,
                            const MatRef<double>&, bool);
 
+namespace {
+
+// The batch items of out[β] = Σ a[b'] · b[b''] (see gemm.h): element offsets of each item's
+// matrices in a, b and out, and whether several items add into one output matrix.
+struct BatchItems {
+  std::vector<std::array<int64_t, 3>> offsets;
+  bool reduce = false;
+};
+
+BatchItems batch_items(const Tensor& a, const Tensor& b, const Tensor& out,
+                       const Shape& out_batch) {
+  const Shape a_batch(a.shape().begin(), a.shape().end() - 2);
+  const Shape b_batch(b.shape().begin(), b.shape().end() - 2);
+  const Shape full = broadcast_shapes(a_batch, b_batch, "matmul");
+  const Shape sa = batch_strides(a_batch, a.strides(), full);
+  const Shape sb = batch_strides(b_batch, b.strides(), full);
+  const Shape sc = batch_strides(out_batch, out.strides(), full);
+  BatchItems items;
+  for (std::size_t d = 0; d < full.size(); ++d) {
+    const std::size_t lead = full.size() - out_batch.size();
+    RG_CHECK(d < lead || out_batch[d - lead] == full[d] || out_batch[d - lead] == 1,
+             "matmul: cannot reduce batch ", shape_str(full), " to ", shape_str(out_batch));
+    items.reduce = items.reduce || (full[d] > 1 && sc[d] == 0);
+  }
+  // A few offsets per item: cheap, and it keeps the batch loop free of index arithmetic.
+  const int64_t count = numel_of(full);
+  items.offsets.reserve(static_cast<std::size_t>(count));
+  strided_loop<3>(full, {&sa, &sb, &sc}, 0, count,
+                  [&](const std::array<int64_t, 3>& o) { items.offsets.push_back(o); });
+  return items;
+}
+
+// Runs gemm_item(i, accumulate) for every item: in order into a zeroed out where items reduce
+// (deterministic sums, each GEMM split across threads inside); else whole items to threads
+// (one single-threaded GEMM each — the fast split on small matrices) when they divide evenly
+// or are many, or the items in turn, each GEMM split.
+template <class GemmItem>
+void run_items(const BatchItems& items, double flops, const Tensor& out, GemmItem&& gemm_item) {
+  const auto count = static_cast<int64_t>(items.offsets.size());
+  if (items.reduce) {
+    fill_(out, 0.0);
+    for (int64_t i = 0; i < count; ++i) gemm_item(i, true);
+    return;
+  }
+  const int threads = num_threads();
+  const bool split_batch = count >= threads && (count % threads == 0 || count >= 4 * threads ||
+                                                flops < kGemmParallelMinFlops);
+  if (split_batch) {
+    const auto grain =
+        std::max<int64_t>(1, static_cast<int64_t>(std::ceil(kGemmParallelMinFlops / flops)));
+    parallel_for(count, grain, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) gemm_item(i, false);
+    });
+  } else {
+    for (int64_t i = 0; i < count; ++i) gemm_item(i, false);
+  }
+}
+
+}  // namespace
+
 Tensor batched_matmul(OnCpu on, const Tensor& a_in, const Tensor& b_in, const Shape& out_batch) {
   const DType dtype = a_in.dtype();
-  if (dtype == DType::f16 || dtype == DType::bf16) {
-    // 16-bit GEMMs go through f32 (each product accumulates in f32, as cuBLAS does for AMP).
+  // bf16 GEMMs run on the bf16 dot products where the CPU has them (gemm_tiles.h); other
+  // 16-bit GEMMs go through f32. Either way each product accumulates in f32, as cuBLAS does for
+  // AMP, and a batch reduction sums the f32 products before the one rounding.
+  const bool tiles = dtype == DType::bf16 && tile_gemm_available();
+  if ((dtype == DType::f16 || dtype == DType::bf16) && !tiles) {
     return batched_matmul(on, a_in.detach().to(DType::f32), b_in.detach().to(DType::f32), out_batch)
         .to(dtype);
   }
@@ -160,62 +227,33 @@ Tensor batched_matmul(OnCpu on, const Tensor& a_in, const Tensor& b_in, const Sh
   Shape out_shape = out_batch;
   out_shape.push_back(n);
   out_shape.push_back(m);
-  Tensor out = empty(out_shape, {dtype, a.device()});
-
-  const Shape sa = batch_strides(a_batch, a.strides(), full);
-  const Shape sb = batch_strides(b_batch, b.strides(), full);
-  const Shape sc = batch_strides(out_batch, out.strides(), full);
-  bool reduce = false;
-  for (std::size_t d = 0; d < full.size(); ++d) {
-    const std::size_t lead = full.size() - out_batch.size();
-    RG_CHECK(d < lead || out_batch[d - lead] == full[d] || out_batch[d - lead] == 1,
-             "matmul: cannot reduce batch ", shape_str(full), " to ", shape_str(out_batch));
-    reduce = reduce || (full[d] > 1 && sc[d] == 0);
-  }
-  const int64_t items = numel_of(full);
-  if (out.numel() == 0) return out;
-  if (items == 0 || k == 0) {
+  Tensor out = empty(out_shape, {tiles ? DType::f32 : dtype, a.device()});
+  if (out.numel() == 0) return tiles ? out.to(dtype) : out;
+  const BatchItems items = batch_items(a, b, out, out_batch);
+  if (items.offsets.empty() || k == 0) {
     fill_(out, 0.0);
-    return out;
+    return tiles ? out.to(dtype) : out;
   }
-  // Element offsets of every batch item in a, b and out (a few per item: cheap, and it keeps
-  // the batch loop free of index arithmetic).
-  std::vector<std::array<int64_t, 3>> offsets;
-  offsets.reserve(static_cast<std::size_t>(items));
-  strided_loop<3>(full, {&sa, &sb, &sc}, 0, items,
-                  [&](const std::array<int64_t, 3>& o) { offsets.push_back(o); });
-
+  const double flops = double(n) * double(m) * double(k);
+  if (tiles) {
+    note_kernel("matmul", shape_str(a.shape()) + " x " + shape_str(b.shape()) + " bf16",
+                cpu_has(CpuIsa::amx) ? "bf16 tiles (amx)" : "bf16 tiles (avx512_bf16)");
+    float* c_base = out.data<float>();
+    run_items(items, flops, out, [&](int64_t i, bool accumulate) {
+      const auto& o = items.offsets[static_cast<std::size_t>(i)];
+      tile_gemm(mat_ref<BFloat16>(a, o[0]), mat_ref<BFloat16>(b, o[1]),
+                MatRef<float>{c_base + o[2], n, m, m, false}, accumulate);
+    });
+    return out.to(dtype);
+  }
   dispatch_f32_f64(dtype, "matmul", [&](auto tag) {
     using T = decltype(tag);
     T* c_base = static_cast<T*>(out.data_ptr());
-    auto one = [&](int64_t i, bool accumulate) {
-      const auto& o = offsets[static_cast<std::size_t>(i)];
+    run_items(items, flops, out, [&](int64_t i, bool accumulate) {
+      const auto& o = items.offsets[static_cast<std::size_t>(i)];
       gemm<T>(mat_ref<T>(a, o[0]), mat_ref<T>(b, o[1]), MatRef<T>{c_base + o[2], n, m, m, false},
               accumulate);
-    };
-    if (reduce) {
-      // Several batch items add into one output matrix: run them in order (deterministic
-      // sums), each GEMM split across threads inside.
-      fill_(out, 0.0);
-      for (int64_t i = 0; i < items; ++i) one(i, true);
-      return;
-    }
-    // Independent items: give whole items to threads (one single-threaded GEMM each — the
-    // fast split on small matrices) when they divide evenly or are many; otherwise run the
-    // items in turn and split each GEMM's output instead.
-    const int threads = num_threads();
-    const double flops = double(n) * double(m) * double(k);
-    const bool split_batch = items >= threads && (items % threads == 0 || items >= 4 * threads ||
-                                                  flops < kGemmParallelMinFlops);
-    if (split_batch) {
-      const auto grain =
-          std::max<int64_t>(1, static_cast<int64_t>(std::ceil(kGemmParallelMinFlops / flops)));
-      parallel_for(items, grain, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) one(i, false);
-      });
-    } else {
-      for (int64_t i = 0; i < items; ++i) one(i, false);
-    }
+    });
   });
   return out;
 }

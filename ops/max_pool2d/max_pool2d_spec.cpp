@@ -81,6 +81,8 @@ RG_OP_SPECS(max_pool2d) {
                    },
                    Stop::no_gpu}},
       .samples = {{"", {{2, 3, 9, 7}}, pooled(3, 2, 1, 1, C::off)},
+                  // Disjoint windows (airbench's pool), whose backward is a thread per window.
+                  {"2x2, odd sizes", {{2, 3, 9, 7}}, pooled(2, {}, 0, 1, C::off)},
                   {"transposed, dilated",
                    {{2, 3, 9, 7}},
                    [](const Inputs& x) {

@@ -1,4 +1,4 @@
-// sum and mean on the GPU: the block-per-output reduction of core/cuda/reduce_kernels.cuh (the
+// sum and mean on the GPU: the reductions of core/cuda/reduce_kernels.cuh (the
 // autograd engine's sum_to_shape runs the same kernel). Their backward is the pointwise
 // MulScalarFn, built in ops/mul/mul_cuda.cu.
 #include "core/cuda/reduce_kernels.cuh"

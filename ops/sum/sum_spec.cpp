@@ -4,6 +4,20 @@
 
 namespace rg::testing {
 
+namespace {
+
+// A convolution's bias gradient, Σ over (N, H, W): airbench94's whitening conv by default, the
+// one sum of its train step (few outputs over many elements: the split sum on a GPU).
+Bench bias_grad_bench() {
+  Bench b = bandwidth_bench("sum_bias_grad", 1, [](const Inputs& x) {
+    return sum(x[0], {0, 2, 3});
+  });
+  b.default_shape = {1024, 24, 31, 31};
+  return b;
+}
+
+}  // namespace
+
 RG_OP_SPECS(sum) {
   const auto over = [](std::vector<int64_t> dims, KeepDim keep) -> Call {
     return [=](const Inputs& x) { return sum(x[0], dims, keep); };
@@ -28,8 +42,10 @@ RG_OP_SPECS(sum) {
                      sum(on_gpu({2, 3}));
                    },
                    Stop::no_gpu}},
-      .samples = {{"dims 0, 2", {{3, 37, 5}}, over({0, 2}, KeepDim::no)}},
-      .benches = {bandwidth_bench("sum", 1, over({-1}, KeepDim::no))},
+      .samples = {{"dims 0, 2", {{3, 37, 5}}, over({0, 2}, KeepDim::no)},
+                  // A convolution's bias gradient: few outputs, the split sum on a GPU.
+                  {"bias gradient", {{8, 3, 31, 31}}, over({0, 2, 3}, KeepDim::no)}},
+      .benches = {bandwidth_bench("sum", 1, over({-1}, KeepDim::no)), bias_grad_bench()},
   };
   add_reduction_parts(
       spec, [](const Tensor& x) { return sum(x); },

@@ -75,6 +75,48 @@ TEST(TrainCifarOptions, DeterministicAndCudnnBenchmarkFlagsAndSettings) {
   EXPECT_TRUE(parse({"--cudnn-benchmark"}).config.to_json()["cudnn_benchmark"].get<bool>());
 }
 
+// PyTorch's airbench94 runs with torch.backends.cudnn.benchmark = True: the presets made for
+// speed time cuDNN's plans too, on a GPU only, unless the run says otherwise.
+TEST(TrainCifarOptions, GpuPresetsTimeCudnnPlansOnAGpuUnlessToldNo) {
+  const auto benchmark = [](std::vector<std::string> args) {
+    return parse(std::move(args)).config.cudnn_benchmark;
+  };
+  for (const std::string preset : {"airbench94", "quick", "resnet18"}) {
+    EXPECT_TRUE(benchmark({"--preset", preset, "--device", "cuda"})) << preset;
+    EXPECT_TRUE(benchmark({"--preset", preset, "--device", "cuda:1"})) << preset;
+    EXPECT_FALSE(benchmark({"--preset", preset})) << preset;  // the CPU: untouched
+    EXPECT_FALSE(benchmark({"--preset", preset, "--device", "cuda", "--no-cudnn-benchmark"}))
+        << preset;
+  }
+  EXPECT_FALSE(benchmark({"--device", "cuda"}));  // no preset: the classic recipe, as before
+  EXPECT_FALSE(benchmark({"--preset", "classic", "--device", "cuda"}));
+  EXPECT_TRUE(benchmark({"--preset", "quick", "--dp-devices", "cuda:0,cuda:0"}));
+  // An explicit choice wins, however it is made.
+  EXPECT_FALSE(
+      benchmark({"--preset", "airbench94", "--device", "cuda", "--set", "cudnn_benchmark=false"}));
+  const std::string file = rg::testing::temp_path("no_benchmark.json");
+  std::ofstream(file) << R"({"cudnn_benchmark": false})";
+  EXPECT_FALSE(benchmark({"--preset", "airbench94", "--device", "cuda", "--config", file}));
+  std::filesystem::remove(file);
+  EXPECT_TRUE(benchmark({"--cudnn-benchmark"}));  // as asked, though the CPU ignores it
+  // --deterministic overrides the timed plans; the resolved value says so.
+  EXPECT_FALSE(benchmark({"--preset", "airbench94", "--device", "cuda", "--deterministic"}));
+  // The saved config holds the resolved value, never null.
+  EXPECT_TRUE(parse({"--preset", "quick", "--device", "cuda"})
+                  .config.to_json()["cudnn_benchmark"]
+                  .get<bool>());
+  EXPECT_TRUE(throws_error(
+      [] {
+        parse({"--cudnn-benchmark", "--no-cudnn-benchmark"});
+      },
+      {"--no-cudnn-benchmark", "--cudnn-benchmark"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        parse({"--set", "cudnn_benchmark=3"});
+      },
+      {"cudnn_benchmark", "a boolean", "3"}));
+}
+
 TEST(TrainCifarOptions, BareCudaUnderMpirunTakesTheLocalRanksGpu) {
   EXPECT_EQ(training_device("cuda", 0, 1), Device::cuda(0));
   EXPECT_EQ(training_device("cuda", 2, 4), Device::cuda(2));    // one GPU per process

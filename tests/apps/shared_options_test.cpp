@@ -180,7 +180,11 @@ TEST(SharedOptions, CheckpointsRecordTheOptionsAsBeforeAndTheyReadBack) {
             R"("trace_steps":"2:4","train_limit":0,)"
             R"("tta":false,"tta_epochs":"every","tta_translate":false,"warmup_epochs":0.0,)"
             R"("weight_decay":0.0005,"whiten_bias_epochs":0,"workers":2,"zero":0})");
-  EXPECT_EQ(train_cifar_options().defaults(), TrainConfig{}.to_json());
+  // cudnn_benchmark's default is derived (null: on for the GPU presets on a GPU), as main's was.
+  Json defaults = train_cifar_options().defaults();
+  EXPECT_TRUE(defaults.at("cudnn_benchmark").is_null());
+  defaults["cudnn_benchmark"] = false;
+  EXPECT_EQ(defaults, TrainConfig{}.to_json());
   const TrainConfig airbench =
       parse(train_cifar_options(), {"--preset", "airbench94", "--amp", "O1", "--dp", "2"}).config;
   const std::string recorded = write_file("recorded_cifar.json", airbench.to_json().dump());
@@ -201,6 +205,9 @@ TEST(SharedOptions, HelpListsEveryOption) {
           o.flag == train::Flag::config_only ? "  " + o.key + " = " : o.flag_name();
       EXPECT_NE(help.find(named), std::string::npos) << options.program() << " " << named;
       EXPECT_NE(help.find(o.help), std::string::npos) << options.program() << " " << o.help;
+      if (!o.negated_help.empty()) {
+        EXPECT_NE(help.find(o.negated_help), std::string::npos) << o.key;
+      }
     }
     return help;
   };
@@ -211,6 +218,7 @@ TEST(SharedOptions, HelpListsEveryOption) {
   const std::string cifar = every_option_in_help(train_cifar_options());
   EXPECT_NE(cifar.find("--preset NAME"), std::string::npos);
   EXPECT_NE(cifar.find("classic, quick, resnet18 or airbench94"), std::string::npos);
+  EXPECT_NE(cifar.find("--no-cudnn-benchmark"), std::string::npos);
   const std::string predict = every_option_in_help(predict_options());
   EXPECT_EQ(predict.find("--config"), std::string::npos);  // a command, not a recipe
 }

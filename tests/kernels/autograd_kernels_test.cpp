@@ -2,6 +2,8 @@
 // through the emulator against the CPU engine: gradient accumulation and sum_to_shape.
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "core/autograd.h"
 #include "core/cuda/accumulate_kernels.cuh"
 #include "core/cuda/reduce_kernels.cuh"
@@ -88,6 +90,67 @@ TEST(SumKernel, MatchesTheSumAndMeanOps) {
     }
 }
 
+// A convolution's bias gradient, Σ over (N, H, W) of (N, C, H, W): few outputs, many reduced
+// elements, the sum launch_sum splits into parts (a block each) and then adds each output's
+// parts in order. Odd sizes, parts that do not divide the range, more parts than a block has
+// threads, the planned split (parts 0: two parts here, emulated) and channels-last strides; then
+// reductions whose innermost row is shorter than a block (3x3 maps: a thread's walk moves several
+// rows per step).
+TEST(SumKernel, SplitSumsOfBiasGradientsMatchTheCpu) {
+  struct Case {
+    Shape shape;
+    bool channels_last;
+  };
+  const Case cases[] = {{{6, 3, 31, 31}, false}, {{6, 3, 31, 31}, true}, {{37, 4, 3, 3}, false}};
+  for (DType dtype : kFloatingDtypes)
+    for (const Case& c : cases)
+      // More parts than the 64 emulated threads of a block only in f32: each part is a block,
+      // and the emulator pays for every barrier of every block.
+      for (int64_t parts : {int64_t{0}, int64_t{7}, dtype == DType::f32 ? int64_t{70} : 3}) {
+        const Tensor x = c.channels_last
+                             ? values({c.shape[0], c.shape[2], c.shape[3], c.shape[1]}, dtype)
+                                   .transpose(1, 3)
+                                   .transpose(2, 3)  // (N, C, H, W), NHWC strides
+                             : values(c.shape, dtype);
+        const Tensor expected = sum(x, {0, 2, 3});  // CPU
+        const Tensor actual = empty({c.shape[1]}, {dtype});
+        launch_sum("sum", x, {true, false, true, true}, actual, 1.0, nullptr, parts);
+        const double tol = device_parity_tolerance(dtype);
+        EXPECT_TRUE(all_close(actual, expected, tol, tol))
+            << dtype << " " << shape_str(c.shape) << (c.channels_last ? " channels-last" : "")
+            << ", " << parts << " parts";
+      }
+}
+
+TEST(SumKernel, SplitMeanOfEveryElementMatchesTheCpu) {
+  const Tensor x = values({3, 1000}, DType::f64);
+  Tensor actual = empty({}, {DType::f64});
+  launch_sum("mean", x, {true, true}, actual, 1.0 / 3000, nullptr, 5);
+  EXPECT_TRUE(all_close(actual, mean(x), 1e-12, 1e-12));
+}
+
+TEST(SumKernel, SplitsFillTheGpuOnlyForFewOutputs) {
+  namespace rc = reduce_cuda;
+  // airbench94's whitening bias gradient on a GPU: 24 outputs of 1024·31·31 elements, 4224 blocks
+  // wanted (cuda::grid_for's cap), parts of at least 8·256 elements.
+  const int64_t reduced = 1024 * 31 * 31;
+  const rc::Split s = rc::split_for(24, reduced, 4224, 2048);
+  EXPECT_GE(24 * s.parts, 4224);
+  EXPECT_GE(s.chunk, 2048);
+  EXPECT_GE(s.parts * s.chunk, reduced);                         // every element in a part
+  EXPECT_LT((s.parts - 1) * s.chunk, reduced);                   // no part empty
+  EXPECT_EQ(rc::split_for(4224, reduced, 4224, 2048).parts, 1);  // blocks enough already
+  EXPECT_EQ(rc::split_for(24, 4095, 4224, 2048).parts, 1);       // too short to split
+  EXPECT_EQ(rc::split_for(1, 3 * 2048, 4224, 2048).parts, 3);    // parts no shorter than 2048
+  // split_in: equal parts but the last, none empty, never more than the elements.
+  for (const auto& [n, parts, want_parts, want_chunk] : std::vector<std::array<int64_t, 4>>{
+           {10, 4, 4, 3}, {9, 4, 3, 3}, {5, 9, 5, 1}, {0, 3, 1, 0}}) {
+    const rc::Split split = rc::split_in(n, parts);
+    EXPECT_EQ(split.parts, want_parts) << n << " in " << parts;
+    EXPECT_EQ(split.chunk, want_chunk) << n << " in " << parts;
+  }
+}
+
 TEST(SumKernel, BadGeometryIsAClearError) {
   const Tensor x = values({4, 3}, DType::f32);
   EXPECT_TRUE(throws_error(
@@ -95,6 +158,11 @@ TEST(SumKernel, BadGeometryIsAClearError) {
         launch_sum("sum", x, {false, true}, empty({3}), 1.0, nullptr);
       },
       {"sum", "does not hold the 4 kept elements"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        launch_sum("sum", x, {false, true}, empty({4}), 1.0, nullptr, -1);
+      },
+      {"sum", "parts must be >= 0, got -1"}));
 }
 
 }  // namespace

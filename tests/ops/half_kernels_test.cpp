@@ -1,10 +1,16 @@
 // f16 / bf16 kernels of conv2d, conv_transpose2d, linear and matmul: each computes in f32 (as
 // cuDNN and cuBLAS do for mixed precision) and rounds once. Gradcheck cannot run in 16 bits, so
-// each result is compared with the f32 op on the same (exactly widened) 16-bit operands:
-//   |y16 − y32| <= u·|y32| + tiny,   u = the unit roundoff, eps/2 (f16: 2⁻¹¹, bf16: 2⁻⁸),
-// the bound of one correct rounding; `tiny` (the smallest subnormal, f16 2⁻²⁴) covers results
-// that round into the subnormal range. A kernel that accumulated in 16 bits would miss this
-// by far: a K-term sum in 16 bits errs by up to about K·u.
+// each result is compared with the same op in f64 on the same (exactly widened) 16-bit
+// operands, y64, and with S, the op in f64 on their absolute values (each output's sum of
+// |terms|):
+//   |y16 − y64| <= u·|y64| + 2⁻¹²·S + tiny,   u = the unit roundoff, eps/2 (f16: 2⁻¹¹, bf16: 2⁻⁸),
+// the bound of one correct rounding of an f32 sum: a K-term sum in f32 errs by at most K·2⁻²⁴·S
+// (K <= 4096 here; Winograd's transforms stay within it), and `tiny` (the smallest subnormal,
+// f16 2⁻²⁴) covers results that round into the subnormal range. The f32 op is no reference:
+// the 16-bit kernels need not sum in its order (bf16 runs on AMX tiles where the CPU has them,
+// f32 on Winograd), and two f32 sums of a cancelling result can differ by more than one 16-bit
+// rounding of it. A kernel that accumulated in 16 bits would miss this by far: a K-term sum in
+// 16 bits errs by up to about K·u·S.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,34 +31,51 @@ double tiny(DType dt) {
   return dt == DType::f16 ? std::ldexp(1.0, -24) : 1e-38;
 }
 
-// Within one rounding of the f32 result (see the top of the file).
-void expect_one_rounding(const Tensor& y16, const Tensor& y32, DType dt) {
-  ASSERT_EQ(y16.dtype(), dt);
-  ASSERT_EQ(y16.shape(), y32.shape());
-  EXPECT_TRUE(all_close(y16.to(DType::f32), y32, tiny(dt), unit_roundoff(dt)));
+// Within one rounding of an f32 sum of the exact result y64 (see the top of the file).
+::testing::AssertionResult one_rounding(const Tensor& y16, const Tensor& y64, const Tensor& s,
+                                        DType dt) {
+  if (y16.dtype() != dt || y16.shape() != y64.shape())
+    return ::testing::AssertionFailure() << "got " << y16.describe() << ", want " << y64.describe();
+  const std::vector<double> a = y16.to_vector<double>(), r = y64.to_vector<double>();
+  const std::vector<double> abs_sum = s.to_vector<double>();
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double tol = unit_roundoff(dt) * std::abs(r[i]) + std::ldexp(abs_sum[i], -12) + tiny(dt);
+    if (!(std::abs(a[i] - r[i]) <= tol))
+      return ::testing::AssertionFailure() << "element " << i << ": " << a[i] << ", exact " << r[i]
+                                           << " (tolerance " << tol << ")";
+  }
+  return ::testing::AssertionSuccess();
 }
 
-// Runs op forward and backward on 16-bit leaves and on f32 leaves holding the same values; the
-// output and every input gradient must be one rounding away from the f32 result.
+Tensor abs_of(const Tensor& t) {
+  std::vector<double> v = t.to_vector<double>();
+  for (double& e : v) e = std::abs(e);
+  return from_vector(v, t.shape(), {DType::f64});
+}
+
+// Runs op forward and backward on 16-bit leaves, on f64 leaves holding the same values and on
+// f64 leaves holding their absolute values; the output and every input gradient must be one
+// rounding of an f32 sum away from the f64 result.
 void check_op(const std::function<Tensor(const std::vector<Tensor>&)>& op,
               const std::vector<Shape>& shapes, DType dt) {
-  std::vector<Tensor> in16, in32;
+  std::vector<Tensor> in16, in64, abs64;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     Tensor v = randn(shapes[i]).to(dt);  // the 16-bit values; widening them is exact
     in16.push_back(v.clone().set_requires_grad(true));
-    in32.push_back(v.to(DType::f32).set_requires_grad(true));
+    in64.push_back(v.to(DType::f64).set_requires_grad(true));
+    abs64.push_back(abs_of(v).set_requires_grad(true));
   }
-  Tensor y16 = op(in16), y32 = op(in32);
-  expect_one_rounding(y16, y32, dt);
-  // The same upstream gradient in both precisions (16-bit values, exact in f32).
-  const Tensor gy = randn(y32.shape()).to(dt);
+  Tensor y16 = op(in16), y64 = op(in64), s = op(abs64);
+  EXPECT_TRUE(one_rounding(y16, y64, s, dt));
+  // The same upstream gradient in every run (16-bit values, exact in f64; absolute values for S).
+  const Tensor gy = randn(y64.shape()).to(dt);
   y16.backward(gy);
-  y32.backward(gy.to(DType::f32));
+  y64.backward(gy.to(DType::f64));
+  s.backward(abs_of(gy));
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     SCOPED_TRACE("gradient of input " + std::to_string(i));
-    // The reference backward runs on the 16-bit values of the saved operands, which the f32 run
-    // also saw: still one rounding apart.
-    expect_one_rounding(in16[i].grad(), in32[i].grad(), dt);
+    // The backward runs on the saved 16-bit values, which the f64 runs also saw.
+    EXPECT_TRUE(one_rounding(in16[i].grad(), in64[i].grad(), abs64[i].grad(), dt));
   }
 }
 

@@ -249,6 +249,80 @@ TEST(RunOptions, HelpIsMadeFromTheDeclarations) {
   EXPECT_EQ(cli.help.find("--nesterov"), std::string::npos);
 }
 
+// A default derived from other options, and a boolean with both flags: train_cifar's
+// cudnn_benchmark (on for its GPU presets on a GPU, unless a layer says otherwise).
+struct Tuned {
+  std::string device = "cpu";
+  bool exact = false;
+  bool tuned = false;
+};
+
+const RunOptions<Tuned>& tuned_options() {
+  static const RunOptions<Tuned> options = [] {
+    RunOptions<Tuned> o("tuned", "");
+    o.add("device", &Tuned::device, "cpu or gpu");
+    o.add("exact", &Tuned::exact, "exact arithmetic");
+    o.add("tuned", &Tuned::tuned, "time the kernels (default: on a gpu, unless exact)")
+        .negated_by("never time the kernels")
+        .derived_default();
+    o.derived_defaults([](Tuned& t, const Json& given) {
+      if (!given.contains("tuned")) t.tuned = t.device == "gpu" && !t.exact;
+    });
+    return o;
+  }();
+  return options;
+}
+
+CommandLine<Tuned> parse_tuned(std::vector<std::string> args) {
+  args.insert(args.begin(), "tuned");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return tuned_options().parse(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(RunOptions, DerivedDefaultsAndANegatedTwin) {
+  auto tuned = [](std::vector<std::string> args) {
+    return parse_tuned(std::move(args)).config.tuned;
+  };
+  EXPECT_FALSE(tuned({}));
+  EXPECT_TRUE(tuned({"--device", "gpu"}));
+  EXPECT_FALSE(tuned({"--device", "gpu", "--exact"}));
+  // Said outright, by any layer, it is what was said.
+  EXPECT_TRUE(tuned({"--tuned"}));
+  EXPECT_FALSE(tuned({"--device", "gpu", "--no-tuned"}));
+  EXPECT_FALSE(tuned({"--device", "gpu", "--set", "tuned=false"}));
+  const std::string off = write_file("tuned_off.json", R"({"device": "gpu", "tuned": false})");
+  EXPECT_FALSE(tuned({"--config", off}));
+  // Null asks for the derived default again, over the layers before.
+  EXPECT_TRUE(tuned({"--config", off, "--set", "tuned=null"}));
+  const std::string null = write_file("tuned_null.json", R"({"device": "gpu", "tuned": null})");
+  EXPECT_TRUE(tuned({"--config", null}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        parse_tuned({"--tuned", "--no-tuned"});
+      },
+      {"tuned: ", "--no-tuned", "--tuned"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        parse_tuned({"--set", "tuned=3"});
+      },
+      {"option 'tuned' must be a boolean, got 3"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        parse_tuned({"--set", "exact=null"});
+      },
+      {"option 'exact' must be a boolean, got null"}));
+  // A config records the value decided, never null; the defaults say which are derived.
+  EXPECT_EQ(tuned_options().to_json(parse_tuned({"--device", "gpu"}).config),
+            (Json{{"device", "gpu"}, {"exact", false}, {"tuned", true}}));
+  EXPECT_EQ(tuned_options().defaults(),
+            (Json{{"device", "cpu"}, {"exact", false}, {"tuned", nullptr}}));
+  EXPECT_TRUE(tuned_options().read({{"device", "gpu"}, {"tuned", nullptr}}).tuned);
+  const std::string help = parse_tuned({"--help"}).help;
+  EXPECT_NE(help.find("--no-tuned"), std::string::npos) << help;
+  EXPECT_NE(help.find("never time the kernels"), std::string::npos) << help;
+}
+
 TEST(RunOptions, AnOptionIsDeclaredOnce) {
   RunOptions<Toy> o("toy", "");
   o.add("epochs", &Toy::epochs, "epochs");
