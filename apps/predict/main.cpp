@@ -11,12 +11,12 @@
 
 int main(int argc, char** argv) {
   try {
-    rg::apps::PredictCommandLine cli = rg::apps::parse_predict_command_line(argc, argv);
+    const auto cli = rg::apps::predict_options().parse(argc, argv);
     if (cli.help_requested) {
       std::cout << cli.help;
       return 0;
     }
-    return rg::apps::run_predict(cli.options, std::cout);
+    return rg::apps::run_predict(cli.config, std::cout);
   } catch (const std::exception& e) {
     std::string what = e.what();
     if (what.starts_with("predict: ")) what.erase(0, 9);  // said once, in front

@@ -58,13 +58,11 @@ std::vector<std::string> mask_paths(const std::vector<std::string>& files, const
 }  // namespace
 
 int run_predict(const PredictOptions& o, std::ostream& out) {
-  check_options(o);
-  if (o.threads > 0) set_num_threads(static_cast<int>(o.threads));
+  predict_options().validate(o);  // options set in code, too (tests)
+  if (o.compute.threads > 0) set_num_threads(static_cast<int>(o.compute.threads));
   const train::Predictor predictor({.checkpoint = o.checkpoint,
-                                    .device = o.device,
-                                    .amp = {.level = parse_opt_level(o.amp),
-                                            .dtype = parse_amp_dtype(o.amp_dtype),
-                                            .scaler = {}},
+                                    .device = o.compute.device,
+                                    .amp = o.precision.amp_options(),
                                     .flags = o.flags});
   const train::ModelCard& card = predictor.card();
   const std::vector<std::string> files = train::list_inputs(o.inputs, card.task);

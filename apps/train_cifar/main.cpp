@@ -10,7 +10,7 @@
 
 int main(int argc, char** argv) {
   try {
-    rg::apps::CommandLine cli = rg::apps::parse_command_line(argc, argv);
+    const auto cli = rg::apps::train_cifar_options().parse(argc, argv);
     if (cli.help_requested) {
       std::cout << cli.help;
       return 0;

@@ -20,9 +20,11 @@
 #include "nn/models/airbench.h"
 #include "nn/models/airbench94.h"
 #include "nn/models/zoo.h"
+#include "parallel/faults.h"
 #include "parallel/found_inf.h"
 #include "parallel/horovod.h"
 #include "parallel/sync_batch_norm.h"
+#include "train/common_options.h"
 #include "train/metrics_log.h"
 #include "train/outputs.h"
 #include "train/schedule.h"
@@ -33,16 +35,10 @@ namespace rg::apps {
 
 int run(const TrainConfig& options) {
   // ---- init: the world, this process's device ------------------------------------------------
-  auto world = train::join_world(
-      {.allreduce = options.allreduce == "native" ? parallel::AllreduceAlgorithm::native
-                                                  : parallel::AllreduceAlgorithm::ring,
-       .threads = options.threads,
-       // <= kMaxCollectiveTimeout: the milliseconds fit easily
-       .collective_timeout =
-           std::chrono::milliseconds(std::llround(options.collective_timeout * 1000)),
-       .check_sequence = options.check_sequence});
+  auto world = train::join_world(options.world_options());
   const int world_size = world->size();
-  options.faults.check_world(world_size);
+  const parallel::FaultPlan faults(options.faults);  // --fault: injected faults
+  faults.check_world(world_size);
   // DDP registers the parameters that need a gradient when it wraps the model, and refuses a
   // step in which one of them gets none: the whitening bias, frozen after its epochs, would be.
   RG_CHECK(world_size == 1 || options.whiten_bias_epochs == 0,
@@ -51,28 +47,19 @@ int run(const TrainConfig& options) {
   const bool lead = world->rank() == 0;  // prints, logs and checkpoints
   TrainConfig cfg = options;
   if (!lead) cfg.progress = false;
-  // The device, by local rank × GPUs (DataParallel: its first device), before any GPU call; then
-  // the group every collective goes through: the world, or it with GPU tensors staged through
-  // host memory when ranks share a GPU (--backend mpi).
-  const train::GpuBackend backend = train::parse_gpu_backend(cfg.backend);
-  const std::vector<Device> dp_devices = train::data_parallel_devices(
-      cfg.device, static_cast<int>(cfg.dp), cfg.dp_devices, cuda_device_count());
-  const Device device = !dp_devices.empty() ? dp_devices[0]
-                                            : train::rank_device({.device_flag = cfg.device,
-                                                                  .local_rank = world->local_rank(),
-                                                                  .local_size = world->local_size(),
-                                                                  .gpu_count = cuda_device_count(),
-                                                                  .backend = backend});
-  for (const Device& d : dp_devices) check_device_available(d);
-  check_device_available(device);
-  const auto group = train::gradient_group(world, device, backend);
+  // The device by local rank × GPUs (DataParallel: its first device), before any GPU call, and
+  // the group every collective goes through (train/common_options.h).
+  const train::Placement placement = train::place(cfg, world);
+  const Device device = placement.device;
+  const std::vector<Device>& dp_devices = placement.dp_devices;
+  const auto group = placement.group;
   set_deterministic_convolutions(cfg.deterministic);
   set_benchmark_convolutions(cfg.cudnn_benchmark);
   manual_seed(static_cast<uint64_t>(cfg.seed));
   // An --out holding an earlier run is resumed or overwritten only when asked (train/outputs.h).
   const std::string checkpoint = train::prepare_run_folder(
-      {.program = "train_cifar", .out = cfg.out, .resume = cfg.resume, .overwrite = cfg.overwrite},
-      cfg.eval_only ? train::RunKind::evaluate : train::RunKind::train, *group);
+      cfg.folder("train_cifar"), cfg.eval_only ? train::RunKind::evaluate : train::RunKind::train,
+      *group);
 
   // ---- data: each process reads its share ---------------------------------------------------
   const std::string root = find_cifar10(cfg.data);
@@ -131,8 +118,6 @@ int run(const TrainConfig& options) {
   std::map<std::string, std::string> recorded =  // what predict needs (train/model_card.h)
       train::model_card_metadata(cifar_model_card(cfg, *train_set, *test_set));
   recorded["config"] = options.to_json().dump();
-  train::TraceOptions trace{.path = cfg.trace};  // --trace, --trace-steps
-  train::parse_trace_steps(cfg.trace_steps, trace);
   train::Trainer trainer(
       {group, device, model, amp, optimizer, *scheduler},
       cifar_task(cfg, *test_sampler,
@@ -147,7 +132,7 @@ int run(const TrainConfig& options) {
        .resumed = !cfg.resume.empty(),
        .before_step =
            [&, rank = group->rank()](int64_t step) {
-             cfg.faults.at_step(rank, step);  // --fault: injected faults
+             faults.at_step(rank, step);
              // airbench94 trains its whitening bias for the first epochs only.
              if (cfg.whiten_bias_epochs > 0 && airbench94) {
                const int64_t epoch = (step - 1) / steps_per_epoch;
@@ -159,20 +144,13 @@ int run(const TrainConfig& options) {
              if (lookahead) airbench94_lookahead(*lookahead, step, total_steps);
            },
        .checkpoint_extra = recorded,
-       .trace = trace});
+       .trace = cfg.trace_options()});
   trainer.resume(checkpoint,
                  cfg.eval_only ? train::Restore::weights_only : train::Restore::everything);
   // Its averages are not in checkpoints: a resumed run restarts them from the resumed weights.
   if (cfg.lookahead) lookahead = std::make_unique<Lookahead>(model_state(*model));
-  trainer.wrap(
-      {.dp_devices = dp_devices,
-       .replica_factory = [name = cfg.model, classes] { return nn::make_model(name, classes); },
-       .batch_norm = cfg.sync_bn ? parallel::BatchNormSync::across_devices
-                                 : parallel::BatchNormSync::per_device,
-       .bucket_mb = cfg.bucket_mb,
-       .compression = cfg.grad_compression == "fp16" ? parallel::GradCompression::fp16
-                                                     : parallel::GradCompression::none,
-       .zero = cfg.zero == 1 ? train::ZeroStage::one : train::ZeroStage::off});
+  trainer.wrap(train::wrap_options(
+      cfg, placement, [name = cfg.model, classes] { return nn::make_model(name, classes); }));
   if (lead) {
     std::cout << "model " << cfg.model << " (" << model->parameter_count() << " parameters), "
               << train_set->describe() << ": " << train_set->size() << " train / "

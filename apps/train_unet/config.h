@@ -1,25 +1,31 @@
 #pragma once
 // train_unet's options: what to segment (generated shapes in 2-D or 3-D, or the user's own
-// images and masks, or volumes), the UNet, the optimizer, and the same machine, precision and
-// output options as train_cifar. Every value is checked when the options are read, so a typo
-// fails before anything is built.
+// images and masks, or volumes), the UNet, the optimizer, and the machine, precision and output
+// groups every app shares. They are read as train_cifar's are (train/run_options.h: defaults <
+// --config FILE.json < flags < --set key=value), and every value is checked when the options are
+// read, so a typo fails before anything is built.
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "nn/models/unet.h"
-#include "optim/amp.h"
+#include "train/common_options.h"
+#include "train/run_options.h"
 
 namespace rg::apps {
 
-struct UnetConfig {
+// The initial values are the defaults.
+struct UnetConfig : train::MachineOptions, train::PrecisionOptions, train::RunOutputOptions {
+  UnetConfig() : RunOutputOptions{.out = "runs/unet"} {}
+
   // ---- data: generated (data/shapes.h, drawn from the seed, the test set from seed + 1), or
   // files in data_root (data/segmentation_files.h: 2-D images and masks, or .npy volumes) ----
   std::string data = "shapes2d";  // shapes2d | shapes3d | folder | npy
   std::string data_root{};        // folder | npy: the folder
   // binary (one logit, BCE + Dice) | per-kind (shapes: a class per kind) | multiclass (files:
   // a class per mask value or class-map line); both of the latter train CE + soft Dice.
+  // Files are multiclass and RGB unless the options say otherwise (derived defaults).
   std::string classes = "binary";
   // Generated shapes' size; for files the training crop (the network's input, the sliding
   // window of validation): {H, W} or {D, H, W}; empty: 64x64, or 32x160x160.
@@ -37,22 +43,10 @@ struct UnetConfig {
   int64_t epochs = 10, batch_size = 16;
   double lr = 3e-3, weight_decay = 1e-4;
   std::string schedule = "cosine";
-  // ---- precision, machine, output: as train_cifar ----
-  std::string amp = "O0", amp_dtype = "fp16", loss_scale = "dynamic";
-  std::string device = "cpu";
-  int64_t dp = 0;
-  bool sync_bn = false;
-  double bucket_mb = 25;
-  std::string allreduce = "ring";
-  int64_t threads = 0, workers = 2, seed = 0;
-  std::string out = "runs/unet", resume{};
-  bool overwrite = false, progress = true;
-  int64_t stop_after_epochs = 0;
-  int64_t zero = 0;     // 1: ZeRO-1, AdamW's moments sharded across processes
-  std::string trace{};  // a timeline of trace_steps to this file (train/step_trace.h)
-  std::string trace_steps = "2:4";
+  // ---- machine, precision, output: the shared groups (train/common_options.h) ----
 
-  // Set by run_unet from the files (class map or mask values; the first image's channels).
+  // Not an option: set by run_unet from the files (class map or mask values; the first image's
+  // channels).
   int64_t file_classes = 0;
 
   bool volumes() const { return data == "shapes3d" || data == "npy"; }
@@ -63,21 +57,11 @@ struct UnetConfig {
   int64_t model_classes() const { return classes == "binary" ? 1 : data_classes(); }
   std::vector<int64_t> resolved_image_size() const;
   nn::UNetConfig unet() const;
-  AmpOptions amp_options() const;
-  std::string describe() const;  // one line, for the log and the checkpoint
+  std::string describe() const;    // one line, for the log
+  nlohmann::json to_json() const;  // what checkpoints record
 };
 
-// Throws rg::Error naming the first bad value.
-void check_config(const UnetConfig& config);
-
-struct UnetCommandLine {
-  UnetConfig config;
-  bool help_requested = false;
-  std::string help;
-};
-UnetCommandLine parse_unet_command_line(int argc, char** argv);
-
-// "64x64" or "16x64x64" -> {64, 64} / {16, 64, 64}; throws naming the text.
-std::vector<int64_t> parse_image_size(const std::string& text);
+// Declared once (config.cpp): read by parse(argc, argv), checked again by run_unet (validate).
+const train::RunOptions<UnetConfig>& train_unet_options();
 
 }  // namespace rg::apps

@@ -14,7 +14,7 @@
 
 int main(int argc, char** argv) {
   try {
-    rg::apps::UnetCommandLine cli = rg::apps::parse_unet_command_line(argc, argv);
+    const auto cli = rg::apps::train_unet_options().parse(argc, argv);
     if (cli.help_requested) {
       std::cout << cli.help;
       return 0;

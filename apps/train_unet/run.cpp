@@ -13,6 +13,7 @@
 #include "optim/adamw.h"
 #include "parallel/found_inf.h"
 #include "parallel/sync_batch_norm.h"
+#include "train/common_options.h"
 #include "train/outputs.h"
 #include "train/schedule.h"
 #include "train/trainer.h"
@@ -21,23 +22,21 @@
 namespace rg::apps {
 
 int run_unet(const UnetConfig& cfg_in) {
-  check_config(cfg_in);
+  train_unet_options().validate(cfg_in);  // options set in code, too (tests)
   // ---- init: the world, this process's device ------------------------------------------------
-  auto group = train::join_world({.allreduce = cfg_in.allreduce == "native"
-                                                   ? parallel::AllreduceAlgorithm::native
-                                                   : parallel::AllreduceAlgorithm::ring,
-                                  .threads = cfg_in.threads});
-  const int world_size = group->size();
-  const bool lead = group->rank() == 0;  // prints, logs and checkpoints
+  auto world = train::join_world(cfg_in.world_options());
+  const int world_size = world->size();
+  const bool lead = world->rank() == 0;  // prints, logs and checkpoints
   UnetConfig cfg = cfg_in;
   if (!lead) cfg.progress = false;
-  const Device device =
-      train::training_device(cfg.device, group->local_rank(), group->local_size());
-  check_device_available(device);
+  // The device by local rank × GPUs, DataParallel's devices and the group of the collectives
+  // (train/common_options.h), as train_cifar's.
+  const train::Placement placement = train::place(cfg, world);
+  const Device device = placement.device;
+  const auto group = placement.group;
   manual_seed(static_cast<uint64_t>(cfg.seed));
-  const std::string checkpoint = train::prepare_run_folder(
-      {.program = "train_unet", .out = cfg.out, .resume = cfg.resume, .overwrite = cfg.overwrite},
-      train::RunKind::train, *group);
+  const std::string checkpoint =
+      train::prepare_run_folder(cfg.folder("train_unet"), train::RunKind::train, *group);
 
   // ---- data: generated or the user's files, each process reads its share ------------------
   const auto seed = static_cast<uint64_t>(cfg.seed);
@@ -67,7 +66,9 @@ int run_unet(const UnetConfig& cfg_in) {
 
   // ---- model, optimizer, schedule ---------------------------------------------------------
   std::shared_ptr<nn::Module> model = std::make_shared<nn::UNet>(cfg.unet());
-  if (cfg.sync_bn && cfg.dp == 0) model = parallel::convert_sync_batchnorm(model, group);
+  // Under --dp, DataParallel converts its replicas instead (over its devices' threads).
+  if (cfg.sync_bn && placement.dp_devices.empty())
+    model = parallel::convert_sync_batchnorm(model, group);
   model->to(device);
   MixedPrecision amp(*model, cfg.amp_options());  // before the optimizer and DDP (train_cifar)
   if (world_size > 1 && amp.scaler()) parallel::sync_found_inf(*amp.scaler(), group);
@@ -79,6 +80,8 @@ int run_unet(const UnetConfig& cfg_in) {
   // ---- resume and wrap: rank 0's state on every rank, then DP / DDP -------------------------
   std::map<std::string, std::string> recorded =
       train::model_card_metadata(unet_model_card(cfg, sets.class_names));  // what predict needs
+  // The one-line description, as before: predict's hint for a checkpoint without a card
+  // recognises train_unet's by it (train/model_card.cpp).
   recorded["config"] = cfg.describe();
   train::Trainer trainer({group, device, model, amp, optimizer, *scheduler},
                          unet_task(cfg, *test_sampler, std::move(preview), sets.class_names),
@@ -89,18 +92,10 @@ int run_unet(const UnetConfig& cfg_in) {
                           .progress = cfg.progress,
                           .resumed = !cfg.resume.empty(),
                           .checkpoint_extra = recorded,
-                          .trace = [&] {
-                            train::TraceOptions t{.path = cfg.trace};
-                            train::parse_trace_steps(cfg.trace_steps, t);
-                            return t;
-                          }()});
+                          .trace = cfg.trace_options()});
   trainer.resume(checkpoint, train::Restore::everything);
-  trainer.wrap({.dp = static_cast<int>(cfg.dp),
-                .replica_factory = [unet = cfg.unet()] { return std::make_shared<nn::UNet>(unet); },
-                .batch_norm = cfg.sync_bn ? parallel::BatchNormSync::across_devices
-                                          : parallel::BatchNormSync::per_device,
-                .bucket_mb = cfg.bucket_mb,
-                .zero = cfg.zero == 1 ? train::ZeroStage::one : train::ZeroStage::off});
+  trainer.wrap(train::wrap_options(
+      cfg, placement, [unet = cfg.unet()] { return std::make_shared<nn::UNet>(unet); }));
   if (lead) {
     std::cout << "train_unet: " << cfg.describe() << "\n"
               << sets.describe << "\nUNet " << cfg.model_classes() << " output(s), "

@@ -84,10 +84,11 @@ TEST(TrainCifarDataOnDevice, TrainsAndScoresExactlyLikeTheHostDataLoader) {
 }
 
 TEST(TrainCifarDataOnDevice, WhereTheDataGoesAndWhatIsRefused) {
-  nlohmann::json c = default_config();
-  apply_set(c, "data_on_device=maybe");
-  EXPECT_TRUE(throws_error([&] { parse_config(c); }, {"data_on_device must be auto, on or off"}));
-  TrainConfig cfg = parse_config(default_config());
+  train::Json c = train_cifar_options().defaults();
+  train_cifar_options().apply_set(c, "data_on_device=maybe");
+  EXPECT_TRUE(throws_error([&] { train_cifar_options().read(c); },
+                           {"data_on_device must be auto, on or off"}));
+  TrainConfig cfg = train_cifar_options().read(train_cifar_options().defaults());
   EXPECT_EQ(cfg.data_on_device, "auto");
   EXPECT_TRUE(choose_data_placement(cfg, Device::cuda(0)) == DataPlacement::device);
   EXPECT_TRUE(choose_data_placement(cfg, Device::cpu()) == DataPlacement::host);
@@ -104,8 +105,9 @@ TEST(TrainCifarDataOnDevice, WhereTheDataGoesAndWhatIsRefused) {
   std::vector<std::string> args = {"train_cifar", "--data-on-device", "off"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
-  EXPECT_EQ(parse_command_line(static_cast<int>(argv.size()), argv.data()).config.data_on_device,
-            "off");
+  EXPECT_EQ(
+      train_cifar_options().parse(static_cast<int>(argv.size()), argv.data()).config.data_on_device,
+      "off");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "apps/train_cifar/config.h"
 #include "apps/train_cifar/run.h"
+#include "parallel/faults.h"
 #include "tests/apps/tiny_cifar.h"
 #include "tests/support/fixtures.h"
 
@@ -14,11 +15,11 @@ namespace rg::apps {
 namespace {
 using rg::testing::throws_error;
 
-CommandLine parse(std::vector<std::string> args) {
+train::CommandLine<TrainConfig> parse(std::vector<std::string> args) {
   args.insert(args.begin(), "train_cifar");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
-  return parse_command_line(static_cast<int>(argv.size()), argv.data());
+  return train_cifar_options().parse(static_cast<int>(argv.size()), argv.data());
 }
 
 TEST(TrainCifarOptions, ValuesThatWrappedOrWereIgnoredAreNamedErrors) {
@@ -49,9 +50,9 @@ TEST(TrainCifarOptions, ValuesThatWrappedOrWereIgnoredAreNamedErrors) {
   EXPECT_TRUE(
       throws_error([] { parse({"--eval-only"}); }, {"eval_only", "checkpoint", "--resume"}));
   EXPECT_TRUE(throws_error([] { parse({"--set", "lr=1e400"}); }, {"lr", "1e400"}));
-  nlohmann::json c = default_config();
+  train::Json c = train_cifar_options().defaults();
   c["momentum"] = std::nan("");  // JSON text cannot hold NaN, a program's config can
-  EXPECT_TRUE(throws_error([&] { parse_config(c); }, {"momentum", "finite", "nan"}));
+  EXPECT_TRUE(throws_error([&] { train_cifar_options().read(c); }, {"momentum", "finite", "nan"}));
   EXPECT_TRUE(throws_error([] { parse({"--set", "clip_grad_norm=-1"}); }, {"clip_grad_norm"}));
   // A UNet failed only at the first loss, after building 31 M parameters, on a shape mismatch.
   EXPECT_TRUE(throws_error([] { parse({"--model", "unet2d"}); }, {"unet2d", "segmentation"}));
@@ -192,9 +193,10 @@ TEST(TrainCifarOptions, FaultsTimeoutAndSequenceChecks) {
       parse({"--fault", "kill:rank=1:step=50", "--fault", "delay:rank=0:step=3:seconds=20",
              "--collective-timeout", "2.5", "--check-sequence"})
           .config;
-  ASSERT_EQ(c.faults.faults().size(), 2u);
-  EXPECT_EQ(c.faults.faults()[0].kind, parallel::FaultKind::kill);
-  EXPECT_EQ(c.faults.faults()[1].seconds, 20.0);
+  const parallel::FaultPlan faults(c.faults);
+  ASSERT_EQ(faults.faults().size(), 2u);
+  EXPECT_EQ(faults.faults()[0].kind, parallel::FaultKind::kill);
+  EXPECT_EQ(faults.faults()[1].seconds, 20.0);
   EXPECT_EQ(c.collective_timeout, 2.5);
   EXPECT_TRUE(c.check_sequence);
   EXPECT_EQ(c.to_json()["collective_timeout"].get<double>(), 2.5);
@@ -219,7 +221,7 @@ TEST(TrainCifarOptions, FaultsTimeoutAndSequenceChecks) {
   // A fault for a rank the job does not have would never fire: refused when the run starts.
   const std::string data = tiny_cifar("fault_data", 8);
   TrainConfig one = tiny_config(data, rg::testing::temp_path("fault_out"));
-  one.faults = parallel::FaultPlan({"exit:rank=1:step=2"});
+  one.faults = {"exit:rank=1:step=2"};
   EXPECT_TRUE(throws_error([&] { run(one); },
                            {"exit:rank=1:step=2", "rank 1 does not exist in a job of 1 process"}));
 }

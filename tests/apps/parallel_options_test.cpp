@@ -15,11 +15,11 @@ using rg::testing::throws_error;
 using train::GpuBackend;
 using train::RankPlacement;
 
-CommandLine parse(std::vector<std::string> args) {
+train::CommandLine<TrainConfig> parse(std::vector<std::string> args) {
   args.insert(args.begin(), "train_cifar");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
-  return parse_command_line(static_cast<int>(argv.size()), argv.data());
+  return train_cifar_options().parse(static_cast<int>(argv.size()), argv.data());
 }
 
 TEST(TrainCifarParallelFlags, ParseSaveAndRefuseBadValues) {

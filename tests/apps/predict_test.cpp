@@ -109,8 +109,7 @@ TEST(Predict, AClassifiersAnswersAreItsEvaluations) {
   // Mixed precision runs too (its logits are bf16's: not compared).
   EXPECT_NE(run({.checkpoint = out + "/last.safetensors",
                  .inputs = {files[0]},
-                 .amp = "O1",
-                 .amp_dtype = "bf16"})
+                 .precision = {.amp = "O1", .amp_dtype = "bf16"}})
                 .find(files[0] + ": "),
             std::string::npos);
 }
@@ -279,7 +278,9 @@ TEST(Predict, BadCheckpointsInputsAndDevicesAreNamedErrors) {
   EXPECT_TRUE(fails({dir + "/a", dir + "/b"}, {"two inputs would write", "x.png"}));
   // The machine: this one has no GPU (or this build no CUDA).
   EXPECT_TRUE(throws_error(
-      [&] { run({.checkpoint = ckpt, .inputs = {root + "/val/images"}, .device = "cuda"}); },
+      [&] {
+        run({.checkpoint = ckpt, .inputs = {root + "/val/images"}, .compute = {.device = "cuda"}});
+      },
       {"cuda:0 requested but this"}));
 
   // A classifier: images of another size are refused, and --out means nothing to it.
@@ -349,9 +350,8 @@ TEST(PredictOnGpu, CudaAndAmpGiveTheCpusAnswers) {
          .inputs = {root + "/val/images"},
          .out = masks,
          .overwrite = true,
-         .device = "cuda",
-         .amp = amp,
-         .amp_dtype = "bf16"});
+         .compute = {.device = "cuda"},
+         .precision = {.amp = amp, .amp_dtype = "bf16"}});
     EXPECT_EQ(data::read_mask_file(masks + "/v0.png", 256).shape(), (Shape{40, 80})) << amp;
   }
 
@@ -372,17 +372,17 @@ TEST(PredictOnGpu, CudaAndAmpGiveTheCpusAnswers) {
   EXPECT_TRUE(rg::testing::all_close(z_gpu, z_cpu, 1e-3, 1e-3));
 }
 
-PredictCommandLine parse(std::vector<std::string> args) {
+train::CommandLine<PredictOptions> parse(std::vector<std::string> args) {
   args.insert(args.begin(), "predict");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
-  return parse_predict_command_line(static_cast<int>(argv.size()), argv.data());
+  return predict_options().parse(static_cast<int>(argv.size()), argv.data());
 }
 
 TEST(PredictOptions, BadValuesAreNamedErrors) {
   const PredictOptions o = parse({"--checkpoint", "c.safetensors", "a.png", "dir", "--model",
                                   "unet", "--input-size", "8x16x16", "--top-k", "2"})
-                               .options;
+                               .config;
   EXPECT_EQ(o.inputs, (std::vector<std::string>{"a.png", "dir"}));
   EXPECT_EQ(o.flags.input_size, (std::vector<int64_t>{8, 16, 16}));
   EXPECT_EQ(o.top_k, 2);

@@ -39,19 +39,19 @@ inline std::string tiny_cifar(const std::string& name, int per_file) {
 }
 
 inline TrainConfig tiny_config(const std::string& data, const std::string& out) {
-  nlohmann::json c = default_config();
-  merge_config(c,
-               {{"data", data},
-                {"model", "resnet20@0.25"},
-                {"epochs", 3},
-                {"batch_size", 8},
-                {"lr", 0.05},
-                {"workers", 2},
-                {"threads", 2},
-                {"out", out},
-                {"progress", false}},
-               "test");
-  return parse_config(c);
+  train::Json c = train_cifar_options().defaults();
+  train_cifar_options().merge(c,
+                              {{"data", data},
+                               {"model", "resnet20@0.25"},
+                               {"epochs", 3},
+                               {"batch_size", 8},
+                               {"lr", 0.05},
+                               {"workers", 2},
+                               {"threads", 2},
+                               {"out", out},
+                               {"progress", false}},
+                              "test");
+  return train_cifar_options().read(c);
 }
 
 }  // namespace rg::apps

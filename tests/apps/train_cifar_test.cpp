@@ -94,9 +94,10 @@ TEST(TrainCifar, TrainsOnANonHostDeviceLikeOnTheHost) {
 // within rounding of zero can send either way (measured: one unit of layer3.2 flipped in the
 // last step, 2.4e-3 in the momentum of every layer below it, 1.1e-5 in the weights).
 TEST(TrainCifar, DataParallelWithSyncBatchNormTrainsLikeOneDevice) {
-  nlohmann::json bad = default_config();
-  apply_set(bad, "dp=-1");
-  EXPECT_TRUE(throws_error([&] { parse_config(bad); }, {"dp must be in [0, 64]", "-1"}));
+  train::Json bad = train_cifar_options().defaults();
+  train_cifar_options().apply_set(bad, "dp=-1");
+  EXPECT_TRUE(
+      throws_error([&] { train_cifar_options().read(bad); }, {"dp must be in [0, 64]", "-1"}));
   const std::string data = tiny_cifar("data", 8);  // 40 train, 8 test images
   std::map<std::string, std::map<std::string, Tensor>> results;
   // dp_shared: --dp-devices cpu:0,cpu:0, both replicas on one device (as cuda:0,cuda:0 on a GPU).
@@ -228,35 +229,39 @@ TEST(TrainCifar, EvalOnlyAndWrongModelCheckpoint) {
 }
 
 TEST(TrainCifar, BadOptionsAndMissingData) {
-  nlohmann::json c = default_config();
-  EXPECT_TRUE(throws_error([&] { apply_set(c, "epochs=ten"); }, {"epochs", "integer"}));
+  train::Json c = train_cifar_options().defaults();
+  EXPECT_TRUE(throws_error([&] { train_cifar_options().apply_set(c, "epochs=ten"); },
+                           {"epochs", "integer"}));
+  EXPECT_TRUE(throws_error([&] { train_cifar_options().apply_set(c, "optimizer=adam"); },
+                           {"unknown option 'optimizer'"}));
+  EXPECT_TRUE(throws_error([&] { train_cifar_options().apply_set(c, "lr"); }, {"key=value"}));
+  train_cifar_options().apply_set(c, "schedule=multistep");
+  train_cifar_options().apply_set(c, "milestones=[2, 4]");
+  EXPECT_EQ(train_cifar_options().read(c).milestones, (std::vector<int64_t>{2, 4}));
+  train_cifar_options().apply_set(c, "schedule=linear");
+  EXPECT_TRUE(throws_error([&] { train_cifar_options().read(c); }, {"schedule", "'linear'"}));
+  EXPECT_TRUE(throws_error([] { train_cifar_options().preset("fast"); },
+                           {"unknown preset 'fast'", "quick"}));
+  train::Json d = train_cifar_options().defaults();
+  train_cifar_options().apply_set(d, "allreduce=tree");
+  EXPECT_TRUE(throws_error([&] { train_cifar_options().read(d); },
+                           {"allreduce", "ring or native", "'tree'"}));
+  d = train_cifar_options().defaults();
+  train_cifar_options().apply_set(d, "bucket_mb=0");
+  EXPECT_TRUE(throws_error([&] { train_cifar_options().read(d); }, {"bucket_mb", "(0, 1048576]"}));
+  d = train_cifar_options().defaults();
+  train_cifar_options().apply_set(d, "amp=O4");
   EXPECT_TRUE(
-      throws_error([&] { apply_set(c, "optimizer=adam"); }, {"unknown option 'optimizer'"}));
-  EXPECT_TRUE(throws_error([&] { apply_set(c, "lr"); }, {"key=value"}));
-  apply_set(c, "schedule=multistep");
-  apply_set(c, "milestones=[2, 4]");
-  EXPECT_EQ(parse_config(c).milestones, (std::vector<int64_t>{2, 4}));
-  apply_set(c, "schedule=linear");
-  EXPECT_TRUE(throws_error([&] { parse_config(c); }, {"schedule", "'linear'"}));
-  EXPECT_TRUE(throws_error([] { preset("fast"); }, {"unknown preset 'fast'", "quick"}));
-  nlohmann::json d = default_config();
-  apply_set(d, "allreduce=tree");
-  EXPECT_TRUE(throws_error([&] { parse_config(d); }, {"allreduce", "ring or native", "'tree'"}));
-  d = default_config();
-  apply_set(d, "bucket_mb=0");
-  EXPECT_TRUE(throws_error([&] { parse_config(d); }, {"bucket_mb", "(0, 1048576]"}));
-  d = default_config();
-  apply_set(d, "amp=O4");
-  EXPECT_TRUE(throws_error([&] { parse_config(d); }, {"amp", "O4", "O0, O1, O2 or O3"}));
-  d = default_config();
-  apply_set(d, "amp_dtype=fp8");
-  EXPECT_TRUE(throws_error([&] { parse_config(d); }, {"fp8", "fp16 or bf16"}));
-  d = default_config();
-  apply_set(d, "loss_scale=-1");
-  EXPECT_TRUE(throws_error([&] { parse_config(d); }, {"loss-scale", "-1"}));
-  d = default_config();
-  apply_set(d, "lr_scaling=sqrt");
-  EXPECT_TRUE(throws_error([&] { parse_config(d); }, {"lr_scaling", "'sqrt'"}));
+      throws_error([&] { train_cifar_options().read(d); }, {"amp", "O4", "O0, O1, O2 or O3"}));
+  d = train_cifar_options().defaults();
+  train_cifar_options().apply_set(d, "amp_dtype=fp8");
+  EXPECT_TRUE(throws_error([&] { train_cifar_options().read(d); }, {"fp8", "fp16 or bf16"}));
+  d = train_cifar_options().defaults();
+  train_cifar_options().apply_set(d, "loss_scale=-1");
+  EXPECT_TRUE(throws_error([&] { train_cifar_options().read(d); }, {"loss-scale", "-1"}));
+  d = train_cifar_options().defaults();
+  train_cifar_options().apply_set(d, "lr_scaling=sqrt");
+  EXPECT_TRUE(throws_error([&] { train_cifar_options().read(d); }, {"lr_scaling", "'sqrt'"}));
 
   TrainConfig cfg =
       tiny_config(rg::testing::temp_path("nothing-here"), rg::testing::temp_path("o"));
@@ -269,14 +274,14 @@ TEST(TrainCifar, BadOptionsAndMissingData) {
 
 // Every named recipe is a valid config, and the GPU recipe is pytorch-cifar's ResNet18.
 TEST(TrainCifar, EveryPresetParses) {
-  for (const std::string& name : preset_names()) {
-    nlohmann::json c = default_config();
-    merge_config(c, preset(name), "--preset " + name);
-    EXPECT_NO_THROW(parse_config(c)) << name;
+  for (const std::string& name : train_cifar_options().preset_names()) {
+    train::Json c = train_cifar_options().defaults();
+    train_cifar_options().merge(c, train_cifar_options().preset(name), "--preset " + name);
+    EXPECT_NO_THROW(train_cifar_options().read(c)) << name;
   }
-  nlohmann::json c = default_config();
-  merge_config(c, preset("resnet18"), "--preset resnet18");
-  const TrainConfig cfg = parse_config(c);
+  train::Json c = train_cifar_options().defaults();
+  train_cifar_options().merge(c, train_cifar_options().preset("resnet18"), "--preset resnet18");
+  const TrainConfig cfg = train_cifar_options().read(c);
   EXPECT_EQ(cfg.model, "resnet18");
   EXPECT_EQ(cfg.schedule, "onecycle");
   EXPECT_EQ(cfg.epochs, 30);
@@ -284,9 +289,9 @@ TEST(TrainCifar, EveryPresetParses) {
 
 // airbench94.py's hyperparameters (per 1024 examples of a summed loss) in our mean-loss form.
 TEST(TrainCifar, Airbench94PresetIsTheRecipe) {
-  nlohmann::json c = default_config();
-  merge_config(c, preset("airbench94"), "--preset airbench94");
-  const TrainConfig cfg = parse_config(c);
+  train::Json c = train_cifar_options().defaults();
+  train_cifar_options().merge(c, train_cifar_options().preset("airbench94"), "--preset airbench94");
+  const TrainConfig cfg = train_cifar_options().read(c);
   EXPECT_EQ(cfg.model, "airbench94");
   EXPECT_EQ(cfg.batch_size, 1024);
   const double kilostep_scale = 1024 * (1 + 1 / (1 - 0.85));
@@ -305,19 +310,21 @@ TEST(TrainCifar, Airbench94PresetIsTheRecipe) {
   EXPECT_EQ(cfg.tta_epochs, "last");
   EXPECT_EQ(cfg.epochs, 10);
   c["model"] = "airbench";
-  EXPECT_TRUE(throws_error([&] { parse_config(c); }, {"whiten_bias_epochs", "airbench"}));
-  c = default_config();
+  EXPECT_TRUE(
+      throws_error([&] { train_cifar_options().read(c); }, {"whiten_bias_epochs", "airbench"}));
+  c = train_cifar_options().defaults();
   c["tta_translate"] = true;
-  EXPECT_TRUE(throws_error([&] { parse_config(c); }, {"tta_translate", "tta"}));
+  EXPECT_TRUE(throws_error([&] { train_cifar_options().read(c); }, {"tta_translate", "tta"}));
 }
 
 // tta_epochs=last (airbench94's): the evaluations before the last are plain, the last one
 // augmented. Evaluation draws no random numbers, so the three runs train identically and their
 // test losses tell which evaluations were augmented.
 TEST(TrainCifar, TtaOnlyAtTheLastEpochAugmentsOnlyTheLastEvaluation) {
-  nlohmann::json bad = default_config();
-  apply_set(bad, "tta_epochs=first");
-  EXPECT_TRUE(throws_error([&] { parse_config(bad); }, {"tta_epochs", "every or last", "first"}));
+  train::Json bad = train_cifar_options().defaults();
+  train_cifar_options().apply_set(bad, "tta_epochs=first");
+  EXPECT_TRUE(throws_error([&] { train_cifar_options().read(bad); },
+                           {"tta_epochs", "every or last", "first"}));
   const std::string data = tiny_cifar("data", 8);
   std::map<std::string, std::vector<std::vector<std::string>>> rows;
   for (const std::string kind : {"plain", "every", "last"}) {
@@ -358,7 +365,7 @@ TEST(TrainCifar, CommandLineLayering) {
                         "--set",        "lr=0.3",      "--no-progress", "--data",      "x",
                         "--sync-bn",    "--allreduce", "native",        "--bucket-mb", "4",
                         "--lr-scaling", "linear"};
-  CommandLine cli = parse_command_line(17, const_cast<char**>(argv));
+  const auto cli = train_cifar_options().parse(17, const_cast<char**>(argv));
   EXPECT_EQ(cli.config.model, "airbench@0.5");  // from the preset
   EXPECT_EQ(cli.config.epochs, 3);              // flag over preset
   EXPECT_DOUBLE_EQ(cli.config.lr, 0.3);         // --set over everything
@@ -368,9 +375,10 @@ TEST(TrainCifar, CommandLineLayering) {
   EXPECT_EQ(cli.config.allreduce, "native");
   EXPECT_DOUBLE_EQ(cli.config.bucket_mb, 4);
   EXPECT_EQ(cli.config.lr_scaling, "linear");
-  EXPECT_EQ(preset("quick")["epochs"], 8);  // the recipe the README measured
+  EXPECT_EQ(train_cifar_options().preset("quick")["epochs"], 8);  // the recipe the README measured
   const char* bad[] = {"train_cifar", "--epoch", "3"};
-  EXPECT_TRUE(throws_error([&] { parse_command_line(3, const_cast<char**>(bad)); }, {"--epoch"}));
+  EXPECT_TRUE(
+      throws_error([&] { train_cifar_options().parse(3, const_cast<char**>(bad)); }, {"--epoch"}));
 }
 
 }  // namespace

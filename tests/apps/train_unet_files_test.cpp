@@ -177,11 +177,11 @@ TEST(TrainUnetFiles, BadFilesAreNamedErrors) {
   EXPECT_TRUE(throws_error([&] { run_unet(binary); }, {"--classes binary", "gives 4"}));
 }
 
-UnetCommandLine parse(std::vector<std::string> args) {
+train::CommandLine<UnetConfig> parse(std::vector<std::string> args) {
   args.insert(args.begin(), "train_unet");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
-  return parse_unet_command_line(static_cast<int>(argv.size()), argv.data());
+  return train_unet_options().parse(static_cast<int>(argv.size()), argv.data());
 }
 
 TEST(TrainUnetOptions, FileDataOptions) {

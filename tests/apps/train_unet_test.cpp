@@ -43,11 +43,11 @@ int column(const std::vector<std::string>& header, const std::string& name) {
   return 0;
 }
 
-UnetCommandLine parse(std::vector<std::string> args) {
+train::CommandLine<UnetConfig> parse(std::vector<std::string> args) {
   args.insert(args.begin(), "train_unet");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
-  return parse_unet_command_line(static_cast<int>(argv.size()), argv.data());
+  return train_unet_options().parse(static_cast<int>(argv.size()), argv.data());
 }
 
 TEST(TrainUnet, LearnsTheShapes) {
@@ -133,6 +133,16 @@ TEST(TrainUnet, DataParallelAndANonHostDevice) {
   dp.sync_bn = true;
   ASSERT_EQ(run_unet(dp), 0);
   EXPECT_EQ(read_csv(dp.out + "/metrics.csv").size(), 2u);
+  // --dp-devices, shared with train_cifar (train/common_options.h): the same replicas named.
+  UnetConfig listed = tiny("unet_dp_devices");
+  listed.epochs = 1;
+  listed.dp_devices = "cpu:0,cpu:1";
+  listed.sync_bn = true;
+  ASSERT_EQ(run_unet(listed), 0);
+  const auto by_dp = load_safetensors(dp.out + "/last.safetensors").tensors;
+  const auto by_list = load_safetensors(listed.out + "/last.safetensors").tensors;
+  ASSERT_EQ(by_dp.size(), by_list.size());
+  for (auto& [name, t] : by_dp) EXPECT_TRUE(all_close(by_list.at(name), t, 0, 0)) << name;
   std::map<std::string, Tensor> last[2];
   for (int d = 0; d < 2; ++d) {
     UnetConfig c = tiny("unet_device" + std::to_string(d));
