@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -12,6 +13,7 @@
 #include "ops/conv/conv_kernel.h"
 #include "ops/conv2d/conv2d_kernel.h"
 #include "ops/conv3d/conv3d_kernel.h"
+#include "ops/conv3d/conv3d_tiles.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace rg {
@@ -259,10 +261,17 @@ Tensor convolution_transpose(const Tensor& x_in, const Tensor& weight_in, const 
   // The convolution this is the adjoint of maps (B, Co, T...) to (B, Ci, S...), weight as given.
   // f16/bf16 on the CPU: computed in f32, bias included, and rounded once at the end (as the
   // convolution does). cuDNN reads 16-bit operands itself and accumulates in f32.
-  const bool half = x.device().is_cpu() && (x.dtype() == DType::f16 || x.dtype() == DType::bf16);
+  // bf16 3-D on a CPU with the tile GEMM: conv3d_tiles.h, bias added in f32 before the rounding.
+  std::optional<Tensor> tiles;
+  if constexpr (N == 3)
+    if (x.device().is_cpu())
+      tiles = conv3d_backward_data_tiles(x.detach(), weight.detach(), y_shape, p,
+                                         bias.defined() ? bias.detach() : Tensor());
+  const bool half =
+      !tiles && x.device().is_cpu() && (x.dtype() == DType::f16 || x.dtype() == DType::bf16);
   auto wide = [&](const Tensor& t) { return half ? t.detach().to(DType::f32) : t.detach(); };
-  Tensor y = conv_backward_data<N>(wide(x), wide(weight), y_shape, p);
-  if (bias.defined()) {
+  Tensor y = tiles ? *tiles : conv_backward_data<N>(wide(x), wide(weight), y_shape, p);
+  if (bias.defined() && !tiles) {
     const Tensor b = wide(bias).contiguous();
     dispatch_device<Kernels::cpu_and_cuda>(op, y.device(), [&](auto on) {
       if constexpr (std::is_same_v<decltype(on), OnCpu>) {

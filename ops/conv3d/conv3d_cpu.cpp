@@ -1,4 +1,5 @@
-// CPU kernels of conv3d: vol2col + Eigen GEMM.
+// CPU kernels of conv3d: vol2col + Eigen GEMM (bf16 on a machine with AMX or AVX512-BF16:
+// conv3d_tiles.cpp, tried first).
 //
 // Work is cut into tiles of (volume n, group g, slab of output depths [d0, d1)): one tile's
 // column matrix (K rows × slab·Ho·Wo) stays below kMaxColElements, so a 32×160×160 volume with
@@ -32,7 +33,9 @@
 #include "core/dispatch.h"
 #include "core/thread_pool.h"
 #include "ops/conv3d/conv3d.h"
+#include "ops/conv3d/conv3d_geometry.h"
 #include "ops/conv3d/conv3d_kernel.h"
+#include "ops/conv3d/conv3d_tiles.h"
 #include "ops/conv3d/vol2col.h"
 #include "ops/elementwise/elementwise.h"
 
@@ -63,58 +66,10 @@ struct Scratch {
   T* get() const { return data.get(); }
 };
 
-// One tile's column matrix stays below this many elements (16 MiB of f32).
-constexpr int64_t kMaxColElements = int64_t{4} << 20;
+using detail::conv3d::Geometry;
+
 // Backward-data splits Wᵀ·gy into column chunks of at least this many columns per thread.
 constexpr int64_t kMinChunkCols = 128;
-
-// Everything the kernels need about one convolution.
-struct Geometry {
-  int64_t N, C, O, G, Cg, Og;
-  int64_t K;      // Cg·kD·kH·kW: rows of one group's column matrix
-  int64_t P;      // Do·Ho·Wo: columns of one volume
-  int64_t plane;  // Ho·Wo: columns per output depth
-  int64_t slab;   // output depths per tile
-  Vol2colGeometry v;
-
-  Geometry(const Shape& x, const Shape& w, const Shape& out, const Conv3dParams& p) {
-    N = x[0], C = x[1], O = w[0], G = p.groups, Cg = C / G, Og = O / G;
-    v.channels = Cg, v.depth = x[2], v.height = x[3], v.width = x[4];
-    for (int a = 0; a < 3; ++a) {
-      v.kernel[a] = w[2 + a], v.stride[a] = p.stride[a], v.pad[a] = p.padding[a];
-      v.dilation[a] = p.dilation[a], v.out[a] = out[a];
-    }
-    K = v.rows(), plane = v.plane(), P = out[0] * plane;
-    slab = std::clamp<int64_t>(kMaxColElements / std::max<int64_t>(1, K * plane), 1, out[0]);
-    // Enough tiles for every thread, even for one volume.
-    const int64_t per_depth = N * G, threads = num_threads();
-    if (per_depth * ((out[0] + slab - 1) / slab) < threads) {
-      const int64_t want = (threads + per_depth - 1) / per_depth;  // slabs per volume
-      slab = std::max<int64_t>(1, (out[0] + want - 1) / want);
-    }
-  }
-  int64_t depth_out() const { return v.out[0]; }
-  int64_t slabs() const { return (depth_out() + slab - 1) / slab; }
-  int64_t tiles() const { return N * G * slabs(); }
-  int64_t x_volume() const { return C * v.depth * v.height * v.width; }
-  int64_t x_group() const { return Cg * v.depth * v.height * v.width; }
-  int64_t y_volume() const { return O * P; }
-  // The column matrix is the volume itself.
-  bool identity() const {
-    for (int a = 0; a < 3; ++a)
-      if (v.kernel[a] != 1 || v.stride[a] != 1 || v.pad[a] != 0) return false;
-    return v.out[0] == v.depth && v.out[1] == v.height && v.out[2] == v.width;
-  }
-
-  struct Tile {
-    int64_t n, grp, d0, d1;
-  };
-  Tile tile(int64_t t) const {
-    const int64_t s = t % slabs(), ng = t / slabs();
-    const int64_t d0 = s * slab;
-    return {ng / G, ng % G, d0, std::min(d0 + slab, depth_out())};
-  }
-};
 
 // The column matrix of one tile (K, (d1 − d0)·plane) and its row stride: the scratch, filled
 // by vol2col, or the volume itself.
@@ -235,7 +190,8 @@ void backward_bias(const T* gy, int64_t N, int64_t O, int64_t P, T* gb) {
   });
 }
 
-// f16 and bf16 run the f32 kernels on exact f32 copies and round once (as conv2d does).
+// f16, and bf16 where conv3d_tiles.h does not take it, run the f32 kernels on exact f32 copies
+// and round once (as conv2d does).
 bool is_half(DType d) {
   return d == DType::f16 || d == DType::bf16;
 }
@@ -263,6 +219,7 @@ Tensor conv3d_forward(OnCpu, const Tensor& x_in, const Tensor& w_in, const Tenso
   const Shape y_shape = conv_output_shape<3>("conv3d", x_in.shape(), w_in.shape(), p);
   RG_CHECK(!b_in.defined() || b_in.shape() == Shape{y_shape[1]}, "conv3d: bias must be (",
            y_shape[1], ") for weight ", w_in.describe(), ", got ", b_in.describe());
+  if (auto y = conv3d_forward_tiles(x_in, w_in, b_in, p)) return *y;  // bf16 on AMX/AVX512-BF16
   if (is_half(x_in.dtype()))
     return conv_forward<3>(widen(x_in), widen(w_in), widen(b_in), p).to(x_in.dtype());
   const Tensor x = x_in.contiguous(), w = w_in.contiguous();
@@ -282,6 +239,7 @@ Tensor conv3d_backward_data(OnCpu, const Tensor& gy_in, const Tensor& w_in, cons
   check_same_float(op, {gy_in, w_in});
   const Shape y_shape = conv_output_shape<3>(op, x_shape, w_in.shape(), p);
   check_gy(op, gy_in, y_shape);
+  if (auto gx = conv3d_backward_data_tiles(gy_in, w_in, x_shape, p)) return *gx;
   if (is_half(gy_in.dtype()))
     return conv_backward_data<3>(widen(gy_in), widen(w_in), x_shape, p).to(gy_in.dtype());
   const Tensor gy = gy_in.contiguous(), w = w_in.contiguous();
@@ -317,6 +275,7 @@ Tensor conv3d_backward_weight(OnCpu, const Tensor& gy_in, const Tensor& x_in,
   check_same_float(op, {gy_in, x_in});
   const Shape y_shape = conv_output_shape<3>(op, x_in.shape(), weight_shape, p);
   check_gy(op, gy_in, y_shape);
+  if (auto gw = conv3d_backward_weight_tiles(gy_in, x_in, weight_shape, p)) return *gw;
   if (is_half(gy_in.dtype()))
     return conv_backward_weight<3>(widen(gy_in), widen(x_in), weight_shape, p).to(gy_in.dtype());
   const Tensor gy = gy_in.contiguous(), x = x_in.contiguous();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/half.h"
+
 namespace rg {
 namespace {
 
@@ -63,15 +65,15 @@ void vol2col(const T* x, const Vol2colGeometry& g, int64_t d0, int64_t d1, int64
         T* dst = col + out;
         // Indices, not a pointer x + in + off_w: that may point before x (off_w < 0).
         const int64_t first = in + off_w;
-        std::fill(dst, dst + rw.lo, T(0));
+        std::fill(dst, dst + rw.lo, T{});
         if (sW == 1 && rw.lo < rw.hi) {
           std::copy(x + first + rw.lo, x + first + rw.hi, dst + rw.lo);
         } else {
           for (int64_t ow = rw.lo; ow < rw.hi; ++ow) dst[ow] = x[first + ow * sW];
         }
-        std::fill(dst + rw.hi, dst + Wo, T(0));
+        std::fill(dst + rw.hi, dst + Wo, T{});
       },
-      [&](int64_t out, int64_t n) { std::fill(col + out, col + out + n, T(0)); });
+      [&](int64_t out, int64_t n) { std::fill(col + out, col + out + n, T{}); });
 }
 
 template <class T>
@@ -92,6 +94,9 @@ template void vol2col<float>(const float*, const Vol2colGeometry&, int64_t, int6
                              int64_t, float*, int64_t);
 template void vol2col<double>(const double*, const Vol2colGeometry&, int64_t, int64_t, int64_t,
                               int64_t, double*, int64_t);
+// bf16: a copy, no widening (the bf16 tile GEMMs of conv3d_tiles.cpp read it as it is).
+template void vol2col<BFloat16>(const BFloat16*, const Vol2colGeometry&, int64_t, int64_t, int64_t,
+                                int64_t, BFloat16*, int64_t);
 template void col2vol<float>(const float*, int64_t, const Vol2colGeometry&, int64_t, int64_t,
                              int64_t, int64_t, float*);
 template void col2vol<double>(const double*, int64_t, const Vol2colGeometry&, int64_t, int64_t,

@@ -26,6 +26,7 @@ struct Vol2colGeometry {
 };
 
 // col (rows() × (d1 − d0)·Ho·Wo, row stride ld) = the taps described above; writes every entry.
+// T: float, double, BFloat16 (a copy: bf16 stays bf16).
 // Rows of channels [c0, c1) only (the caller may split the channels over threads).
 template <class T>
 void vol2col(const T* x, const Vol2colGeometry& g, int64_t d0, int64_t d1, int64_t c0, int64_t c1,
