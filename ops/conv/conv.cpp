@@ -261,12 +261,16 @@ Tensor convolution_transpose(const Tensor& x_in, const Tensor& weight_in, const 
   // The convolution this is the adjoint of maps (B, Co, T...) to (B, Ci, S...), weight as given.
   // f16/bf16 on the CPU: computed in f32, bias included, and rounded once at the end (as the
   // convolution does). cuDNN reads 16-bit operands itself and accumulates in f32.
-  // bf16 3-D on a CPU with the tile GEMM: conv3d_tiles.h, bias added in f32 before the rounding.
+  // bf16 on a CPU with AMX or AVX512-BF16: the tile kernels (conv2d_kernel.h, conv3d_tiles.h),
+  // the bias added in f32 before the one rounding.
   std::optional<Tensor> tiles;
-  if constexpr (N == 3)
-    if (x.device().is_cpu())
-      tiles = conv3d_backward_data_tiles(x.detach(), weight.detach(), y_shape, p,
-                                         bias.defined() ? bias.detach() : Tensor());
+  if (x.device().is_cpu()) {
+    const Tensor b = bias.defined() ? bias.detach() : Tensor();
+    if constexpr (N == 2)
+      tiles = conv2d_backward_data_tiles(x.detach(), weight.detach(), y_shape, p, b);
+    else
+      tiles = conv3d_backward_data_tiles(x.detach(), weight.detach(), y_shape, p, b);
+  }
   const bool half =
       !tiles && x.device().is_cpu() && (x.dtype() == DType::f16 || x.dtype() == DType::bf16);
   auto wide = [&](const Tensor& t) { return half ? t.detach().to(DType::f32) : t.detach(); };

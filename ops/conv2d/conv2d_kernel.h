@@ -39,8 +39,11 @@ struct ConvCpuKernels<2> {
 // beyond the kernel's reach in backward-data). Inputs checked by the caller.
 std::optional<Tensor> conv2d_forward_tiles(const Tensor& x, const Tensor& weight,
                                            const Tensor& bias, const Conv2dParams& p);
+// bias (optional): added to gx in f32 before the rounding — conv_transpose2d's forward, which
+// is this backward-data with the transposed convolution's bias.
 std::optional<Tensor> conv2d_backward_data_tiles(const Tensor& gy, const Tensor& weight,
-                                                 const Shape& x_shape, const Conv2dParams& p);
+                                                 const Shape& x_shape, const Conv2dParams& p,
+                                                 const Tensor& bias = Tensor());
 std::optional<Tensor> conv2d_backward_weight_tiles(const Tensor& gy, const Tensor& x,
                                                    const Shape& weight_shape,
                                                    const Conv2dParams& p);

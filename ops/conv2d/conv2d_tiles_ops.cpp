@@ -104,15 +104,18 @@ std::optional<Tensor> conv2d_forward_tiles(const Tensor& x_in, const Tensor& w_i
 }
 
 std::optional<Tensor> conv2d_backward_data_tiles(const Tensor& gy_in, const Tensor& w_in,
-                                                 const Shape& x_shape, const Conv2dParams& p) {
+                                                 const Shape& x_shape, const Conv2dParams& p,
+                                                 const Tensor& b_in) {
   detail::tiles::TileIsa isa;
+  if (b_in.defined() && b_in.dtype() != DType::bf16) return std::nullopt;
   if (auto g =
           tile_backward_data_conv(gy_in.shape(), w_in.shape(), x_shape, p, gy_in.dtype(), isa)) {
     const Tensor gy = gy_in.contiguous(), w = w_in.contiguous();
+    const Tensor bias = b_in.defined() ? b_in.contiguous() : Tensor();
     Tensor gx = empty(x_shape, {gy.dtype(), gy.device()});
-    detail::tiles::tile_conv_forward(*g, gy.data<BFloat16>(), w.data<BFloat16>(),
-                                     detail::tiles::WeightOrder::flipped_transposed, nullptr,
-                                     gx.data<BFloat16>(), isa);
+    detail::tiles::tile_conv_forward(
+        *g, gy.data<BFloat16>(), w.data<BFloat16>(), detail::tiles::WeightOrder::flipped_transposed,
+        bias.defined() ? bias.data<BFloat16>() : nullptr, gx.data<BFloat16>(), isa);
     note_kernel("conv2d_backward_data", conv2d_problem(x_shape, w.shape(), p, gy.dtype()),
                 tile_kernel_name(isa));
     return gx;

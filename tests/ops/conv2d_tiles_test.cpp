@@ -188,6 +188,31 @@ TEST_P(TileConv2d, ConvTransposeWithOutputPaddingMatchesF64) {
   EXPECT_TRUE(within_f32_sums(xr.grad(), x64.grad(), xa.grad(), 16 * 9));
 }
 
+// conv_transpose2d's forward is conv2d's backward-data on the tiles with the transposed
+// convolution's bias added in f32 before the one rounding.
+TEST_P(TileConv2d, ConvTransposeForwardWithBiasRunsOnTheTiles) {
+  SKIP_WITHOUT(GetParam());
+  CpuIsaCap cap(GetParam());
+  const Tensor x = random_bf16({2, 24, 6, 7}, 17), w = random_bf16({24, 16, 3, 3}, 18);
+  const Tensor b = random_bf16({16}, 19);
+  for (const int64_t stride : {1, 2}) {
+    SCOPED_TRACE("stride " + std::to_string(stride));
+    const Tensor y = conv_transpose2d(x, w, b, {stride, stride}, {1, 1});
+    ASSERT_EQ(y.dtype(), DType::bf16);
+    const Tensor ref = conv_transpose2d(f64(x), f64(w), f64(b), {stride, stride}, {1, 1});
+    const Tensor abs_sum = conv_transpose2d(abs64(x), abs64(w), abs64(b), {stride, stride}, {1, 1});
+    ASSERT_EQ(y.shape(), ref.shape());
+    EXPECT_TRUE(within_f32_sums(y, ref, abs_sum, 24 * 9 + 1));
+    const std::string expected =
+        GetParam() == CpuIsa::amx ? "bf16 tiles (amx)" : "bf16 tiles (avx512_bf16)";
+    bool found = false;
+    for (const KernelChoice& k : kernel_choices())
+      found = found || (k.op == "conv2d_backward_data" && k.kernel == expected &&
+                        k.problem.find(shape_str(y.shape())) != std::string::npos);
+    EXPECT_TRUE(found) << "conv_transpose2d's forward did not run on " << expected;
+  }
+}
+
 // Every image's outputs are computed by one thread in a fixed order: the same bits for 1 and
 // 2 threads. Backward-weight sums a fixed part of the batch per thread: the same bits from run
 // to run.
