@@ -3,8 +3,10 @@
 // block loops compiled for AMX or AVX512-BF16 by target attributes and called only where
 // cpu_isa() has them.
 #if defined(__GNUC__) && !defined(__clang__)
-// GCC 12 warns "__Y may be used uninitialized" inside avx512fintrin.h (GCC bug 105593).
+// GCC 12 warns "__Y may be used uninitialized" inside avx512fintrin.h (GCC bug 105593), and in
+// portable builds (RG_NATIVE=OFF: the package, TSan) says "is used uninitialized" of it.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include "ops/matmul/gemm_tiles.h"
 
