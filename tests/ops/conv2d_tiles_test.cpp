@@ -19,21 +19,13 @@
 #include "core/thread_pool.h"
 #include "ops/conv2d/conv2d_tiles.h"
 #include "ops/ops.h"
+#include "tests/ops/bf16_tiles_test_util.h"
 #include "tests/support/fixtures.h"
 
 namespace rg {
 namespace {
 using namespace rg::testing;
 using detail::tiles::TileIsa;
-
-// Caps the machine at `isa` for the test, or skips it (returns false) where it lacks `isa`.
-bool machine_has(CpuIsa isa) {
-  return static_cast<int>(cpu_isa()) >= static_cast<int>(isa);
-}
-
-#define SKIP_WITHOUT(isa) \
-  if (!machine_has(isa))  \
-  GTEST_SKIP() << "this machine has no " << cpu_isa_name(isa) << " (" << cpu_isa_note() << ")"
 
 struct ConvCase {
   Shape x, w;
@@ -76,40 +68,6 @@ std::vector<ConvCase> cases() {
       make({2, 64, 16, 16}, {32, 64, 3, 3}, 2, 1),         // ResNet18's stride-2 3×3
       {{2, 12, 7, 9}, {20, 12, 1, 3}, Conv2dParams{{1, 2}, {0, 1}, {1, 1}, 1}, true},  // mixed
   };
-}
-
-Tensor random_bf16(const Shape& s, uint64_t seed) {
-  manual_seed(seed);
-  return randn(s).to(DType::bf16);
-}
-
-// |tile − ref| <= 2^-8·|ref| + 2^-23·K·S: one rounding to bf16 of a sum of K terms accumulated
-// in f32 (each step off by at most 2^-24 of the partial sum, bounded by S = the same sum of
-// absolute values, doubled for slack). A wrong tap, channel or position is off by a whole
-// term, ~S/K, far beyond it on these small K.
-::testing::AssertionResult within_f32_sums(const Tensor& tile, const Tensor& ref,
-                                           const Tensor& abs_sum, int64_t terms) {
-  const std::vector<double> a = tile.to_vector<double>();
-  const std::vector<double> r = ref.to_vector<double>();
-  const std::vector<double> s = abs_sum.to_vector<double>();
-  if (a.size() != r.size()) return ::testing::AssertionFailure() << "sizes differ";
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double tol = std::ldexp(std::abs(r[i]), -8) + std::ldexp(s[i] * double(terms), -23);
-    if (!(std::abs(a[i] - r[i]) <= tol))
-      return ::testing::AssertionFailure()
-             << "element " << i << ": " << a[i] << " vs " << r[i] << " (tolerance " << tol << ")";
-  }
-  return ::testing::AssertionSuccess();
-}
-
-Tensor f64(const Tensor& t) {
-  return t.defined() ? t.to(DType::f64) : t;
-}
-Tensor abs64(const Tensor& t) {
-  if (!t.defined()) return t;
-  std::vector<double> v = t.to_vector<double>();
-  for (double& e : v) e = std::abs(e);
-  return from_vector(v, t.shape(), {DType::f64});
 }
 
 void check_forward(const ConvCase& c) {

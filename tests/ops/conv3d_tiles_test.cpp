@@ -17,19 +17,12 @@
 #include "core/kernel_log.h"
 #include "core/thread_pool.h"
 #include "ops/ops.h"
+#include "tests/ops/bf16_tiles_test_util.h"
 #include "tests/support/fixtures.h"
 
 namespace rg {
 namespace {
 using namespace rg::testing;
-
-bool machine_has(CpuIsa isa) {
-  return static_cast<int>(cpu_isa()) >= static_cast<int>(isa);
-}
-
-#define SKIP_WITHOUT(isa) \
-  if (!machine_has(isa))  \
-  GTEST_SKIP() << "this machine has no " << cpu_isa_name(isa) << " (" << cpu_isa_note() << ")"
 
 struct Conv3dCase {
   Shape x, w;
@@ -64,37 +57,6 @@ std::vector<Conv3dCase> cases() {
       make({2, 8, 5, 5, 7}, {6, 4, 3, 3, 3}, 2, 0, 1, false, 2),  // groups 2, stride 2
       {{2, 4, 5, 8, 9}, {6, 4, 2, 3, 3}, Conv3dParams{{1, 2, 3}, {0, 1, 2}, {1, 1, 2}, 1}, true},
   };
-}
-
-Tensor random_bf16(const Shape& s, uint64_t seed) {
-  manual_seed(seed);
-  return randn(s).to(DType::bf16);
-}
-
-// conv2d_tiles_test.cpp's rule: one rounding to bf16 of a sum of K terms accumulated in f32.
-::testing::AssertionResult within_f32_sums(const Tensor& tile, const Tensor& ref,
-                                           const Tensor& abs_sum, int64_t terms) {
-  const std::vector<double> a = tile.to_vector<double>();
-  const std::vector<double> r = ref.to_vector<double>();
-  const std::vector<double> s = abs_sum.to_vector<double>();
-  if (a.size() != r.size()) return ::testing::AssertionFailure() << "sizes differ";
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double tol = std::ldexp(std::abs(r[i]), -8) + std::ldexp(s[i] * double(terms), -23);
-    if (!(std::abs(a[i] - r[i]) <= tol))
-      return ::testing::AssertionFailure()
-             << "element " << i << ": " << a[i] << " vs " << r[i] << " (tolerance " << tol << ")";
-  }
-  return ::testing::AssertionSuccess();
-}
-
-Tensor f64(const Tensor& t) {
-  return t.defined() ? t.to(DType::f64) : t;
-}
-Tensor abs64(const Tensor& t) {
-  if (!t.defined()) return t;
-  std::vector<double> v = t.to_vector<double>();
-  for (double& e : v) e = std::abs(e);
-  return from_vector(v, t.shape(), {DType::f64});
 }
 
 int64_t taps(const Shape& w) {
