@@ -243,7 +243,8 @@ std::string serialize_safetensors(const std::map<std::string, Tensor>& tensors,
 }
 
 void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
-                      const std::map<std::string, std::string>& metadata) {
+                      const std::map<std::string, std::string>& metadata,
+                      const BeforeRename& before_rename) {
   const std::string bytes = serialize_safetensors(tensors, metadata);
   namespace fs = std::filesystem;
   const fs::path target(path);
@@ -281,6 +282,14 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
     const int err = errno;
     ::unlink(tmp.c_str());
     fail("safetensors: flushing '", path, "' failed: ", std::strerror(err));
+  }
+  if (before_rename) {
+    try {
+      before_rename(tmp);
+    } catch (...) {
+      ::unlink(tmp.c_str());
+      throw;
+    }
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;

@@ -35,6 +35,18 @@ Trainer::Trainer(TrainerParts parts, Task task, TrainerOptions options)
   best_index(task_);
   trained_ = parts_.model;
   if (!lead()) options_.progress = false;
+  if (options_.during_backward) {
+    std::vector<Tensor> params;
+    for (const Tensor& p : parts_.model->parameters())
+      if (p.requires_grad()) params.push_back(p);
+    RG_CHECK(!params.empty(), options_.program,
+             ": during_backward needs a parameter that gets a gradient");
+    // Parameters are in forward order, so backward reaches the middle one half-way.
+    params[params.size() / 2].register_post_accumulate_hook(
+        [hook = options_.during_backward, step = step_in_progress_](const Tensor&) {
+          hook(step->load());
+        });
+  }
 }
 
 void Trainer::resume(const std::string& checkpoint, Restore what) {
@@ -112,8 +124,13 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
         .label = "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(options_.epochs),
         .clip_grad_norm = options_.clip_grad_norm,
         .progress = options_.progress,
-        .before_step = options_.before_step,
+        .before_step =
+            [this](int64_t step) {
+              step_in_progress_->store(step);
+              if (options_.before_step) options_.before_step(step);
+            },
         .after_step = options_.after_step};
+    const int64_t first_step = state_.step + 1;
     const EpochResult train =
         train_epoch(*trained_, train_loader, task_, parts_.optimizer, parts_.scheduler, parts_.amp,
                     parts_.device, epoch_options, state_.step, *parts_.group);
@@ -148,12 +165,18 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
         tensorboard->flush();
       }
       if (data_parallel_) std::cout << data_parallel_->report();
+      const auto during_write = [&](const std::string& file) -> BeforeRename {
+        if (!options_.during_checkpoint_write) return {};
+        return [&, file](const std::string&) {
+          options_.during_checkpoint_write(first_step, state_.step, file);
+        };
+      };
       save_checkpoint(options_.out + "/last.safetensors", *parts_.model, &parts_.optimizer,
-                      &parts_.scheduler, state_, &parts_.amp);
+                      &parts_.scheduler, state_, &parts_.amp, during_write("last.safetensors"));
       // With amp: under O2 the f32 masters are the weights worth keeping.
       if (improved)
         save_checkpoint(options_.out + "/best.safetensors", *parts_.model, nullptr, nullptr, state_,
-                        &parts_.amp);
+                        &parts_.amp, during_write("best.safetensors"));
     }
     if (options_.stop_after_epochs > 0 && ++epochs_this_run >= options_.stop_after_epochs) break;
   }

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <sstream>
 #include <tuple>
 
@@ -114,6 +115,8 @@ struct TinyRun {
   std::function<void(Task&)> edit_task{};  // changes the task before the run
   AmpOptions amp_options{};
   std::vector<int64_t> hooks{};  // before_step(s) records -s, after_step(s) records s
+  std::function<void(int64_t)> during_backward{};  // the fault points
+  std::function<void(int64_t, int64_t, const std::string&)> during_checkpoint_write{};
 
   TrainingState run() {
     auto group = parallel::init();
@@ -146,6 +149,8 @@ struct TinyRun {
                      .resumed = resume,
                      .before_step = [this](int64_t s) { hooks.push_back(-s); },
                      .after_step = [this](int64_t s) { hooks.push_back(s); },
+                     .during_backward = during_backward,
+                     .during_checkpoint_write = during_checkpoint_write,
                      .checkpoint_extra = {{"note", "tiny"}}});
     trainer.resume(checkpoint);
     trainer.wrap({});
@@ -205,6 +210,49 @@ TEST(Trainer, AResumedRunEndsLikeAnUninterruptedOne) {
   ASSERT_EQ(a.size(), b.size());
   for (const auto& [name, t] : a) EXPECT_TRUE(all_close(b.at(name), t, 0, 0)) << name;
   EXPECT_EQ(read_csv(second.out + "/metrics.csv").size(), 1u + 3u);
+}
+
+// The fault points: during_backward once in each step's backward; during_checkpoint_write in
+// each checkpoint write, with the new file complete under its temporary name and the old one
+// still in place.
+TEST(Trainer, CallsTheFaultPointsInsideBackwardAndCheckpointWrites) {
+  TinyRun run{.out = rg::testing::temp_path("trainer_fault_points")};
+  fs::remove_all(run.out);
+  std::vector<int64_t> backward_steps;
+  run.during_backward = [&](int64_t step) {
+    backward_steps.push_back(step);
+    // Inside backward: this step's before_step has run, its after_step has not.
+    EXPECT_EQ(run.hooks.back(), -step);
+  };
+  std::vector<std::tuple<int64_t, int64_t, std::string>> writes;
+  run.during_checkpoint_write = [&](int64_t first, int64_t last, const std::string& file) {
+    writes.emplace_back(first, last, file);
+    int temporaries = 0;
+    for (const auto& e : fs::directory_iterator(run.out))
+      temporaries += e.path().filename().string().starts_with("." + file + ".tmp.");
+    EXPECT_EQ(temporaries, 1) << file;
+    const std::string path = run.out + "/" + file;
+    if (fs::exists(path)) {  // the previous file, still whole
+      EXPECT_LT(std::stoll(load_safetensors(path).metadata.at("train.step")), last) << file;
+    } else {
+      EXPECT_EQ(first, 1) << file;  // none yet: the first epoch
+    }
+  };
+  run.run();
+  std::vector<int64_t> steps(12);
+  std::iota(steps.begin(), steps.end(), 1);
+  EXPECT_EQ(backward_steps, steps);
+  std::vector<std::tuple<int64_t, int64_t, std::string>> lasts;
+  for (const auto& w : writes)
+    if (std::get<2>(w) == "last.safetensors") lasts.push_back(w);
+  EXPECT_EQ(
+      lasts,
+      (std::vector<std::tuple<int64_t, int64_t, std::string>>{
+          {1, 4, "last.safetensors"}, {5, 8, "last.safetensors"}, {9, 12, "last.safetensors"}}));
+  // best.safetensors comes with the improving epochs: the first at least.
+  EXPECT_NE(std::find(writes.begin(), writes.end(),
+                      std::make_tuple(int64_t{1}, int64_t{4}, std::string("best.safetensors"))),
+            writes.end());
 }
 
 // The (loss scale, skipped) record of every step of every rank-0 event file under out/steps,
