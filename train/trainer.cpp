@@ -171,12 +171,17 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
           options_.during_checkpoint_write(first_step, state_.step, file);
         };
       };
-      save_checkpoint(options_.out + "/last.safetensors", *parts_.model, &parts_.optimizer,
-                      &parts_.scheduler, state_, &parts_.amp, during_write("last.safetensors"));
+      // last.safetensors goes last: it is what a resumed run starts from, so everything else
+      // the epoch writes (its log rows, best.safetensors) must be on disk before it. A crash
+      // before its rename replays the epoch, which writes the same again; written the other way
+      // round, a crash between the two files would leave best.safetensors without the epoch
+      // the resumed run's best_accuracy already counts, for good.
       // With amp: under O2 the f32 masters are the weights worth keeping.
       if (improved)
         save_checkpoint(options_.out + "/best.safetensors", *parts_.model, nullptr, nullptr, state_,
                         &parts_.amp, during_write("best.safetensors"));
+      save_checkpoint(options_.out + "/last.safetensors", *parts_.model, &parts_.optimizer,
+                      &parts_.scheduler, state_, &parts_.amp, during_write("last.safetensors"));
     }
     if (options_.stop_after_epochs > 0 && ++epochs_this_run >= options_.stop_after_epochs) break;
   }

@@ -214,7 +214,7 @@ TEST(Trainer, AResumedRunEndsLikeAnUninterruptedOne) {
 
 // The fault points: during_backward once in each step's backward; during_checkpoint_write in
 // each checkpoint write, with the new file complete under its temporary name and the old one
-// still in place.
+// still in place — best.safetensors (when the epoch improved) before last.safetensors.
 TEST(Trainer, CallsTheFaultPointsInsideBackwardAndCheckpointWrites) {
   TinyRun run{.out = rg::testing::temp_path("trainer_fault_points")};
   fs::remove_all(run.out);
@@ -249,10 +249,49 @@ TEST(Trainer, CallsTheFaultPointsInsideBackwardAndCheckpointWrites) {
       lasts,
       (std::vector<std::tuple<int64_t, int64_t, std::string>>{
           {1, 4, "last.safetensors"}, {5, 8, "last.safetensors"}, {9, 12, "last.safetensors"}}));
-  // best.safetensors comes with the improving epochs: the first at least.
-  EXPECT_NE(std::find(writes.begin(), writes.end(),
-                      std::make_tuple(int64_t{1}, int64_t{4}, std::string("best.safetensors"))),
-            writes.end());
+  ASSERT_FALSE(writes.empty());
+  EXPECT_EQ(writes[0], std::make_tuple(int64_t{1}, int64_t{4}, std::string("best.safetensors")));
+  // Every best.safetensors comes before its epoch's last.safetensors.
+  for (std::size_t i = 0; i + 1 < writes.size(); ++i) {
+    if (std::get<2>(writes[i]) != "best.safetensors") continue;
+    EXPECT_EQ(writes[i + 1], std::make_tuple(std::get<0>(writes[i]), std::get<1>(writes[i]),
+                                             std::string("last.safetensors")));
+  }
+}
+
+// A crash while an epoch's checkpoints are written — here an error thrown from inside the write
+// of best.safetensors or of last.safetensors in epoch 1, whose accuracy (100 %) no later epoch
+// beats — then --resume auto: both files end as an uninterrupted run's. (With last.safetensors
+// written first, a crash in the write of best.safetensors left the epoch counted as done, with
+// its accuracy as the best so far, and best.safetensors was never written.)
+TEST(Trainer, ACrashWhileWritingCheckpointsLosesNothingOnResume) {
+  TinyRun straight{.out = rg::testing::temp_path("trainer_crash_straight"), .epochs = 2};
+  fs::remove_all(straight.out);
+  straight.run();
+  for (const std::string& file :
+       {std::string("best.safetensors"), std::string("last.safetensors")}) {
+    TinyRun first{.out = rg::testing::temp_path("trainer_crash_" + file), .epochs = 2};
+    fs::remove_all(first.out);
+    bool crashed = false;
+    first.during_checkpoint_write = [&](int64_t, int64_t last, const std::string& f) {
+      if (f != file || last != 4) return;
+      crashed = true;
+      fail("a crash in the write of ", f);
+    };
+    EXPECT_TRUE(throws_error([&] { first.run(); }, {"a crash in the write of " + file}));
+    ASSERT_TRUE(crashed) << "epoch 1 wrote no " << file;
+    TinyRun second{.out = first.out, .epochs = 2, .resume = true};
+    second.run();
+    for (const char* name : {"best.safetensors", "last.safetensors"}) {
+      const auto a = load_safetensors(straight.out + "/" + name);
+      const auto b = load_safetensors(second.out + "/" + name);
+      EXPECT_EQ(b.metadata.at("train.epoch"), a.metadata.at("train.epoch")) << file << ": " << name;
+      ASSERT_EQ(a.tensors.size(), b.tensors.size()) << file << ": " << name;
+      for (const auto& [key, t] : a.tensors)
+        EXPECT_TRUE(all_close(b.tensors.at(key), t, 0, 0)) << file << ": " << name << " " << key;
+    }
+    EXPECT_EQ(read_csv(second.out + "/metrics.csv").size(), 1u + 2u) << file;
+  }
 }
 
 // The (loss scale, skipped) record of every step of every rank-0 event file under out/steps,
