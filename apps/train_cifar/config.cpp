@@ -506,7 +506,9 @@ CommandLine parse_command_line(int argc, char** argv) {
   std::vector<std::string> fault_specs;
   app.add_option("--fault", fault_specs,
                  "inject a fault (repeatable): kill:rank=R:step=S, exit:rank=R:step=S[:code=C], "
-                 "delay:rank=R:step=S:seconds=T, stop:rank=R:step=S, error:rank=R:step=S "
+                 "delay:rank=R:step=S:seconds=T, stop:rank=R:step=S, error:rank=R:step=S; "
+                 "each fires before step S, or with :at=backward during its backward, with "
+                 ":at=checkpoint (rank 0) while writing its epoch's checkpoint "
                  "(parallel/faults.h)");
   try {
     app.parse(argc, argv);

@@ -145,6 +145,18 @@ int run(const TrainConfig& options) {
            [&](int64_t step) {
              if (lookahead) airbench94_lookahead(*lookahead, step, total_steps);
            },
+       // --fault ...:at=backward and at=checkpoint (the hooks only where a fault needs them).
+       .during_backward =
+           cfg.faults.has(group->rank(), parallel::FaultPoint::backward)
+               ? std::function<void(int64_t)>([&, rank = group->rank()](int64_t step) {
+                   cfg.faults.in_backward(rank, step);
+                 })
+               : nullptr,
+       .during_checkpoint_write =
+           [&](int64_t first_step, int64_t last_step, const std::string& file) {
+             if (file == "last.safetensors")  // the checkpoint; best.safetensors is written first
+               cfg.faults.in_checkpoint_write(0, first_step, last_step, file);
+           },
        .checkpoint_extra = {{"config", options.to_json().dump()}}});
   trainer.resume(checkpoint,
                  cfg.eval_only ? train::Restore::weights_only : train::Restore::everything);
