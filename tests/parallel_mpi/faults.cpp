@@ -12,10 +12,14 @@
 //   mismatch   check_sequence on: rank 1 calls allreduce #2 with 5 elements where the others
 //              use 4; every rank reports the same mismatch naming both calls.
 //   skip       check_sequence on: rank 1 calls barrier #2 where the others call allreduce #2.
+//   start      rank 1 dies (exit status 3) before MPI_Init, as a rank killed while the job
+//              starts: the others, in MPI_Init for good, give up when the start's deadline
+//              passes (the timeout, 1.5 s here, but at least 10 s), naming the start.
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -34,7 +38,25 @@ void say(const std::string& text) {
   std::fflush(stdout);
 }
 
+// A job whose rank 1 never starts: MPI is not up, so the rank comes from the launcher.
+int run_start() {
+  const char* env_rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  const std::string me = env_rank ? env_rank : "?";
+  if (me == "1") _exit(3);
+  try {
+    init({.timeout = milliseconds(1500)});
+  } catch (const Error& e) {
+    const std::string line = "[rank " + me + "] caught: " + e.what() + "\n";
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    std::fflush(stdout);
+    return 1;
+  }
+  std::printf("[rank %s] started without rank 1 (unexpected)\n", me.c_str());
+  return 1;
+}
+
 int run(const std::string& scenario) {
+  if (scenario == "start") return run_start();
   const bool debug = scenario == "mismatch" || scenario == "skip";
   const milliseconds timeout = scenario == "timeout" ? milliseconds(1500) : milliseconds(60000);
   // The checked scenarios keep running after the error so that each rank can print it; the
@@ -78,7 +100,7 @@ int run(const std::string& scenario) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: mpi_faults timeout|kill|exit|mismatch|skip\n");
+    std::fprintf(stderr, "usage: mpi_faults timeout|kill|exit|mismatch|skip|start\n");
     return 2;
   }
   return run(argv[1]);
