@@ -12,7 +12,9 @@
 #   print which rank died and what they were doing, then end the job (MPI_Abort). That setting
 #   also makes mpirun's own exit status 0 whatever the ranks return, so each rank runs under
 #   this script again (--rank), which records its exit status, and the script exits with the
-#   worst one.
+#   worst one. The wrapper matters twice: with that setting Open MPI 4.1's mpirun never exits
+#   once a rank dies of a signal while no other rank aborts the job (two ranks preempted by
+#   SIGTERM; found by tests/chaos), and the wrapper turns such a death into an exit status.
 # Extra mpirun options can go in RG_MPIRUN_FLAGS. MPIRUN picks the launcher (default mpirun).
 set -uo pipefail
 
