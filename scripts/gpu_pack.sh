@@ -17,6 +17,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 programs="tests/test_gpu_runtime tests/test_cuda_runtime tests/test_cudnn tests/test_gpu_ops
+          tests/gpu_sanitizer_canaries
           tests/test_parallel_mpi apps/bench_ops apps/bench_train apps/bench_allreduce
           apps/train_cifar apps/train_unet apps/cudnn_device_json"
 for p in $programs; do
