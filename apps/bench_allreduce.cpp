@@ -1,23 +1,31 @@
 // bench_allreduce: allreduce bandwidth of our ring against the library's own algorithm (MPI's
 // for cpu tensors, NCCL's for cuda ones), for the ranks it runs with, from 4 KB to 256 MB.
-// Prints JSON (rank 0).
+// Prints JSON (rank 0), or with --format table the ring beside its α-β model.
 //
 //   scripts/mpirun.sh 2 build/apps/bench_allreduce
 //   scripts/mpirun.sh 2 build/apps/bench_allreduce --device cuda   # one GPU per rank
-//   scripts/mpirun.sh 3 build/apps/bench_allreduce --trace 8   # watch one ring allreduce
+//   scripts/mpirun.sh 2 build/apps/bench_allreduce --format table  # α and B fitted, per step
+//   scripts/mpirun.sh 3 build/apps/bench_allreduce --steps 8   # watch one ring allreduce
+//   scripts/mpirun.sh 2 build/apps/bench_allreduce --trace ring.json   # the timeline
 //
 // As nccl-tests defines them: algbw = bytes / time; busbw = algbw · 2(N−1)/N, the rate each
 // rank's link carries in a ring allreduce — comparable across N, and to the link's bandwidth.
 // time is the slowest rank's average over the timed iterations — the best of --repeat such
-// averages, since the machines this runs on are often shared.
+// averages, since the machines this runs on are often shared. Each ring step's time comes from
+// extra, traced runs (core/trace.h: every step is a span), and the model T = 2(N−1)α +
+// 2(N−1)/N·S/B is fitted to the timed runs (parallel/ring_model.h).
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "core/tensor.h"
+#include "core/trace.h"
 #include "parallel/reduce.h"
+#include "parallel/ring_model.h"
+#include "parallel/trace_file.h"
 #include "parallel/world.h"
 
 using namespace rg;
@@ -35,6 +43,37 @@ double world_max(double value) {
   return t.item();
 }
 }  // namespace
+
+// The ring's measured times beside the model fitted to them: a markdown table (rank 0).
+void print_model_table(const RingModel& model, const std::vector<double>& sizes,
+                       const std::vector<double>& seconds,
+                       const std::vector<std::map<int, double>>& steps) {
+  const int n = model.ranks;
+  std::printf(
+      "ring allreduce over %d ranks: alpha = %.2f us per step, B = %.3f GB/s (fitted "
+      "to the times below: least squares of the relative error)\n"
+      "T(S) = 2(N-1)*alpha + 2(N-1)/N * S/B;  one step: alpha + (S/N)/B;  the two "
+      "terms are equal at S = N*alpha*B = %.0f KB\n\n",
+      n, model.alpha_seconds * 1e6, model.bytes_per_second / 1e9,
+      n * model.alpha_seconds * model.bytes_per_second / 1024);
+  std::printf(
+      "| bytes | measured us | model us | 2(N-1)a us | bandwidth term us | mean step "
+      "us | model step us | slowest step us | bound by |\n"
+      "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    double sum = 0, slowest = 0;
+    for (const auto& [step, s] : steps[i]) sum += s, slowest = std::max(slowest, s);
+    const double mean = steps[i].empty() ? 0 : sum / static_cast<double>(steps[i].size());
+    const double latency = model.latency_seconds(), bandwidth = model.bandwidth_seconds(sizes[i]);
+    const double kb = sizes[i] / 1024;
+    std::printf("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %s |\n",
+                kb >= 1024 ? (std::to_string(static_cast<int64_t>(kb / 1024)) + " MB").c_str()
+                           : (std::to_string(static_cast<int64_t>(kb)) + " KB").c_str(),
+                seconds[i] * 1e6, model.seconds(sizes[i]) * 1e6, latency * 1e6, bandwidth * 1e6,
+                mean * 1e6, model.step_seconds(sizes[i]) * 1e6, slowest * 1e6,
+                latency > bandwidth ? "latency" : "bandwidth");
+  }
+}
 
 int run(int argc, char** argv) {
   CLI::App app{"allreduce bus bandwidth, ring vs native"};
@@ -55,24 +94,50 @@ int run(int argc, char** argv) {
   app.add_option("--device", device_name, "cpu, or cuda: each rank on GPU local_rank")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
-  int64_t trace = 0;
-  app.add_option("--trace", trace,
-                 "instead: print the ring's steps for one allreduce of this many elements");
+  int64_t steps = 0;
+  app.add_option("--steps", steps,
+                 "instead: print the ring's steps for one allreduce of this many elements, "
+                 "and how long each took");
+  std::string trace_path;
+  app.add_option("--trace", trace_path,
+                 "write the timeline of the traced ring runs (Chrome / Perfetto JSON)");
+  std::string format = "json";
+  app.add_option("--format", format, "json, or table: the ring beside its fitted α-β model")
+      ->check(CLI::IsMember({"json", "table"}))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   const DType dtype = dtype_from_name(dtype_name);
+  if (!trace_path.empty()) check_trace_path(trace_path);
+  trace::name_this_thread("main");
 
   init({.timeout = std::chrono::seconds(120)});
   const int n = size();
   const Device device = device_name == "cuda" ? Device::cuda(local_rank()) : Device::cpu();
   zeros({1}, {.device = device});  // a rank without its GPU says so before any output
-  if (trace > 0) {
+  if (steps > 0) {
     // Rank r holds r + 1 everywhere; afterwards every element is N(N + 1)/2.
-    Tensor t = full({trace}, rank() + 1, {.dtype = dtype, .device = device});
-    new_group({.trace = Trace::on, .ring_chunk_bytes = chunk_bytes})
-        ->allreduce(t, ReduceOp::sum)
-        ->wait();
+    Tensor t = full({steps}, rank() + 1, {.dtype = dtype, .device = device});
+    auto traced = new_group({.trace = Trace::on, .ring_chunk_bytes = chunk_bytes});
+    start_trace(*world_ptr());
+    const auto start = std::chrono::steady_clock::now();
+    traced->allreduce(t, ReduceOp::sum)->wait();
+    const double whole = seconds_since(start);
+    trace::stop();
+    const trace::Recorded recorded = trace::take();
     world_ptr()->barrier()->wait();
-    std::printf("[rank %d] result: %s\n", rank(), t.str().c_str());
+    std::string out;
+    for (const auto& [step, seconds] : mean_ring_step_seconds(recorded)) {
+      char line[96];
+      std::snprintf(line, sizeof line, "[rank %d] step %d took %.1f us\n", rank(), step,
+                    seconds * 1e6);
+      out += line;
+    }
+    char line[160];
+    std::snprintf(line, sizeof line, "[rank %d] the whole allreduce: %.1f us; result: ", rank(),
+                  whole * 1e6);
+    out += line + t.str() + "\n";
+    std::fwrite(out.data(), 1, out.size(), stdout);  // one write: ranks' lines do not mix
+    if (!trace_path.empty()) write_trace(trace_path, *world_ptr(), recorded);
     return 0;
   }
   struct Algorithm {
@@ -85,7 +150,8 @@ int run(int argc, char** argv) {
                                     {"native", new_group({.algorithm = AllreduceAlgorithm::native,
                                                           .timeout = std::chrono::seconds(120)})}};
 
-  if (rank() == 0)
+  const bool json = format == "json";
+  if (rank() == 0 && json)
     std::printf(
         "{\"benchmark\": \"allreduce\", \"ranks\": %d, \"device\": \"%s\", \"dtype\": "
         "\"%s\", \"op\": \"sum\", \"ring_chunk_bytes\": %lld, \"results\": [\n",
@@ -98,6 +164,12 @@ int run(int argc, char** argv) {
     while (world_max(seconds_since(start)) < 0.3)
       for (Algorithm& a : algorithms) a.group->allreduce(w, ReduceOp::sum)->wait();
   }
+  // The ring's measurements, for the model: the whole time per size and each step's mean.
+  std::vector<double> sizes, ring_seconds;
+  std::vector<std::map<int, double>> ring_steps;
+  trace::Recorded timeline;   // every traced run, for --trace
+  start_trace(*world_ptr());  // one origin for all sizes; recording only in the traced runs
+  trace::pause();
   bool first = true;
   for (int64_t bytes = min_bytes; bytes <= max_bytes; bytes *= factor) {
     const int64_t count = bytes / static_cast<int64_t>(element_size(dtype));
@@ -124,6 +196,22 @@ int run(int argc, char** argv) {
         for (int i = 0; i < iterations; ++i) a.group->allreduce(t, ReduceOp::sum)->wait();
         time = std::min(time, world_max(seconds_since(start) / iterations));
       }
+      if (std::string(a.name) == "ring" && n > 1) {
+        // Each step's time, from a few more runs with the trace recording (a span per step).
+        trace::resume();
+        for (int i = 0; i < std::min(iterations, 20); ++i)
+          a.group->allreduce(t, ReduceOp::sum)->wait();
+        trace::pause();
+        trace::Recorded r = trace::take();
+        std::map<int, double> step_means = mean_ring_step_seconds(r);
+        for (auto& [step, seconds] : step_means) seconds = world_max(seconds);
+        ring_steps.push_back(std::move(step_means));
+        sizes.push_back(static_cast<double>(bytes));
+        ring_seconds.push_back(time);
+        timeline.origin_ns = r.origin_ns;
+        timeline.tracks = std::move(r.tracks);
+        for (trace::Event& e : r.events) timeline.events.push_back(std::move(e));
+      }
       const double algbw = static_cast<double>(bytes) / time / 1e9;
       const double busbw = algbw * 2.0 * (n - 1) / n;
       char text[200];
@@ -132,13 +220,26 @@ int run(int argc, char** argv) {
                     a.name, time * 1e6, algbw, busbw);
       line += text;
     }
-    if (rank() == 0) {
+    if (rank() == 0 && json) {
       std::printf("%s%s}", first ? "" : ",\n", line.c_str());
       std::fflush(stdout);
     }
     first = false;
   }
-  if (rank() == 0) std::printf("\n]}\n");
+  trace::stop();
+  if (!trace_path.empty()) write_trace(trace_path, *world_ptr(), timeline);
+  if (n < 2 || sizes.size() < 2) {
+    if (rank() == 0 && json) std::printf("\n]}\n");
+    return 0;
+  }
+  const RingModel model = fit_ring_model(n, sizes, ring_seconds);
+  if (rank() != 0) return 0;
+  if (json) {
+    std::printf("\n], \"ring_model\": {\"alpha_us\": %.3f, \"bandwidth_GBps\": %.3f}}\n",
+                model.alpha_seconds * 1e6, model.bytes_per_second / 1e9);
+    return 0;
+  }
+  print_model_table(model, sizes, ring_seconds, ring_steps);
   return 0;
 }
 

@@ -13,7 +13,13 @@
 //   exposed_comm_ms        step_ms − local_step_ms: what communication adds to a step, after
 //                          the overlap with backward
 //   backward_wait_ms       of that, DDP's wait for its allreduces once backward has ended
-// for each bucket cap of --bucket-mb (a sweep) and the chosen allreduce algorithm.
+//   optimizer_state_bytes  each rank's optimizer state (its largest over the ranks): with
+//                          --zero 1 (ZeRO-1, parallel/zero.h) about 1/N of DDP's; the local
+//                          step then still all-gathers the parameters
+// for each bucket cap of --bucket-mb (a sweep) and the chosen allreduce algorithm. --trace FILE
+// writes a timeline of --trace-steps (synchronised steps of the first configuration).
+//
+//   scripts/mpirun.sh 2 build/apps/bench_ddp --model resnet20 --zero 1 --bucket-mb 25
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
@@ -24,12 +30,15 @@
 
 #include "core/rng.h"
 #include "core/thread_pool.h"
+#include "core/trace.h"
 #include "nn/models/zoo.h"
 #include "ops/ops.h"
 #include "optim/optim.h"
 #include "parallel/ddp.h"
 #include "parallel/horovod.h"
 #include "parallel/world.h"
+#include "parallel/zero.h"
+#include "train/step_trace.h"
 
 using namespace rg;
 using namespace rg::parallel;
@@ -54,8 +63,17 @@ int main(int argc, char** argv) {
   app.add_option("--bucket-mb", bucket_mb, "DDP bucket caps to sweep (MiB)");
   app.add_option("--allreduce", algorithm, "ring or native")
       ->check(CLI::IsMember({"ring", "native"}));
+  int zero = 0;
+  app.add_option("--zero", zero, "1: ZeRO-1, the optimizer state sharded over the processes")
+      ->check(CLI::IsMember({0, 1}));
+  train::TraceOptions trace;
+  std::string trace_steps = "2:4";
+  app.add_option("--trace", trace.path, "write a timeline of --trace-steps to this file");
+  app.add_option("--trace-steps", trace_steps, "A:B, synchronised steps from 1 (warm-up included)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
+    train::parse_trace_steps(trace_steps, trace);
     ProcessGroupOptions options;
     options.algorithm =
         algorithm == "native" ? AllreduceAlgorithm::native : AllreduceAlgorithm::ring;
@@ -73,23 +91,40 @@ int main(int argc, char** argv) {
     std::vector<int64_t> y(static_cast<std::size_t>(batch));
     for (int64_t i = 0; i < batch; ++i) y[static_cast<std::size_t>(i)] = i % 10;
     Tensor labels = from_vector(y, {batch}, {DType::i64});
+    train::StepTrace step_trace(trace, group);  // checks the path
+    // Traced: forward and backward per top-level module.
+    std::shared_ptr<nn::Module> wrapped = trace.path.empty() ? model : train::traced_model(model);
+    int64_t synced_steps = 0;
 
     // Synchronised and local (no_sync) steps alternate, so that drifts in the machine's speed
     // hit both alike; each is the median over the timed steps, the slowest rank's.
-    auto time_steps = [&](DistributedDataParallel& ddp) {
-      SGD opt(ddp.parameters(), {.lr = 0.01, .momentum = 0.9, .weight_decay = 5e-4});
+    auto time_steps = [&](DistributedDataParallel& ddp, int64_t& state_bytes) {
+      SGD sgd(ddp.parameters(), {.lr = 0.01, .momentum = 0.9, .weight_decay = 5e-4});
+      std::unique_ptr<ZeroRedundancyOptimizer> sharded;
+      if (zero == 1) sharded = std::make_unique<ZeroRedundancyOptimizer>(ddp, sgd);
+      Optimizer& opt = sharded ? static_cast<Optimizer&>(*sharded) : sgd;
       auto step_ms = [&](bool communicate) {
         group->barrier()->wait();
+        if (communicate) step_trace.before_step(++synced_steps);
         const auto t0 = std::chrono::steady_clock::now();
         opt.zero_grad();
         if (communicate) {
-          cross_entropy(ddp.forward(x), labels).backward();
+          trace::Span forward("forward", "forward and loss");
+          Tensor loss = cross_entropy(ddp.forward(x), labels);
+          forward.finish();
+          trace::Span backward("backward", "backward");
+          loss.backward();
         } else {
           auto local = ddp.no_sync();
           cross_entropy(ddp.forward(x), labels).backward();
         }
-        opt.step();
-        return 1e3 * seconds_since(t0);
+        {
+          trace::Span span("optimizer", "optimizer step");
+          opt.step();
+        }
+        const double ms = 1e3 * seconds_since(t0);
+        if (communicate) step_trace.after_step(synced_steps);
+        return ms;
       };
       std::vector<double> local, synced, waited;
       for (int64_t i = 0; i < warmup + steps; ++i) {
@@ -103,6 +138,7 @@ int main(int argc, char** argv) {
         std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
         return allreduce_metric(v[v.size() / 2], what, ReduceOp::max, *group);
       };
+      state_bytes = opt.state_bytes();
       return std::array<double, 3>{slowest_median(synced, "step"), slowest_median(local, "local"),
                                    slowest_median(waited, "wait")};
     };
@@ -111,21 +147,27 @@ int main(int argc, char** argv) {
       std::printf(
           "{\"model\": \"%s\", \"processes\": %d, \"threads_per_process\": %d, "
           "\"global_batch\": %lld, \"allreduce\": \"%s\", \"backend\": \"%s\", "
-          "\"runs\": [\n",
+          "\"zero\": %d, \"runs\": [\n",
           model_name.c_str(), n, num_threads(), static_cast<long long>(global_batch),
-          algorithm.c_str(), group->backend().c_str());
+          algorithm.c_str(), group->backend().c_str(), zero);
     for (std::size_t k = 0; k < bucket_mb.size(); ++k) {
       DistributedDataParallel ddp(
-          model, group, {.bucket_cap_bytes = static_cast<int64_t>(bucket_mb[k] * (1 << 20))});
-      const auto [step_ms, local_ms, wait_ms] = time_steps(ddp);
+          wrapped, group, {.bucket_cap_bytes = static_cast<int64_t>(bucket_mb[k] * (1 << 20))});
+      int64_t state_bytes = 0;
+      const auto [step_ms, local_ms, wait_ms] = time_steps(ddp, state_bytes);
+      const double most_state =
+          allreduce_metric(static_cast<double>(state_bytes), "state bytes", ReduceOp::max, *group);
       if (group->rank() == 0)
         std::printf(
             "  {\"bucket_mb\": %g, \"buckets\": %zu, \"images_per_second\": %.1f, "
             "\"step_ms\": %.1f, \"local_step_ms\": %.1f, \"exposed_comm_ms\": %.1f, "
-            "\"backward_wait_ms\": %.1f}%s\n",
+            "\"backward_wait_ms\": %.1f, \"optimizer_state_bytes\": %lld, "
+            "\"optimizer_state_bytes_max\": %.0f}%s\n",
             bucket_mb[k], ddp.buckets().size(), static_cast<double>(global_batch) / (step_ms / 1e3),
-            step_ms, local_ms, step_ms - local_ms, wait_ms, k + 1 < bucket_mb.size() ? "," : "");
+            step_ms, local_ms, step_ms - local_ms, wait_ms, static_cast<long long>(state_bytes),
+            most_state, k + 1 < bucket_mb.size() ? "," : "");
     }
+    step_trace.finish();
     if (group->rank() == 0) std::printf("]}\n");
   } catch (const std::exception& e) {
     std::cerr << "bench_ddp: error: " << e.what() << "\n";

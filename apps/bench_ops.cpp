@@ -8,10 +8,11 @@
 //                          [--repeat 3]
 //                          [--only NAME_PART] [--device cpu|cuda[:N]] [--dtype f32|f16|bf16]
 //
-// With --op NAME[,NAME...] it times instead forward and backward of any op of the registry
-// (apps/bench_ops_registry.h, one line per op; `--op list` lists them), on inputs of --shape
-// (e.g. --shape 4096,1024), and reports GB/s against the device's measured copy bandwidth or
-// GFLOP/s against its measured GEMM, whichever the op is bound by (ops/README.md shows one).
+// With --op NAME[,NAME...] it times instead forward and backward of any op that declares a bench
+// in its spec (ops/<op>/<op>_spec.cpp, tests/support/op_spec.h; `--op list` lists them), on inputs
+// of --shape (e.g. --shape 4096,1024), and reports GB/s against the device's measured copy
+// bandwidth or GFLOP/s against its measured GEMM, whichever the op is bound by (ops/README.md shows
+// one).
 //
 // FLOPs of each of forward, backward-data and backward-weight: 2·N·O·(C/G)·kH·kW·Ho·Wo
 // (·kD·Do for conv3d). unet3d runs batch 1 unless --batch says otherwise; conv3d is CPU only.
@@ -39,10 +40,10 @@
 #include <thread>
 #include <vector>
 
-#include "apps/bench_ops_registry.h"
 #include "core/autograd.h"
 #include "core/thread_pool.h"
 #include "ops/ops.h"
+#include "tests/support/op_spec.h"
 
 namespace {
 
@@ -211,22 +212,22 @@ std::string shape_json(const rg::Shape& shape) {
 
 // Times forward (the op alone) and backward (y.backward(gy) after an untimed forward), each the
 // best of `repeat` calls after a warm-up, and prints one JSON object.
-void bench_op(const rg::bench::BenchOp& op, const rg::Shape& shape_arg, rg::DType dtype,
+void bench_op(const rg::testing::Bench& op, const rg::Shape& shape_arg, rg::DType dtype,
               const rg::Device& device, int repeat, double peak, bool first) {
   const rg::Shape shape = shape_arg.empty() ? op.default_shape : shape_arg;
-  rg::bench::Inputs inputs;
+  rg::testing::Inputs inputs;
   for (const rg::Tensor& v : op.make_inputs(shape)) inputs.push_back(v.to(dtype).to(device));
-  const rg::Tensor y0 = op.run(inputs);
+  const rg::Tensor y0 = op.call(inputs);
   const rg::Tensor gy = rg::randn(y0.shape()).to(dtype).to(device);
   const double forward_s = best_seconds(repeat, [&] {
     rg::NoGradGuard no_grad;
-    op.run(inputs);
+    op.call(inputs);
   });
   for (rg::Tensor& x : inputs) x.set_requires_grad(true);
   double backward_s = 1e30;
   for (int r = 0; r <= repeat; ++r) {            // r = 0: the warm-up
     for (rg::Tensor& x : inputs) x.zero_grad();  // no accumulation into an earlier gradient
-    const rg::Tensor y = op.run(inputs);
+    const rg::Tensor y = op.call(inputs);
     rg::synchronize(device);
     const auto t0 = std::chrono::steady_clock::now();
     y.backward(gy);
@@ -234,7 +235,7 @@ void bench_op(const rg::bench::BenchOp& op, const rg::Shape& shape_arg, rg::DTyp
     const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
     if (r > 0) backward_s = std::min(backward_s, dt.count());
   }
-  const bool bytes = op.cost == rg::bench::Cost::bytes;
+  const bool bytes = op.cost == rg::testing::Cost::bytes;
   const char* unit = bytes ? "gbps" : "gflops";
   const double work[2] = {op.forward_work(inputs, y0), op.backward_work(inputs, y0)};
   const double seconds[2] = {forward_s, backward_s};
@@ -254,20 +255,23 @@ void bench_op(const rg::bench::BenchOp& op, const rg::Shape& shape_arg, rg::DTyp
 // --op NAME[,NAME...]: the benchmark of registered ops. Returns the exit status.
 int bench_ops_by_name(const std::string& names, const std::string& shape_text, rg::DType dtype,
                       const rg::Device& device, int repeat) {
-  const std::vector<rg::bench::BenchOp> registry = rg::bench::registry();
+  std::vector<const rg::testing::Bench*> benches;
+  for (const rg::testing::OpSpec& spec : rg::testing::all_specs())
+    for (const rg::testing::Bench& bench : spec.benches) benches.push_back(&bench);
   if (names == "list") {
-    for (const auto& op : registry) std::printf("%s\n", op.name.c_str());
+    for (const auto* op : benches) std::printf("%s\n", op->name.c_str());
     return 0;
   }
-  std::vector<const rg::bench::BenchOp*> chosen;
+  std::vector<const rg::testing::Bench*> chosen;
   std::stringstream in(names);
   std::string name;
   while (std::getline(in, name, ',')) {
-    const rg::bench::BenchOp* found = nullptr;
-    for (const auto& op : registry)
-      if (op.name == name) found = &op;
+    const rg::testing::Bench* found = nullptr;
+    for (const auto* op : benches)
+      if (op->name == name) found = op;
     if (!found) {
-      std::fprintf(stderr, "bench_ops: no op '%s' in apps/bench_ops_registry.h (--op list)\n",
+      std::fprintf(stderr,
+                   "bench_ops: no op '%s' has a bench in its spec (ops/*/*_spec.cpp; --op list)\n",
                    name.c_str());
       return 2;
     }
@@ -277,7 +281,7 @@ int bench_ops_by_name(const std::string& names, const std::string& shape_text, r
     const rg::Shape shape = shape_text.empty() ? rg::Shape{} : parse_shape(shape_text);
     bool need_bytes = false, need_flops = false;
     for (const auto* op : chosen)
-      (op->cost == rg::bench::Cost::bytes ? need_bytes : need_flops) = true;
+      (op->cost == rg::testing::Cost::bytes ? need_bytes : need_flops) = true;
     const double copy = need_bytes ? copy_gbps(device, repeat) : 0;
     const double gemm = need_flops ? gemm_gflops(device, dtype, repeat) : 0;
     std::ostringstream device_name;
@@ -289,8 +293,8 @@ int bench_ops_by_name(const std::string& names, const std::string& shape_text, r
         repeat, copy, gemm);
     bool first = true;
     for (const auto* op : chosen) {
-      bench_op(*op, shape, dtype, device, repeat, op->cost == rg::bench::Cost::bytes ? copy : gemm,
-               first);
+      bench_op(*op, shape, dtype, device, repeat,
+               op->cost == rg::testing::Cost::bytes ? copy : gemm, first);
       first = false;
     }
     std::printf("\n  ]\n}\n");
@@ -425,22 +429,22 @@ int main(int argc, char** argv) {
       const rg::Conv3dParams p{{c.stride, c.stride, c.stride}, {c.pad, c.pad, c.pad}};
       const rg::Tensor x = on_device(rg::randn({batch, c.C, c.D, c.H, c.H}));
       const rg::Tensor w = on_device(rg::randn({c.O, c.C, c.k, c.k, c.k}));
-      const rg::Shape y_shape = rg::conv3d_output_shape("bench_ops", x.shape(), w.shape(), p);
+      const rg::Shape y_shape = rg::conv_output_shape<3>("bench_ops", x.shape(), w.shape(), p);
       const rg::Tensor gy = on_device(rg::randn(y_shape));
       flops = 2.0 * batch * c.O * c.C * c.k * c.k * c.k * y_shape[2] * y_shape[3] * y_shape[4];
-      t[0] = best_seconds(r, [&] { rg::conv3d_forward(x, w, rg::Tensor(), p); });
-      t[1] = best_seconds(r, [&] { rg::conv3d_backward_data(gy, w, x.shape(), p); });
-      t[2] = best_seconds(r, [&] { rg::conv3d_backward_weight(gy, x, w.shape(), p); });
+      t[0] = best_seconds(r, [&] { rg::conv_forward<3>(x, w, rg::Tensor(), p); });
+      t[1] = best_seconds(r, [&] { rg::conv_backward_data<3>(gy, w, x.shape(), p); });
+      t[2] = best_seconds(r, [&] { rg::conv_backward_weight<3>(gy, x, w.shape(), p); });
     } else {
       const rg::Conv2dParams p{{c.stride, c.stride}, {c.pad, c.pad}, {1, 1}, 1};
       const rg::Tensor x = on_device(rg::randn({batch, c.C, c.H, c.H}));
       const rg::Tensor w = on_device(rg::randn({c.O, c.C, c.k, c.k}));
-      const rg::Shape y_shape = rg::conv2d_output_shape("bench_ops", x.shape(), w.shape(), p);
+      const rg::Shape y_shape = rg::conv_output_shape<2>("bench_ops", x.shape(), w.shape(), p);
       const rg::Tensor gy = on_device(rg::randn(y_shape));
       flops = 2.0 * batch * c.O * c.C * c.k * c.k * y_shape[2] * y_shape[3];
-      t[0] = best_seconds(r, [&] { rg::conv2d_forward(x, w, rg::Tensor(), p); });
-      t[1] = best_seconds(r, [&] { rg::conv2d_backward_data(gy, w, x.shape(), p); });
-      t[2] = best_seconds(r, [&] { rg::conv2d_backward_weight(gy, x, w.shape(), p); });
+      t[0] = best_seconds(r, [&] { rg::conv_forward<2>(x, w, rg::Tensor(), p); });
+      t[1] = best_seconds(r, [&] { rg::conv_backward_data<2>(gy, w, x.shape(), p); });
+      t[2] = best_seconds(r, [&] { rg::conv_backward_weight<2>(gy, x, w.shape(), p); });
     }
     const char* names[3] = {"forward", "backward_data", "backward_weight"};
     std::printf(

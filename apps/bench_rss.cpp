@@ -22,9 +22,11 @@
 #include "core/allocator.h"
 #include "core/rng.h"
 #include "core/thread_pool.h"
+#include "core/trace.h"
 #include "data/dataloader.h"
 #include "nn/layers.h"
 #include "optim/optim.h"
+#include "train/step_trace.h"
 
 namespace {
 
@@ -113,8 +115,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, rg::data::kMaxWorkers));
   app.add_option("--amp", amp_level, "mixed-precision level (O0..O3)");
   app.add_option("--amp-dtype", amp_dtype, "16-bit type for O1-O3 (fp16, bf16)");
+  rg::train::TraceOptions window;
+  std::string trace_steps = "2:4";
+  app.add_option("--trace", window.path, "write a timeline of --trace-steps to this file");
+  app.add_option("--trace-steps", trace_steps, "A:B, steps from 1")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
+    rg::train::parse_trace_steps(trace_steps, window);
+    if (!window.path.empty()) {
+      rg::trace::check_path(window.path);
+      rg::trace::name_this_thread("main");
+    }
     if (threads > 0) rg::set_num_threads(threads);
     rg::manual_seed(0);
     auto model = small_cnn();
@@ -139,19 +150,33 @@ int main(int argc, char** argv) {
     while (step < steps) {
       loader.start_epoch(epoch++);
       while (step < steps) {
+        if (!window.path.empty() && step + 1 == window.first_step) rg::trace::start();
+        rg::trace::Span waiting("data", "wait for the next batch");
         auto b = loader.next();
+        waiting.finish();
         if (!b) break;
         rg::Tensor logits;
         {
+          rg::trace::Span span("forward", "forward");
           auto autocast = amp.autocast();
           logits = model->forward(amp.cast_input(b->images));
         }
         opt.zero_grad();
         rg::Tensor loss = rg::cross_entropy(logits.to(rg::DType::f32), b->labels);
+        rg::trace::Span backward("backward", "backward");
         amp.backward(loss);
+        backward.finish();
+        rg::trace::Span optimizer("optimizer", "optimizer step");
         amp.step(opt);
         amp.update();
+        optimizer.finish();
         ++step;
+        if (!window.path.empty() && (step == window.last_step || step == steps) &&
+            step >= window.first_step && rg::trace::on()) {
+          rg::trace::stop();
+          rg::trace::write_file(window.path, rg::trace::json_file({rg::trace::to_json_objects(
+                                                 rg::trace::take(), 0, "bench_rss")}));
+        }
         if (step % every == 0 || step == steps) {
           last_loss = loss.item();
           trace.push_back(

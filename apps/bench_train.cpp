@@ -22,9 +22,11 @@
 #include "core/allocator.h"
 #include "core/rng.h"
 #include "core/thread_pool.h"
+#include "core/trace.h"
 #include "nn/models/zoo.h"
 #include "ops/ops.h"
 #include "optim/optim.h"
+#include "train/step_trace.h"
 
 namespace {
 
@@ -33,10 +35,16 @@ struct Result {
   int64_t skipped, parameters;
 };
 
+// --trace: steps [first, last] of a configuration, counted from 1 over warm-up and timed steps.
+struct TraceWindow {
+  std::string path;
+  int64_t first = 0, last = 0;
+};
+
 Result run(const std::string& model_name, const rg::AmpOptions& options, const rg::Device& device,
-           int64_t batch, int64_t steps, int64_t warmup) {
+           int64_t batch, int64_t steps, int64_t warmup, const TraceWindow& window) {
   rg::manual_seed(0);
-  auto model = rg::nn::make_model(model_name);
+  std::shared_ptr<rg::nn::Module> model = rg::nn::make_model(model_name);
   int64_t parameters = 0;  // for tools/bench_train_vs_pytorch.py's check against its twin
   for (const rg::Tensor& p : model->parameters()) parameters += p.numel();
   model->to(device);
@@ -46,16 +54,34 @@ Result run(const std::string& model_name, const rg::AmpOptions& options, const r
   std::vector<int64_t> y(static_cast<std::size_t>(batch));
   for (int64_t i = 0; i < batch; ++i) y[static_cast<std::size_t>(i)] = i % 10;
   const rg::Tensor labels = rg::from_vector(y, {batch}, {rg::DType::i64}).to(device);
+  // Traced: forward and backward per top-level module (train/step_trace.h).
+  std::shared_ptr<rg::nn::Module> stepped =
+      window.path.empty() ? model : rg::train::traced_model(model);
+  int64_t taken = 0;
   auto step = [&] {
-    rg::Tensor logits;
+    if (++taken == window.first) rg::trace::start();
     {
-      auto autocast = amp.autocast();  // O1 only
-      logits = model->forward(amp.cast_input(x));
+      rg::trace::Span span("train", "step");
+      rg::Tensor logits;
+      {
+        rg::trace::Span forward("forward", "forward");
+        auto autocast = amp.autocast();  // O1 only
+        logits = stepped->forward(amp.cast_input(x));
+      }
+      opt.zero_grad();
+      rg::trace::Span backward("backward", "backward");
+      amp.backward(rg::cross_entropy(logits.to(rg::DType::f32), labels));
+      backward.finish();
+      rg::trace::Span optimizer("optimizer", "optimizer step");
+      rg::trace::DeviceSpan on_device(device, "optimizer step");
+      amp.step(opt);
+      amp.update();
     }
-    opt.zero_grad();
-    amp.backward(rg::cross_entropy(logits.to(rg::DType::f32), labels));
-    amp.step(opt);
-    amp.update();
+    if (taken == window.last) {
+      rg::trace::stop();
+      rg::trace::write_file(window.path, rg::trace::json_file({rg::trace::to_json_objects(
+                                             rg::trace::take(), 0, "bench_train " + model_name)}));
+    }
   };
   for (int64_t i = 0; i < warmup; ++i) step();
   rg::synchronize(device);
@@ -70,6 +96,11 @@ Result run(const std::string& model_name, const rg::AmpOptions& options, const r
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     best = std::min(best, s);
     total += s;
+  }
+  if (!window.path.empty() && taken >= window.first && taken < window.last) {  // ended inside
+    rg::trace::stop();
+    rg::trace::write_file(window.path, rg::trace::json_file({rg::trace::to_json_objects(
+                                           rg::trace::take(), 0, "bench_train " + model_name)}));
   }
   return {static_cast<double>(batch * steps) / total,
           static_cast<double>(batch) / best,
@@ -100,8 +131,22 @@ int main(int argc, char** argv) {
   app.add_flag("--cudnn-benchmark", cudnn_benchmark,
                "time cuDNN's candidate plans for each convolution in the warmup and keep the "
                "fastest (torch.backends.cudnn.benchmark)");
+  TraceWindow window;
+  std::string trace_steps = "2:4";
+  app.add_option("--trace", window.path,
+                 "write a timeline of --trace-steps (of the first configuration) to this file");
+  app.add_option("--trace-steps", trace_steps, "A:B, counted from 1 over warm-up and timed steps")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
+    if (!window.path.empty()) {
+      rg::trace::check_path(window.path);
+      rg::train::TraceOptions parsed;
+      rg::train::parse_trace_steps(trace_steps, parsed);
+      window.first = parsed.first_step;
+      window.last = parsed.last_step;
+      rg::trace::name_this_thread("main");
+    }
     if (threads > 0) rg::set_num_threads(threads);
     rg::set_benchmark_convolutions(cudnn_benchmark);
     const rg::Device device = rg::Device::parse(device_name);
@@ -118,7 +163,8 @@ int main(int argc, char** argv) {
         configs.push_back({l, rg::parse_amp_dtype(dtype), {}});
     }
     for (const rg::AmpOptions& c : configs) {
-      const Result r = run(model_name, c, device, batch, steps, warmup);
+      const Result r = run(model_name, c, device, batch, steps, warmup, window);
+      window = {};  // the first configuration's steps only
       const bool f32 = c.level == rg::OptLevel::O0;
       std::printf(
           "{\"framework\": \"ringgrad\", \"device\": \"%s\", \"model\": \"%s\", \"batch\": %lld, "

@@ -9,6 +9,7 @@
 #include "core/dispatch.h"
 #include "core/strided_loop.h"
 #include "core/thread_pool.h"
+#include "core/trace.h"
 
 namespace rg {
 
@@ -85,6 +86,7 @@ void record(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs
     impl->autograd->grad_fn = node;
     impl->autograd->output_nr = static_cast<int>(i);
   }
+  if (trace::on()) trace::detail::attribute(*node, inputs);
 }
 
 std::vector<Tensor> AccumulateGrad::apply(const std::vector<Tensor>& grad_outputs) {
@@ -254,9 +256,11 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
   for (auto& [node, _] : keep_alive)
     if (dependencies[node] == 0) ready.push(node);
 
+  trace::detail::BackwardRuns runs;  // the timeline's backward spans, one per module
   while (!ready.empty()) {
     Node* node = ready.top();
     ready.pop();
+    runs.node(*node);
     RG_CHECK(!node->released, "backward: trying to backward through the graph a second time (",
              node->name(),
              " already freed its saved tensors); pass retain_graph=true to the "
@@ -292,6 +296,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
       if (--dependencies[e.node.get()] == 0) ready.push(e.node.get());
     }
   }
+  runs.finish();
   // By index: a callback may queue another one.
   for (std::size_t i = 0; i < callbacks.size(); ++i) {
     std::function<void()> fn = std::move(callbacks[i]);

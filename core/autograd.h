@@ -10,11 +10,15 @@
 //     auto node = std::make_shared<ReluBackward>(saved(out));   // saved() detaches: no cycles
 //     record(node, {x}, {&out});
 //   }
+//
+// or, for a backward that is a line or two of math, with record_backward() and a closure (below).
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/tensor.h"
@@ -99,6 +103,61 @@ void record(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs
 Tensor sum_to_shape(const Tensor& grad, const Shape& shape);
 // acc += g elementwise (same shape); the engine's gradient accumulation.
 void add_inplace(const Tensor& acc, const Tensor& g);
+
+// ---- backward rules as closures ------------------------------------------------------------
+// Most backward passes are a line or two of math; record_backward() takes that math as a
+// closure, so the rule sits beside the forward as in tinygrad's gradient table. The closure gets
+// the output's gradient (a `const Tensor&`), or every output's (`const std::vector<Tensor>&`) for
+// an op with several outputs, and returns the input's gradient (a Tensor), or one per input
+// (Grads, in the inputs' order; undefined where an input needs none). It captures what it saves,
+// always through saved(): a captured output would make the cycle output -> node -> closure ->
+// output. After a backward without retain_graph the node destroys the closure, and so releases
+// everything it captured, as release_saved() does for a Node class.
+//
+//   Tensor y = pointwise("relu", ReluFn{}, x);
+//   if (needs_grad({x}))
+//     record_backward("ReluBackward", {x}, y, [y = saved(y)](const Tensor& gy) {
+//       return pointwise("relu_backward", ReluGradFn{}, gy, y);
+//     });
+//
+// A Node class earns its place where the backward has state or structure of its own (BatchNorm's
+// statistics, the convolutions' kernel choices, DataParallel's devices).
+using Grads = std::vector<Tensor>;
+
+template <class Rule>
+class RuleBackward final : public Node {
+ public:
+  RuleBackward(const char* name, Rule rule) : name_(name), rule_(std::move(rule)) {}
+  std::string name() const override { return name_; }
+  std::vector<Tensor> apply(const std::vector<Tensor>& grad_outputs) override {
+    if constexpr (std::is_invocable_v<Rule&, const Tensor&>) {
+      using Result = std::invoke_result_t<Rule&, const Tensor&>;
+      if constexpr (std::is_same_v<Result, Tensor>)
+        return {(*rule_)(grad_outputs[0])};
+      else
+        return (*rule_)(grad_outputs[0]);
+    } else {
+      return (*rule_)(grad_outputs);
+    }
+  }
+  void release_saved() override { rule_.reset(); }
+
+ private:
+  const char* name_;  // a string literal
+  std::optional<Rule> rule_;
+};
+
+// Records `rule` as the backward of `output` (or `outputs`) with respect to `inputs`.
+template <class Rule>
+void record_backward(const char* name, const std::vector<Tensor>& inputs, Tensor& output,
+                     Rule rule) {
+  record(std::make_shared<RuleBackward<Rule>>(name, std::move(rule)), inputs, {&output});
+}
+template <class Rule>
+void record_backward(const char* name, const std::vector<Tensor>& inputs,
+                     const std::vector<Tensor*>& outputs, Rule rule) {
+  record(std::make_shared<RuleBackward<Rule>>(name, std::move(rule)), inputs, outputs);
+}
 
 // ---- the engine ----------------------------------------------------------------------------
 void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots,

@@ -67,31 +67,10 @@ void copy_cpu(const Tensor& dst, const Tensor& src) {
   });
 }
 
-class IdentityBackward : public Node {
- public:
-  std::string name() const override { return "CloneBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override { return {g[0]}; }
-};
-
-class ToDTypeBackward : public Node {
- public:
-  explicit ToDTypeBackward(DType src) : src_(src) {}
-  std::string name() const override { return "ToDTypeBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override { return {g[0].to(src_)}; }
-
- private:
-  DType src_;
-};
-
-class ToDeviceBackward : public Node {
- public:
-  explicit ToDeviceBackward(Device src) : src_(src) {}
-  std::string name() const override { return "ToDeviceBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override { return {g[0].to(src_)}; }
-
- private:
-  Device src_;
-};
+// The backward of a copy that keeps dtype and device (clone, pin_memory): the gradient itself.
+Tensor pass_gradient(const Tensor& g) {
+  return g;
+}
 
 }  // namespace
 
@@ -181,7 +160,7 @@ Tensor Tensor::clone() const {
     NoGradGuard no_grad;
     copy_strided(out, *this);
   }
-  if (needs_grad({*this})) record(std::make_shared<IdentityBackward>(), {*this}, {&out});
+  if (needs_grad({*this})) record_backward("CloneBackward", {*this}, out, pass_gradient);
   return out;
 }
 
@@ -190,7 +169,8 @@ Tensor Tensor::to(DType target) const {
   Tensor out = empty(shape(), {target, device()});
   copy_strided(out, *this);
   if (needs_grad({*this}) && is_floating(target))
-    record(std::make_shared<ToDTypeBackward>(dtype()), {*this}, {&out});
+    record_backward("ToDTypeBackward", {*this}, out,
+                    [src = dtype()](const Tensor& g) { return g.to(src); });
   return out;
 }
 
@@ -209,7 +189,9 @@ Tensor Tensor::to(Device target, NonBlocking non_blocking) const {
     }
   }
   if (!queued) copy_strided(out, src);
-  if (needs_grad({*this})) record(std::make_shared<ToDeviceBackward>(device()), {*this}, {&out});
+  if (needs_grad({*this}))
+    record_backward("ToDeviceBackward", {*this}, out,
+                    [src = device()](const Tensor& g) { return g.to(src); });
   return out;
 }
 
@@ -226,7 +208,7 @@ Tensor Tensor::pin_memory() const {
     NoGradGuard no_grad;
     copy_strided(out, *this);
   }
-  if (needs_grad({*this})) record(std::make_shared<IdentityBackward>(), {*this}, {&out});
+  if (needs_grad({*this})) record_backward("CloneBackward", {*this}, out, pass_gradient);
   return out;
 }
 

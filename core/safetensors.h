@@ -6,11 +6,11 @@
 // not overlapping, sizes that cannot overflow, a flat header. Writing is atomic: a temporary
 // file in the same folder (with the umask's permissions), fsync, rename.
 
-#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/atomic_file.h"  // BeforeRename; remove_stale_temporaries, for checkpoint writers
 #include "core/tensor.h"
 
 namespace rg {
@@ -23,18 +23,11 @@ struct SafetensorsFile {
 // Throws rg::Error naming the file and what is wrong.
 SafetensorsFile load_safetensors(const std::string& path);
 SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& what);
-// Called by save_safetensors once the new file is complete and synced under its temporary
-// name, just before it replaces `path`: the moment a crash must leave the old file whole.
-// Fault injection uses it (parallel/faults.h, at=checkpoint). If it throws, the temporary is
-// removed and the exception goes on; `path` is untouched.
-using BeforeRename = std::function<void(const std::string& temporary)>;
 // Tensors may live on any device and have any layout; they are written contiguous.
+// `before_rename`: see write_file_atomically.
 void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
                       const std::map<std::string, std::string>& metadata = {},
                       const BeforeRename& before_rename = {});
-// Removes the temporaries a writer of `path` killed mid-write left behind (.<name>.tmp.*
-// beside it); returns how many. Call it only where no other process is writing `path`.
-int remove_stale_temporaries(const std::string& path);
 std::string serialize_safetensors(const std::map<std::string, Tensor>& tensors,
                                   const std::map<std::string, std::string>& metadata);
 

@@ -178,62 +178,17 @@ Tensor make_view(const Tensor& base, Shape shape, Shape strides, int64_t offset)
   return Tensor(std::move(impl));
 }
 
-// Gradient of any reshaping view: reshape the gradient back.
-class ViewBackward : public Node {
- public:
-  explicit ViewBackward(Shape input_shape) : input_shape_(std::move(input_shape)) {}
-  std::string name() const override { return "ViewBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    return {g[0].reshape(input_shape_)};
-  }
-
- private:
-  Shape input_shape_;
-};
-
-class NarrowBackward : public Node {
- public:
-  NarrowBackward(Shape input_shape, int64_t dim, int64_t start)
-      : input_shape_(std::move(input_shape)), dim_(dim), start_(start) {}
-  std::string name() const override { return "NarrowBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    Tensor gx = zeros(input_shape_, {g[0].dtype(), g[0].device()});
-    copy_strided(gx.narrow(dim_, start_, g[0].size(dim_)), g[0]);
-    return {gx};
-  }
-
- private:
-  Shape input_shape_;
-  int64_t dim_, start_;
-};
-
-class TransposeBackward : public Node {
- public:
-  TransposeBackward(int64_t d0, int64_t d1) : d0_(d0), d1_(d1) {}
-  std::string name() const override { return "TransposeBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    return {g[0].transpose(d0_, d1_)};
-  }
-
- private:
-  int64_t d0_, d1_;
-};
-
-class ExpandBackward : public Node {
- public:
-  explicit ExpandBackward(Shape input_shape) : input_shape_(std::move(input_shape)) {}
-  std::string name() const override { return "ExpandBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    return {sum_to_shape(g[0], input_shape_)};
-  }
-
- private:
-  Shape input_shape_;
-};
-
-Tensor with_view_history(const Tensor& base, Tensor view, std::shared_ptr<Node> node) {
-  if (needs_grad({base})) record(node, {base}, {&view});
+// Gives `view` the history of `base` where base requires grad: `rule` takes the view's gradient
+// to base's.
+template <class Rule>
+Tensor with_view_history(const Tensor& base, Tensor view, const char* name, Rule rule) {
+  if (needs_grad({base})) record_backward(name, {base}, view, std::move(rule));
   return view;
+}
+
+// The backward of any reshaping view: the gradient reshaped back to the input's shape.
+auto reshape_back(Shape input_shape) {
+  return [input_shape = std::move(input_shape)](const Tensor& g) { return g.reshape(input_shape); };
 }
 
 // Strides for viewing (shape, strides) as new_shape without copying, if possible (the
@@ -298,8 +253,8 @@ Tensor Tensor::view(Shape new_shape) const {
   RG_CHECK(strides.has_value(), "view: tensor ", describe(), " with strides ",
            shape_str(this->strides()), " cannot be viewed as ", shape_str(new_shape),
            " without a copy; use reshape()");
-  return with_view_history(*this, make_view(*this, new_shape, *strides, offset()),
-                           std::make_shared<ViewBackward>(shape()));
+  return with_view_history(*this, make_view(*this, new_shape, *strides, offset()), "ViewBackward",
+                           reshape_back(shape()));
 }
 
 Tensor Tensor::reshape(Shape new_shape) const {
@@ -328,7 +283,11 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   Shape s = shape();
   s[d] = length;
   return with_view_history(*this, make_view(*this, s, strides(), offset() + start * strides()[d]),
-                           std::make_shared<NarrowBackward>(shape(), d, start));
+                           "NarrowBackward", [shape = shape(), d, start](const Tensor& g) {
+                             Tensor gx = zeros(shape, {g.dtype(), g.device()});
+                             copy_strided(gx.narrow(d, start, g.size(d)), g);
+                             return gx;
+                           });
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
@@ -345,8 +304,8 @@ Tensor Tensor::squeeze(int64_t d) const {
   Shape s = shape(), st = strides();
   s.erase(s.begin() + d);
   st.erase(st.begin() + d);
-  return with_view_history(*this, make_view(*this, s, st, offset()),
-                           std::make_shared<ViewBackward>(shape()));
+  return with_view_history(*this, make_view(*this, s, st, offset()), "ViewBackward",
+                           reshape_back(shape()));
 }
 
 Tensor Tensor::unsqueeze(int64_t d) const {
@@ -355,8 +314,8 @@ Tensor Tensor::unsqueeze(int64_t d) const {
   const int64_t stride = d < dim() ? st[d] * s[d] : 1;
   s.insert(s.begin() + d, 1);
   st.insert(st.begin() + d, stride);
-  return with_view_history(*this, make_view(*this, s, st, offset()),
-                           std::make_shared<ViewBackward>(shape()));
+  return with_view_history(*this, make_view(*this, s, st, offset()), "ViewBackward",
+                           reshape_back(shape()));
 }
 
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
@@ -365,8 +324,8 @@ Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
   Shape s = shape(), st = strides();
   std::swap(s[d0], s[d1]);
   std::swap(st[d0], st[d1]);
-  return with_view_history(*this, make_view(*this, s, st, offset()),
-                           std::make_shared<TransposeBackward>(d0, d1));
+  return with_view_history(*this, make_view(*this, s, st, offset()), "TransposeBackward",
+                           [d0, d1](const Tensor& g) { return g.transpose(d0, d1); });
 }
 
 Tensor Tensor::expand(Shape new_shape) const {
@@ -387,8 +346,8 @@ Tensor Tensor::expand(Shape new_shape) const {
   for (int64_t s : new_shape)
     RG_CHECK(s >= 0, "expand: invalid size in ", shape_str(new_shape), " for tensor ", describe());
   numel_of(new_shape);  // refuses a view of more than 2^63 elements
-  return with_view_history(*this, make_view(*this, new_shape, st, offset()),
-                           std::make_shared<ExpandBackward>(shape()));
+  return with_view_history(*this, make_view(*this, new_shape, st, offset()), "ExpandBackward",
+                           [shape = shape()](const Tensor& g) { return sum_to_shape(g, shape); });
 }
 
 }  // namespace rg

@@ -5,8 +5,11 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <string>
 #include <system_error>
 #include <thread>
+
+#include "core/trace.h"
 
 namespace rg::data {
 
@@ -189,7 +192,8 @@ void DataLoader::start_epoch(int64_t epoch) {
 }
 
 void DataLoader::start_worker(Epoch* e, int64_t total) {
-  e->workers.emplace_back([this, e, total] {
+  e->workers.emplace_back([this, e, total, w = e->workers.size()] {
+    trace::name_this_thread("data worker " + std::to_string(w));
     for (;;) {
       int64_t b;
       {
@@ -203,7 +207,9 @@ void DataLoader::start_worker(Epoch* e, int64_t total) {
         b = e->next_claim++;
       }
       try {
+        trace::Span span("data", [&] { return "load batch " + std::to_string(b); });
         Batch batch = build(b);
+        span.finish();
         std::lock_guard lock(e->mutex);
         e->ready.emplace(b, std::move(batch));
       } catch (...) {

@@ -18,6 +18,7 @@
 #include <optional>
 #include <vector>
 
+#include "data/batch_source.h"
 #include "data/dataset.h"
 #include "data/sampler.h"
 #include "data/segmentation.h"
@@ -25,13 +26,6 @@
 #include "data/transforms.h"
 
 namespace rg::data {
-
-struct Batch {
-  Tensor images;  // (B, C, H, W) f32; (B, C, D, H, W) for volumes
-  Tensor labels;  // (B) i64 — classification only (undefined for segmentation)
-  Tensor masks;   // (B, H, W) or (B, D, H, W) i64 class indices — segmentation only
-  std::vector<int64_t> indices;  // dataset indices of the samples
-};
 
 enum class LastBatch { keep, drop };  // keep a short last batch, or drop it (drop_last)
 // PinMemory::yes: batches come in pinned host memory, so that
@@ -52,7 +46,7 @@ struct DataLoaderOptions {
   PinMemory pin_memory = PinMemory::no;
 };
 
-class DataLoader {
+class DataLoader final : public BatchSource {
  public:
   DataLoader(std::shared_ptr<Dataset> dataset, std::shared_ptr<Sampler> sampler,
              std::shared_ptr<Transform> transform, DataLoaderOptions options);
@@ -64,17 +58,17 @@ class DataLoader {
   DataLoader& operator=(const DataLoader&) = delete;
 
   // Sets the sampler's epoch (a new shuffle) and starts producing that epoch's batches.
-  void start_epoch(int64_t epoch);
+  void start_epoch(int64_t epoch) override;
   // The next batch of the epoch, or nullopt at its end. Rethrows a worker's error (e.g. an
   // undecodable image) when its batch is reached.
-  std::optional<Batch> next();
-  int64_t num_batches() const;
-  int64_t num_samples() const;  // samples per epoch after drop_last
+  std::optional<Batch> next() override;
+  int64_t num_batches() const override;
+  int64_t num_samples() const override;  // samples per epoch after drop_last
   // The data set (a classification loader's; segmentation_dataset() for a segmentation one).
   const Dataset& dataset() const;
   const SegmentationDataset& segmentation_dataset() const;
   bool is_segmentation() const { return segmentation_ != nullptr; }
-  std::string describe() const;  // the data set's describe()
+  std::string describe() const override;  // the data set's describe()
   Sampler& sampler() { return *sampler_; }
 
  private:

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 
+#include "core/atomic_file.h"
 #include "data/files.h"
 
 namespace rg::data {
@@ -261,6 +262,54 @@ Tensor read_npy_bytes(const std::string& bytes, const std::string& name) {
 
 Tensor read_npy(const std::string& path) {
   return read_npy_bytes(read_bounded_file(path, kMaxNpyFileBytes, "npy"), path);
+}
+
+std::string npy_bytes(const Tensor& array) {
+  RG_CHECK(array.defined(), "npy: an array is required");
+  const char* descr = nullptr;
+  switch (array.dtype()) {
+    case DType::u8:
+      descr = "|u1";
+      break;
+    case DType::i64:
+      descr = "<i8";
+      break;
+    case DType::f16:
+      descr = "<f2";
+      break;
+    case DType::f32:
+      descr = "<f4";
+      break;
+    case DType::f64:
+      descr = "<f8";
+      break;
+    default:
+      fail("npy: ", array.describe(), " has no NumPy dtype (u8, i64, f16, f32 and f64 do)");
+  }
+  std::string shape = "(";
+  for (int64_t d = 0; d < array.dim(); ++d)
+    shape += std::to_string(array.size(d)) + (array.dim() == 1 || d + 1 < array.dim() ? "," : "") +
+             (d + 1 < array.dim() ? " " : "");
+  shape += ")";
+  std::string header =
+      std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  // np.save pads with spaces and a newline so that the data starts 64-byte aligned.
+  const std::size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  RG_CHECK(header.size() <= 65535, "npy: the header of ", array.describe(),
+           " does not fit version 1.0");
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  out += header;
+  const Tensor host = array.detach().to(Device::cpu()).contiguous();
+  out.append(static_cast<const char*>(host.data_ptr()), host.nbytes());
+  return out;
+}
+
+void write_npy(const std::string& path, const Tensor& array) {
+  write_file_atomically(path, npy_bytes(array), "npy");
 }
 
 }  // namespace rg::data

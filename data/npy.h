@@ -9,6 +9,10 @@
 //   u1 -> u8, b1 -> u8 (0 or 1), f2 -> f16, f4 -> f32, f8 -> f64,
 //   i1, i2, i4, i8 -> i64 (widened: i64 is the core's one signed integer type).
 // Refused by name: big-endian data, Fortran order, structured dtypes, any other type.
+//
+// Writing (predicted masks of volumes): version 1.0, C order, u8 -> '|u1', i64 -> '<i8',
+// f16 -> '<f2', f32 -> '<f4', f64 -> '<f8', the header padded as np.save pads it (the data
+// starts at a multiple of 64 bytes). bf16 has no NumPy dtype and is refused.
 
 #include <cstdint>
 #include <string>
@@ -30,5 +34,10 @@ Tensor read_npy_bytes(const std::string& bytes, const std::string& name);
 
 // Reads (a regular file of at most kMaxNpyFileBytes) and parses one .npy file.
 Tensor read_npy(const std::string& path);
+
+// The bytes of the .npy file holding `array` (any device or layout).
+std::string npy_bytes(const Tensor& array);
+// Writes them to `path` atomically (core/atomic_file.h).
+void write_npy(const std::string& path, const Tensor& array);
 
 }  // namespace rg::data

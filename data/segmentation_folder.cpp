@@ -4,9 +4,11 @@
 #include <filesystem>
 #include <map>
 
+#include "core/atomic_file.h"
 #include "data/image_decode.h"
 #include "data/mask_decode.h"
 #include "data/npy.h"
+#include "data/png_encode.h"
 
 namespace rg::data {
 namespace fs = std::filesystem;
@@ -105,6 +107,34 @@ Tensor read_segmentation_image(const std::string& path, int64_t channels, int64_
   return image.to(DType::f32);
 }
 
+bool is_segmentation_image_file(const std::string& path) {
+  return is_image_file(lower_extension(path));
+}
+
+int64_t classes_in_masks(const std::vector<std::string>& mask_files) {
+  int highest = 1;
+  for (const std::string& path : mask_files) {
+    const Tensor mask = read_mask_file(path, kMaxSegmentationClasses);
+    const uint8_t* m = mask.data<uint8_t>();
+    for (int64_t i = 0; i < mask.numel(); ++i) highest = std::max<int>(highest, m[i]);
+  }
+  return highest + 1;
+}
+
+void write_mask_file(const std::string& path, const Tensor& mask) {
+  RG_CHECK(mask.defined() && mask.dtype() == DType::u8, "mask '", path,
+           "': a mask to write is u8 class indices, got ",
+           mask.defined() ? mask.describe() : std::string("nothing"));
+  const Tensor host = mask.to(Device::cpu()).contiguous();
+  if (lower_extension(path) == ".npy") return write_npy(path, host);
+  RG_CHECK(lower_extension(path) == ".png", "mask '", path,
+           "': masks are written as .png (2-D) or .npy (any rank)");
+  RG_CHECK(host.dim() == 2, "mask '", path, "': a PNG holds a 2-D mask (H, W), not ",
+           host.describe(), "; write volumes as .npy");
+  write_file_atomically(path, encode_png(host.data<uint8_t>(), host.size(1), host.size(0), 1),
+                        "mask");
+}
+
 SegmentationFolder::SegmentationFolder(const std::string& root,
                                        const SegmentationFolderOptions& options)
     : root_(root), options_(options) {
@@ -113,6 +143,11 @@ SegmentationFolder::SegmentationFolder(const std::string& root,
            "], got ", options_.num_classes);
   RG_CHECK(options_.channels == 1 || options_.channels == 3, "segmentation folder '", root,
            "': channels must be 1 or 3, got ", options_.channels);
+  RG_CHECK(options_.spatial_dims == 0 || options_.spatial_dims == 2 || options_.spatial_dims == 3,
+           "segmentation folder '", root, "': spatial_dims must be 0, 2 or 3, got ",
+           options_.spatial_dims);
+  RG_CHECK(options_.npy_channels >= 0, "segmentation folder '", root,
+           "': npy_channels must be >= 0, got ", options_.npy_channels);
   const auto images = files_by_stem(fs::path(root) / "images", "image", is_image_file);
   const auto masks = files_by_stem(fs::path(root) / "masks", "mask", is_mask_file);
   RG_CHECK(!images.empty(), "segmentation folder '", root,
@@ -134,7 +169,17 @@ SegmentationExample SegmentationFolder::get(int64_t index) const {
   const std::string& image_path = images_[static_cast<std::size_t>(index)];
   const std::string& mask_path = masks_[static_cast<std::size_t>(index)];
   Tensor mask = read_mask_file(mask_path, options_.num_classes);
+  RG_CHECK(options_.spatial_dims == 0 || mask.dim() == options_.spatial_dims,
+           "segmentation folder '", root_, "': mask '", mask_path, "' is ", shape_str(mask.shape()),
+           ", but this set holds ",
+           options_.spatial_dims == 3 ? "volumes: masks (D, H, W) beside images (C, D, H, W)"
+                                      : "2-D images: masks (H, W) beside images (C, H, W)");
   Tensor image = read_segmentation_image(image_path, options_.channels, mask.dim());
+  RG_CHECK(options_.npy_channels == 0 || lower_extension(image_path) != ".npy" ||
+               image.size(0) == options_.npy_channels,
+           "segmentation folder '", root_, "': image '", image_path, "' has ", image.size(0),
+           " channel(s) (", shape_str(image.shape()), "), but this set's images have ",
+           options_.npy_channels);
   bool same = true;
   for (int64_t d = 0; d < mask.dim(); ++d) same &= image.size(d + 1) == mask.size(d);
   RG_CHECK(same, "segmentation folder '", root_, "': image '", image_path, "' is ",

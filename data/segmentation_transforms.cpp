@@ -99,8 +99,9 @@ SegmentationExample RandomFlipPair::apply(const SegmentationExample& ex, SampleR
   return {flip_axis(ex.image, s.C * outer, n, inner), flip_axis(ex.mask, outer, n, inner)};
 }
 
-RandomCropPair::RandomCropPair(std::vector<int64_t> size, int64_t padding, uint8_t mask_fill)
-    : size_(std::move(size)), padding_(padding), mask_fill_(mask_fill) {
+RandomCropPair::RandomCropPair(std::vector<int64_t> size, int64_t padding, uint8_t mask_fill,
+                               SmallerThanCrop smaller)
+    : size_(std::move(size)), padding_(padding), mask_fill_(mask_fill), smaller_(smaller) {
   RG_CHECK(size_.size() == 2 || size_.size() == 3,
            "RandomCropPair: size must be {H, W} or {D, H, W}, got ", size_.size(), " values");
   for (int64_t v : size_) RG_CHECK(v > 0, "RandomCropPair: every size must be > 0, got ", v);
@@ -113,17 +114,23 @@ SegmentationExample RandomCropPair::apply(const SegmentationExample& ex, SampleR
            size_.size(), " sizes does not fit mask ", ex.mask.describe());
   // A 2-D sample is a volume of depth 1 that is neither padded nor cropped in depth.
   const int64_t d = s.volume ? size_[0] : 1, h = size_[size_.size() - 2], w = size_.back();
-  const int64_t pz = s.volume ? padding_ : 0, p = padding_;
-  RG_CHECK(s.D + 2 * pz >= d && s.H + 2 * p >= h && s.W + 2 * p >= w, "RandomCropPair: a crop of ",
-           s.volume ? std::to_string(d) + "x" : "", h, "x", w, " does not fit mask ",
-           ex.mask.describe(), " padded by ", padding_);
+  // The padding of one side: `padding_`, or under SmallerThanCrop::pad enough for the crop.
+  auto pad_of = [&](int64_t side, int64_t crop) {
+    if (smaller_ == SmallerThanCrop::pad && side + 2 * padding_ < crop)
+      return (crop - side + 1) / 2;
+    return padding_;
+  };
+  const int64_t pz = s.volume ? pad_of(s.D, d) : 0, py = pad_of(s.H, h), px = pad_of(s.W, w);
+  RG_CHECK(s.D + 2 * pz >= d && s.H + 2 * py >= h && s.W + 2 * px >= w,
+           "RandomCropPair: a crop of ", s.volume ? std::to_string(d) + "x" : "", h, "x", w,
+           " does not fit mask ", ex.mask.describe(), " padded by ", padding_);
   const int64_t z0 = s.volume ? rng.below(s.D + 2 * pz - d + 1) : 0;
-  const int64_t y0 = rng.below(s.H + 2 * p - h + 1);
-  const int64_t x0 = rng.below(s.W + 2 * p - w + 1);
+  const int64_t y0 = rng.below(s.H + 2 * py - h + 1);
+  const int64_t x0 = rng.below(s.W + 2 * px - w + 1);
   Shape image_shape = s.volume ? Shape{s.C, d, h, w} : Shape{s.C, h, w};
   Shape mask_shape = s.volume ? Shape{d, h, w} : Shape{h, w};
-  return {crop_padded(ex.image, s.C, s, z0, y0, x0, pz, p, p, d, h, w, 0.0, image_shape),
-          crop_padded(ex.mask, 1, s, z0, y0, x0, pz, p, p, d, h, w, mask_fill_, mask_shape)};
+  return {crop_padded(ex.image, s.C, s, z0, y0, x0, pz, py, px, d, h, w, 0.0, image_shape),
+          crop_padded(ex.mask, 1, s, z0, y0, x0, pz, py, px, d, h, w, mask_fill_, mask_shape)};
 }
 
 ImageOnly::ImageOnly(std::shared_ptr<Transform> transform) : transform_(std::move(transform)) {

@@ -37,12 +37,18 @@ class RandomFlipPair final : public SegmentationTransform {
   double p_;
 };
 
+// What RandomCropPair does with a sample smaller than its crop (after padding): refuse it, or
+// pad that side further — evenly on both ends — until the crop fits (albumentations'
+// PadIfNeeded before a crop), so that a set of images of many sizes trains at one crop size.
+enum class SmallerThanCrop { refuse, pad };
+
 // Pads every spatial side by `padding` (the image with 0, the mask with `mask_fill`, a class —
 // background by default), then crops a random window of `size`: {H, W} for 2-D samples,
 // {D, H, W} for volumes. Draws one offset per spatial dimension, outermost first.
 class RandomCropPair final : public SegmentationTransform {
  public:
-  RandomCropPair(std::vector<int64_t> size, int64_t padding = 0, uint8_t mask_fill = 0);
+  RandomCropPair(std::vector<int64_t> size, int64_t padding = 0, uint8_t mask_fill = 0,
+                 SmallerThanCrop smaller = SmallerThanCrop::refuse);
   SegmentationExample apply(const SegmentationExample& ex, SampleRng& rng) const override;
   std::string name() const override { return "RandomCropPair"; }
 
@@ -50,6 +56,7 @@ class RandomCropPair final : public SegmentationTransform {
   std::vector<int64_t> size_;
   int64_t padding_;
   uint8_t mask_fill_;
+  SmallerThanCrop smaller_;
 };
 
 // Applies an image transform to the image alone, the mask unchanged. Refuses a transform that

@@ -5,18 +5,17 @@
 
 namespace rg::data {
 
+// The draws themselves are augment_geometry.h's, which the device data path's kernels share.
 double SampleRng::uniform() {
-  const Philox4 r = philox4x32_10(index_, epoch_ << 20 | draw_++, seed_);
-  return static_cast<double>((static_cast<uint64_t>(r.v[0]) << 32 | r.v[1]) >> 11) * 0x1.0p-53;
+  return sample_uniform(seed_, epoch_, index_, draw_++);
 }
 
 int64_t SampleRng::below(int64_t n) {
-  return std::min<int64_t>(n - 1, static_cast<int64_t>(uniform() * static_cast<double>(n)));
+  return sample_below(uniform(), n);
 }
 
 SampleRng SampleRng::same_every_epoch() const {
-  // Another key (seed), so that its draws are none of epoch 0's.
-  return SampleRng(seed_ ^ 0x9E3779B97F4A7C15ULL, 0, index_);
+  return SampleRng(same_every_epoch_key(seed_), 0, index_);
 }
 
 namespace {
@@ -72,11 +71,7 @@ Tensor RandomCrop::apply(const Tensor& image, SampleRng& rng) const {
            "RandomCrop: reflect padding ", padding_, " must be smaller than the image ",
            image.describe());
   // A padded coordinate's source pixel; -1 for zero padding. Reflection: -1 -> 1, n -> n - 2.
-  auto source = [mode = mode_](int64_t i, int64_t n) -> int64_t {
-    if (i >= 0 && i < n) return i;
-    if (mode == Padding::zeros) return -1;
-    return i < 0 ? -i : 2 * (n - 1) - i;
-  };
+  auto source = [mode = mode_](int64_t i, int64_t n) { return padded_source(i, n, mode); };
   // Offsets of the window in padded coordinates.
   const int64_t top = rng.below(H + 2 * padding_ - size_ + 1);
   const int64_t left = rng.below(W + 2 * padding_ - size_ + 1);
@@ -138,6 +133,20 @@ Tensor Normalize::apply(const Tensor& image, SampleRng&) const {
     for (int64_t i = 0; i < plane; ++i) o[c * plane + i] = (in[c * plane + i] - m) * inv;
   }
   return out;
+}
+
+Preprocess::Preprocess(std::vector<float> mean, std::vector<float> std) {
+  RG_CHECK(mean.empty() == std.empty(), "Preprocess: mean and std come together (", mean.size(),
+           " and ", std.size(), " values)");
+  if (!mean.empty()) normalize_ = std::make_shared<Normalize>(std::move(mean), std::move(std));
+}
+
+Tensor Preprocess::apply(const Tensor& image, SampleRng& rng) const {
+  RG_CHECK(image.dtype() == DType::u8 || image.dtype() == DType::f32,
+           "Preprocess: images are u8 (scaled to [0, 1]) or f32 (used as stored), got ",
+           image.describe());
+  const Tensor x = image.dtype() == DType::u8 ? to_float_.apply(image, rng) : image;
+  return normalize_ ? normalize_->apply(x, rng) : x;
 }
 
 Compose::Compose(std::vector<std::shared_ptr<Transform>> transforms)

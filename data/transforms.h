@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "data/augment_geometry.h"  // Padding, and the draws SampleRng makes
 
 namespace rg::data {
 
@@ -43,8 +44,6 @@ class ToFloat final : public Transform {
   Tensor apply(const Tensor& image, SampleRng& rng) const override;
   std::string name() const override { return "ToFloat"; }
 };
-
-enum class Padding { zeros, reflect };
 
 // Pads every side with `padding` zeros (or the mirror image of the pixels inside, without
 // repeating the edge: PyTorch's F.pad mode 'reflect'; padding < H and W), then crops a random
@@ -93,6 +92,21 @@ class Normalize final : public Transform {
 
  private:
   std::vector<float> mean_, std_;
+};
+
+// A model's input preprocessing, as train/model_card.h records it in a checkpoint: u8 images
+// to [0, 1] (ToFloat), f32 ones (volumes, .npy images) used as stored, then Normalize when
+// mean and std are given (empty: none). On u8 images with CIFAR-10's mean and std it computes
+// exactly what cifar10_test_transform() does (the same transforms, in the same order).
+class Preprocess final : public Transform {
+ public:
+  explicit Preprocess(std::vector<float> mean = {}, std::vector<float> std = {});
+  Tensor apply(const Tensor& image, SampleRng& rng) const override;
+  std::string name() const override { return "Preprocess"; }
+
+ private:
+  ToFloat to_float_;
+  std::shared_ptr<Normalize> normalize_;  // null: none
 };
 
 class Compose final : public Transform {

@@ -1,58 +1,17 @@
 #pragma once
-// The layers of CNNs: convolutions, BatchNorm, Linear, activations, pooling, resampling,
-// dropout, flatten and Sequential. Each holds its parameters as named members and calls the
-// op of the same name in ops/.
+// The layers of CNNs: convolutions (nn/conv.h, any rank), BatchNorm, Linear, activations,
+// pooling, resampling, dropout, flatten and Sequential. Each holds its parameters as named
+// members and calls the op of the same name in ops/.
 
 #include <array>
 #include <memory>
 #include <vector>
 
+#include "nn/conv.h"
 #include "nn/module.h"
 #include "ops/ops.h"
 
 namespace rg::nn {
-
-using Size2 = std::array<int64_t, 2>;
-enum class Bias { with, without };
-
-struct Conv2dOptions {
-  Size2 stride{1, 1}, padding{0, 0}, dilation{1, 1};
-  int64_t groups = 1;
-  Bias bias = Bias::with;
-};
-
-// Weight (out, in/groups, kH, kW) initialised Kaiming-normal with fan_out (ResNet's choice);
-// bias U(±1/sqrt(fan_in)) as PyTorch.
-class Conv2d : public Module {
- public:
-  Conv2d(int64_t in, int64_t out, Size2 kernel, Conv2dOptions options = {});
-  Tensor forward(const Tensor& x) override;
-  std::string type_name() const override { return "Conv2d"; }
-  std::string extra_repr() const override;
-  Tensor weight_, bias_;
-
- private:
-  Conv2dOptions options_;
-};
-
-struct ConvTranspose2dOptions {
-  Size2 stride{1, 1}, padding{0, 0}, output_padding{0, 0}, dilation{1, 1};
-  int64_t groups = 1;
-  Bias bias = Bias::with;
-};
-
-// Weight (in, out/groups, kH, kW), PyTorch's default (Kaiming-uniform, a = sqrt(5)) init.
-class ConvTranspose2d : public Module {
- public:
-  ConvTranspose2d(int64_t in, int64_t out, Size2 kernel, ConvTranspose2dOptions options = {});
-  Tensor forward(const Tensor& x) override;
-  std::string type_name() const override { return "ConvTranspose2d"; }
-  std::string extra_repr() const override;
-  Tensor weight_, bias_;
-
- private:
-  ConvTranspose2dOptions options_;
-};
 
 // Adds one to a BatchNorm's num_batches_tracked (an i64 scalar) on its own device, without
 // reading it back: on a GPU a read per layer per step would stall every step. The sum goes

@@ -43,4 +43,12 @@ struct SegmentationCounts {
 SegmentationCounts count_binary(const Tensor& logits, const Tensor& target, double threshold = 0.5);
 SegmentationCounts count_multiclass(const Tensor& logits, const Tensor& target);
 
+// The predicted mask itself, by the rules the counts use, as u8 class indices on the host —
+// what a validation scored is what `predict` writes:
+//   predict_binary(logits (N, *)) -> (N, *): 1 where σ(logit) > threshold, else 0
+//   predict_multiclass(logits (N, C, *)) -> (N, *): the arg-max over C, the first on ties
+//     (C <= 256: a u8 mask's classes)
+Tensor predict_binary(const Tensor& logits, double threshold = 0.5);
+Tensor predict_multiclass(const Tensor& logits);
+
 }  // namespace rg::nn

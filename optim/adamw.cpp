@@ -59,6 +59,15 @@ void AdamW::step() {
   for (const auto& v : views) detail::write_back(v);
 }
 
+std::unique_ptr<Optimizer> AdamW::over(std::vector<std::vector<Tensor>> groups) const {
+  RG_CHECK(groups.size() == groups_.size(), "AdamW::over: ", groups.size(), " group(s) for ",
+           groups_.size());
+  std::vector<ParamGroup<AdamWOptions>> made;
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    made.push_back({std::move(groups[g]), groups_[g].options});
+  return std::make_unique<AdamW>(std::move(made));
+}
+
 nlohmann::json AdamW::options_json(std::size_t group) const {
   const AdamWOptions& o = groups_.at(group).options;
   return {{"lr", o.lr},

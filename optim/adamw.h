@@ -35,6 +35,7 @@ class AdamW : public GroupedOptimizer<AdamWOptions> {
       : AdamW(std::vector<ParamGroup<AdamWOptions>>{{std::move(params), options}}) {}
 
   void step() override;
+  std::unique_ptr<Optimizer> over(std::vector<std::vector<Tensor>> groups) const override;
 
  protected:
   void validate(const AdamWOptions& options) const override;

@@ -78,6 +78,28 @@ void Optimizer::check_grad(std::size_t index, const Tensor& param, const Tensor&
            param.describe());
 }
 
+std::unique_ptr<Optimizer> Optimizer::over(std::vector<std::vector<Tensor>>) const {
+  fail(name_, " cannot be rebuilt over other tensors (ZeRO shards SGD and AdamW)");
+}
+
+void Optimizer::copy_hyperparameters(const Optimizer& other) {
+  RG_CHECK(other.name_ == name_ && other.num_groups() == num_groups(), name_,
+           ": cannot take the hyperparameters of ", other.name_, " with ", other.num_groups(),
+           " group(s) (this one has ", num_groups(), ")");
+  for (std::size_t g = 0; g < num_groups(); ++g) load_options_json(g, other.options_json(g));
+}
+
+int64_t Optimizer::state_bytes() const {
+  int64_t bytes = 0;
+  for (const ParamState& s : state_)
+    for (const auto& [_, t] : s.buffers) bytes += static_cast<int64_t>(t.nbytes());
+  return bytes;
+}
+
+void Optimizer::clear_state() {
+  for (ParamState& s : state_) s = ParamState{};
+}
+
 StateDict Optimizer::state_dict() const {
   StateDict out;
   nlohmann::json groups = nlohmann::json::array();

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,8 +48,8 @@ class Optimizer {
   // Updates every parameter whose .grad is defined, in place.
   virtual void step() = 0;
   // Drops every parameter's gradient (PyTorch's zero_grad(set_to_none=True)): the next backward
-  // writes fresh gradients instead of adding to stale ones.
-  void zero_grad();
+  // writes fresh gradients instead of adding to stale ones. (ZeRO's also drops the model's.)
+  virtual void zero_grad();
 
   // "SGD", "AdamW": also the checkpoint's "optim.type".
   const std::string& name() const { return name_; }
@@ -61,12 +62,26 @@ class Optimizer {
   virtual void set_lr(std::size_t group, double lr) = 0;
 
   // A snapshot (tensors are copies) of the hyperparameters and per-parameter state.
-  StateDict state_dict() const;
+  virtual StateDict state_dict() const;
   // Restores hyperparameters and state saved by state_dict() of the same optimizer type over
   // parameters of the same number and shapes. Validates everything before changing anything;
   // throws rg::Error naming the key at fault. State tensors are copied and converted to each
   // parameter's dtype and device.
-  void load_state_dict(const StateDict& state);
+  virtual void load_state_dict(const StateDict& state);
+
+  // ---- what ZeRO (parallel/zero.h) needs to shard an optimizer ------------------------------
+  // The same optimizer — type, groups and their hyperparameters — over other tensors (one list
+  // per group, as many groups), without state. Throws for an optimizer that cannot be rebuilt
+  // that way.
+  virtual std::unique_ptr<Optimizer> over(std::vector<std::vector<Tensor>> groups) const;
+  // Takes `other`'s hyperparameters, group by group (an LR schedule drives `other`).
+  void copy_hyperparameters(const Optimizer& other);
+  // The bytes of state held (momentum buffers, moments): what ZeRO divides by the ranks.
+  virtual int64_t state_bytes() const;
+  // The names of the buffers a parameter of `group` holds once updated ("momentum_buffer").
+  std::vector<std::string> buffer_names(std::size_t group) const { return state_names(group); }
+  // Drops the per-parameter state (after ZeRO took its shard of it).
+  void clear_state();
 
  protected:
   explicit Optimizer(std::string name) : name_(std::move(name)) {}

@@ -61,6 +61,15 @@ void SGD::step() {
   for (const auto& v : views) detail::write_back(v);
 }
 
+std::unique_ptr<Optimizer> SGD::over(std::vector<std::vector<Tensor>> groups) const {
+  RG_CHECK(groups.size() == groups_.size(), "SGD::over: ", groups.size(), " group(s) for ",
+           groups_.size());
+  std::vector<ParamGroup<SGDOptions>> made;
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    made.push_back({std::move(groups[g]), groups_[g].options});
+  return std::make_unique<SGD>(std::move(made));
+}
+
 nlohmann::json SGD::options_json(std::size_t group) const {
   const SGDOptions& o = groups_.at(group).options;
   return {{"lr", o.lr},

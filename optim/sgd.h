@@ -33,6 +33,7 @@ class SGD : public GroupedOptimizer<SGDOptions> {
       : SGD(std::vector<ParamGroup<SGDOptions>>{{std::move(params), options}}) {}
 
   void step() override;
+  std::unique_ptr<Optimizer> over(std::vector<std::vector<Tensor>> groups) const override;
 
  protected:
   void validate(const SGDOptions& options) const override;

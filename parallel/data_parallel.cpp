@@ -8,6 +8,7 @@
 #include "core/allocator.h"
 #include "core/autocast.h"
 #include "core/autograd.h"
+#include "core/trace.h"
 #include "parallel/sync_batch_norm.h"
 #include "parallel/thread_group.h"
 
@@ -78,6 +79,7 @@ class ParallelApplyBackward : public Node {
     const auto start = Clock::now();
     const int n = static_cast<int>(roots_.size());
     const auto errors = threads_->run(n, [&](int r) {
+      trace::Span span("dp", [&] { return "replica " + std::to_string(r) + " backward"; });
       const Tensor& root = roots_[static_cast<std::size_t>(r)];
       if (root.requires_grad()) run_backward({root}, {g[static_cast<std::size_t>(r)]}, false);
     });
@@ -119,12 +121,9 @@ DataParallel::DataParallel(std::shared_ptr<nn::Module> module, ReplicaFactory ma
   RG_CHECK(module_ != nullptr, "DataParallel: the module is null");
   RG_CHECK(make_replica != nullptr, "DataParallel: no replica factory");
   RG_CHECK(!devices_.empty(), "DataParallel: no devices");
-  for (std::size_t r = 0; r < devices_.size(); ++r) {
-    check_device_available(devices_[r]);
-    for (std::size_t s = 0; s < r; ++s)
-      RG_CHECK(devices_[s] != devices_[r], "DataParallel: device ", devices_[r],
-               " is listed twice (devices ", s, " and ", r, ")");
-  }
+  // A device may be listed more than once: its replicas share it, each on its own thread (and
+  // on a GPU its own stream), as if each had a device of its own.
+  for (const Device& device : devices_) check_device_available(device);
   register_wrapped_module(module_);
   const int n = static_cast<int>(devices_.size());
 
@@ -209,27 +208,35 @@ Tensor DataParallel::forward(const Tensor& x) {
   const std::vector<Device> devices(devices_.begin(), devices_.begin() + used);
 
   auto start = Clock::now();
+  trace::Span scattering("dp", "scatter the batch");
   const std::vector<Tensor> inputs = scatter(x, split_sizes(x.size(0), used), devices, times_);
   times_->scatter += seconds_since(start);
 
   start = Clock::now();
+  scattering.finish();
+  trace::Span replicating("dp", "replicate the parameters and buffers");
   std::vector<Tensor> parameters;
   for (const Tensor* p : master_parameters_) parameters.push_back(*p);
   const auto replicated = broadcast(parameters, devices, times_);
   std::vector<std::vector<Tensor>> buffers(static_cast<std::size_t>(used));
   {
     NoGradGuard no_grad;
-    // Replica 0 runs on the master's own buffers, so its running statistics are the ones kept.
+    // Replica 0 runs on the master's own buffers, so its running statistics are the ones kept;
+    // every other replica updates a copy — also one that shares the master's device, which
+    // would otherwise update the master's buffers at the same time as replica 0.
     for (int r = 0; r < used; ++r)
       for (const Tensor* b : master_buffers_)
         buffers[static_cast<std::size_t>(r)].push_back(
-            b->device() == devices[static_cast<std::size_t>(r)]
-                ? *b
+            r == 0 ? *b
+            : b->device() == devices[static_cast<std::size_t>(r)]
+                ? b->clone()
                 : b->to(devices[static_cast<std::size_t>(r)]));
   }
   times_->replicate += seconds_since(start);
 
   start = Clock::now();
+  replicating.finish();
+  trace::Span forwarding("dp", "forward of the replicas");
   std::vector<Tensor> outputs = run_replicas(inputs, replicated, buffers);
   times_->forward += seconds_since(start);
   for (int r = 0; r < used; ++r)
@@ -238,6 +245,8 @@ Tensor DataParallel::forward(const Tensor& x) {
   ++times_->forwards;
 
   start = Clock::now();
+  forwarding.finish();
+  trace::Span gathering("dp", "gather the outputs");
   Tensor y = gather(outputs, devices_[0], times_);
   times_->gather += seconds_since(start);
   return y;
@@ -261,6 +270,7 @@ std::vector<Tensor> DataParallel::run_replicas(const std::vector<Tensor>& inputs
   std::vector<std::vector<Tensor>> parameter_leaves(outputs.size());
   const auto errors = threads_->run(used, [&](int r) {
     const auto ru = static_cast<std::size_t>(r);
+    trace::Span span("dp", [&] { return "replica " + std::to_string(r) + " forward"; });
     GradModeScope grad_mode(grad);
     AutocastGuard autocast_scope(autocast);
     Replica& replica = replicas_[ru];
@@ -326,13 +336,21 @@ std::string DataParallel::report() const {
       << "  forward " << ms(t.forward, fw) << "  gather " << ms(t.gather, fw) << "  backward "
       << ms(t.backward, bw) << "  reduce " << ms(t.reduce, bw) << "\n";
   for (std::size_t r = 0; r < devices_.size(); ++r) {
-    const MemoryStats m = memory_stats(devices_[r]);
-    char mem[96];
-    std::snprintf(mem, sizeof mem, "memory %.1f MiB now, %.1f MiB peak",
-                  static_cast<double>(m.current_bytes) / (1 << 20),
-                  static_cast<double>(m.peak_bytes) / (1 << 20));
-    out << "  " << devices_[r] << ": computing " << ms(t.device_forward[r], fw) << " in forward, "
-        << ms(t.device_backward[r], bw) << " in backward; " << mem << "\n";
+    // Replicas that share a device share its memory: its figures go with the first of them.
+    std::size_t first = 0;
+    while (devices_[first] != devices_[r]) ++first;
+    char mem[128];
+    if (first == r) {
+      const MemoryStats m = memory_stats(devices_[r]);
+      std::snprintf(mem, sizeof mem, "memory %.1f MiB now, %.1f MiB peak",
+                    static_cast<double>(m.current_bytes) / (1 << 20),
+                    static_cast<double>(m.peak_bytes) / (1 << 20));
+    } else {
+      std::snprintf(mem, sizeof mem, "memory: shared with replica %zu", first);
+    }
+    out << "  replica " << r << " on " << devices_[r] << ": computing "
+        << ms(t.device_forward[r], fw) << " in forward, " << ms(t.device_backward[r], bw)
+        << " in backward; " << mem << "\n";
   }
   return out.str();
 }

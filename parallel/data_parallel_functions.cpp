@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "core/autograd.h"
+#include "core/trace.h"
 
 namespace rg::parallel {
 
@@ -26,6 +27,7 @@ class ScatterBackward : public Node {  // = gather
   std::string name() const override { return "ScatterBackward"; }
   std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
     const auto start = Clock::now();
+    trace::Span span("dp", "gather the input gradient (scatter's backward)");
     Tensor gx = gather(g, target_);
     if (times_) times_->backward += seconds_since(start);
     return {gx};
@@ -44,6 +46,7 @@ class GatherBackward : public Node {  // = scatter
   std::string name() const override { return "GatherBackward"; }
   std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
     const auto start = Clock::now();
+    trace::Span span("dp", "scatter the output gradient (gather's backward)");
     std::vector<Tensor> parts = scatter(g[0], sizes_, devices_);
     if (times_) times_->backward += seconds_since(start);
     return parts;
@@ -64,6 +67,7 @@ class BroadcastBackward : public Node {  // = reduce-add
   // g: replica-major, g[r * P + i] for tensor i of replica r.
   std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
     const auto start = Clock::now();
+    trace::Span span("dp", "reduce-add the replicas' gradients (broadcast's backward)");
     const std::size_t count = sources_.size();
     std::vector<Tensor> sums(count);
     for (std::size_t i = 0; i < count; ++i) {

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "core/autograd.h"
+#include "core/trace.h"
 #include "ops/ops.h"
 #include "parallel/coalesced.h"
 #include "parallel/sync_batch_norm.h"
@@ -75,6 +76,10 @@ struct DistributedDataParallel::Reducer : std::enable_shared_from_this<Reducer> 
   Clock::time_point start;
   IterationStats last;
 
+  // ZeRO (shard_gradients): buckets reduce-scattered; what runs when they are.
+  std::vector<ShardedBucket> sharded;
+  std::function<void()> on_reduced;
+
   void trace(const std::string& line) const {
     if (options.trace == Trace::off) return;
     char head[64];
@@ -140,6 +145,16 @@ struct DistributedDataParallel::Reducer : std::enable_shared_from_this<Reducer> 
   void launch(std::size_t index) {
     NoGradGuard no_grad;
     Bucket& b = buckets[index];
+    // The timeline: the bucket from ready (now) to reduced, as an async span whose end the
+    // collective takes (trace::hand_over); the copy into the flat buffer as a span of its own.
+    const std::string bucket_name = trace::on() ? "bucket " + std::to_string(index) : "";
+    const uint64_t span_id =
+        trace::on() ? trace::async_begin("ddp", bucket_name,
+                                         trace::args("elements", b.numel, "bytes",
+                                                     static_cast<int64_t>(b.flat.nbytes()),
+                                                     "parameters", b.params.size()))
+                    : 0;
+    trace::Span copy_in("ddp", [&] { return "copy " + bucket_name + " into its buffer"; });
     const bool fp16 = options.compression == GradCompression::fp16;
     for (std::size_t j = 0; j < b.params.size(); ++j) {
       const Tensor& p = params[b.params[j]];
@@ -164,7 +179,12 @@ struct DistributedDataParallel::Reducer : std::enable_shared_from_this<Reducer> 
         << " (" << bytes_str(static_cast<int64_t>(b.flat.nbytes())) << ") — " << list;
       trace(s.str());
     }
-    b.work = group->allreduce(b.flat, fp16 ? ReduceOp::sum : ReduceOp::average);
+    copy_in.finish();
+    if (trace::on()) trace::hand_over("ddp", bucket_name, span_id);
+    const ReduceOp op = fp16 ? ReduceOp::sum : ReduceOp::average;
+    b.work = sharded.empty() ? group->allreduce(b.flat, op)
+                             : group->reduce_scatter(sharded[index].shard, b.flat, op);
+    if (trace::on()) trace::end_hand_over(trace::take_hand_over());  // done in the call
   }
 
   // Runs when backward has finished (the autograd callback queued by the first hook).
@@ -190,7 +210,15 @@ struct DistributedDataParallel::Reducer : std::enable_shared_from_this<Reducer> 
       for (std::size_t i : missing) mark_ready(i, false);
     }
     const Clock::time_point wait_start = Clock::now();
+    trace::Span waiting("ddp", "wait for the buckets");
     for (Bucket& b : buckets) b.work->wait();
+    if (!sharded.empty()) {  // ZeRO: each rank keeps its block; .grad stays as it is
+      for (Bucket& b : buckets) b.work.reset();
+      last = {true, launched_in_hooks, static_cast<int>(buckets.size()), ms_since(wait_start)};
+      waiting.finish();
+      on_reduced();
+      return;
+    }
     // Which parameters some rank used: the others keep an undefined gradient, as they would in
     // one process (so weight decay and momentum leave them alone).
     std::vector<float> used_anywhere(params.size(), 1.f);
@@ -202,6 +230,8 @@ struct DistributedDataParallel::Reducer : std::enable_shared_from_this<Reducer> 
       used_anywhere = used.to_vector<float>();
     }
     const double waited = ms_since(wait_start);
+    waiting.finish();
+    trace::Span copy_back("ddp", "copy the averaged gradients back");
     NoGradGuard no_grad;
     for (Bucket& b : buckets) {
       for (std::size_t j = 0; j < b.params.size(); ++j) {
@@ -355,7 +385,10 @@ Tensor DistributedDataParallel::forward(const Tensor& x) {
     std::vector<Tensor> buffers;
     for (const auto& [_, b] : module_->named_buffers())
       if (!synced.count(b.impl())) buffers.push_back(b);
-    if (!buffers.empty()) broadcast_coalesced(*r.group, buffers, 0);
+    if (!buffers.empty()) {
+      trace::Span span("ddp", "broadcast buffers from rank 0");
+      broadcast_coalesced(*r.group, buffers, 0);
+    }
   }
   if (sync)
     r.trace("forward: synchronised iteration, " + std::to_string(r.buckets.size()) + " bucket(s)");
@@ -400,6 +433,51 @@ std::vector<BucketInfo> DistributedDataParallel::buckets() const {
 
 DistributedDataParallel::IterationStats DistributedDataParallel::last_iteration() const {
   return reducer_->last;
+}
+
+void DistributedDataParallel::shard_gradients(std::function<void()> reduced) {
+  Reducer& r = *reducer_;
+  if (!reduced) {  // back to allreduce (a ZeRO whose construction failed)
+    for (Reducer::Bucket& b : r.buckets)
+      b.flat = zeros({b.numel}, {b.flat.dtype(), b.flat.device()});
+    r.sharded.clear();
+    r.on_reduced = nullptr;
+    return;
+  }
+  RG_CHECK(r.sharded.empty(),
+           "DistributedDataParallel: its gradients are sharded already (one "
+           "ZeRO optimizer per DDP)");
+  RG_CHECK(r.options.unused_parameters == UnusedParameters::error,
+           "ZeRO: DDPOptions::unused_parameters must be 'error' (a parameter no rank used would "
+           "get a zero gradient and a step, where DDP leaves it alone)");
+  const int64_t n = r.group->size();
+  for (Reducer::Bucket& b : r.buckets) {
+    ShardedBucket s;
+    s.params = b.params;
+    s.offsets = b.offsets;
+    s.numel = b.numel;
+    const int64_t block = (b.numel + n - 1) / n;
+    s.padded = block * n;
+    // The padding stays zero: no parameter is copied there, and zeros reduce to zeros.
+    b.flat = zeros({s.padded}, {b.flat.dtype(), b.flat.device()});
+    s.flat = b.flat;
+    s.shard = zeros({block}, {b.flat.dtype(), b.flat.device()});
+    r.sharded.push_back(std::move(s));
+  }
+  r.on_reduced = std::move(reduced);
+}
+
+const std::vector<DistributedDataParallel::ShardedBucket>&
+DistributedDataParallel::sharded_buckets() const {
+  return reducer_->sharded;
+}
+
+const std::vector<Tensor>& DistributedDataParallel::trained_parameters() const {
+  return reducer_->params;
+}
+
+const std::vector<std::string>& DistributedDataParallel::trained_parameter_names() const {
+  return reducer_->names;
 }
 
 }  // namespace rg::parallel

@@ -42,6 +42,7 @@
 // checkpoint saved through DDP loads into the plain model.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -114,6 +115,27 @@ class DistributedDataParallel : public nn::Module {
     double backward_wait_ms = 0;  // waiting for allreduces after backward ended
   };
   IterationStats last_iteration() const;
+
+  // ---- for ZeRO-1 (parallel/zero.h) ---------------------------------------------------------
+  // A bucket as ZeRO sees it: its gradients' flat buffer, padded to a multiple of the ranks,
+  // block r of it rank r's; and the buffer receiving this rank's block of the reduced gradients.
+  struct ShardedBucket {
+    std::vector<std::size_t> params;  // indices into trained_parameters()
+    std::vector<int64_t> offsets;     // of each parameter in the flat buffer
+    int64_t numel = 0, padded = 0;    // padded = ranks · block
+    Tensor flat;                      // (padded): the wire dtype
+    Tensor shard;                     // (block): this rank's reduced gradients, after backward
+  };
+  // From now on each bucket is reduce-scattered instead of allreduced: when backward ends, rank
+  // r holds block r of every bucket's averaged gradients (sharded_buckets()[b].shard), the
+  // parameters' .grad are left as backward made them, and `reduced` runs. Once, before the
+  // first forward; refused with UnusedParameters::allow (a parameter no rank used would get a
+  // zero gradient where DDP leaves it undefined). nullptr: back to allreduce.
+  void shard_gradients(std::function<void()> reduced);
+  const std::vector<ShardedBucket>& sharded_buckets() const;
+  // The parameters DDP synchronises (trainable, each once, registration order) and their names.
+  const std::vector<Tensor>& trained_parameters() const;
+  const std::vector<std::string>& trained_parameter_names() const;
 
   struct Reducer;  // the bucket state the hooks share (ddp.cpp)
 

@@ -8,6 +8,19 @@
 // private pool of `threads_per_device` threads, so that N devices split the cores instead of
 // all racing for the process-wide pool — and the device as its current cpu device
 // (core/device.h), so that tensors made there without naming a device are the device's.
+//
+// On a GPU each thread has the GPU as its current device and a stream of its own
+// (core/device_streams.h): threads that share one GPU — replicas on cuda:0, cuda:0 — then run
+// as if each had its own. The order between them and the caller is kept by two rules, which
+// make every cross-stream use of memory safe without record_stream:
+//   - before fn, the thread's stream waits for what the caller had queued on its current
+//     stream of the device when it called run() (a StreamMark): the inputs it hands over;
+//   - after fn, the thread waits (host) for its stream to finish, so run() returns only when
+//     the GPU work of every thread is done — and busy_seconds() measures it. Memory a thread's
+//     stream allocated and the caller later reads is then freed, at the earliest, while that
+//     stream is idle, and the stream reuses it only in a later run, after waiting for the
+//     caller's work of that time.
+// Several devices may be the same: they get a thread each.
 
 #include <condition_variable>
 #include <exception>
@@ -18,6 +31,7 @@
 #include <vector>
 
 #include "core/device.h"
+#include "core/device_streams.h"
 #include "core/thread_pool.h"
 
 namespace rg::parallel {
@@ -42,6 +56,7 @@ class DeviceThreads {
 
   std::vector<Device> devices_;
   std::vector<std::unique_ptr<ThreadShare>> shares_;
+  std::vector<std::unique_ptr<StreamMark>> handed_over_;  // per thread: the caller's work in run()
   std::vector<std::thread> threads_;
   std::mutex mutex_;
   std::condition_variable start_, done_;

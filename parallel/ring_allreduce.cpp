@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/trace.h"
 #include "parallel/reduce.h"
 
 namespace rg::parallel {
@@ -68,6 +69,16 @@ class Ring {
       const int step = first_step + s;
       if (options_.trace == Trace::on)
         trace(step, total_steps, phase, chunks, send_chunk, right, recv_chunk, left);
+      // The timeline: each step with what it moved (bench_allreduce fits its α-β model to these).
+      trace::Span span("ring", [&] {
+        return std::string(phase == Phase::reduce_scatter ? "reduce-scatter" : "allgather") +
+               " step " + std::to_string(step) + "/" + std::to_string(total_steps);
+      });
+      if (span.recording())
+        span.set_args(trace::args("collective", options_.label, "step", step, "steps", total_steps,
+                                  "sent_bytes", chunks.length(send_chunk) * elem_, "to", right,
+                                  "received_bytes", chunks.length(recv_chunk) * elem_, "from",
+                                  left));
       try {
         exchange(phase, chunks, send_chunk, right, recv_chunk, left, op);
       } catch (const Error& e) {

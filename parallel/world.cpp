@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "parallel/collective_checks.h"
+#include "parallel/launcher.h"
 #include "parallel/mpi/engine.h"
 #include "parallel/mpi/mpi_group.h"
 #include "parallel/single_group.h"
@@ -17,18 +18,6 @@ std::mutex world_mutex;
 std::shared_ptr<ProcessGroup> process_world;
 thread_local std::shared_ptr<ProcessGroup> thread_world;
 
-bool env_set(const char* name) {
-  return std::getenv(name) != nullptr;
-}
-
-// Set by the launchers: Open MPI's mpirun, PMIx (Open MPI 5, srun --mpi=pmix), PMI (MPICH's
-// Hydra, srun --mpi=pmi2). Without one of them MPI_Init would start a singleton — slow (about
-// a second) and pointless for one process.
-bool launched_by_mpi() {
-  return env_set("OMPI_COMM_WORLD_SIZE") || env_set("PMIX_RANK") || env_set("PMI_RANK") ||
-         env_set("PMI_SIZE");
-}
-
 std::string backend_choice() {
   const char* forced = std::getenv("RG_BACKEND");
   if (forced != nullptr && *forced != '\0') {
@@ -37,7 +26,9 @@ std::string backend_choice() {
              "parallel::init: RG_BACKEND must be mpi or single, got '", choice, "'");
     return choice;
   }
-  return launched_by_mpi() ? "mpi" : "single";
+  // Without a launcher MPI_Init would start a singleton — slow (about a second) and
+  // pointless for one process (parallel/launcher.h lists the launchers recognised).
+  return detect_launch(process_environment()).mpi_launched() ? "mpi" : "single";
 }
 
 void shutdown_at_exit() {

@@ -4,10 +4,11 @@
 #   bash scripts/asan.sh [SUITE...]     # default: all of them (CI)
 # Suites: core data ops nn optim parallel train apps kernels — each test program run whole —
 # and mpi: the CTest tests of tests/parallel_mpi (test_parallel_mpi under mpirun with 1-4
-# ranks, the fault jobs, train_cifar's fault runs, the chaos test) with the instrumented
-# programs. Any sanitizer report fails the run; tests/README.md has what they found and the
-# times. The tree is CPU-only: test_ops is also CI's run of the ops' device errors in a build
-# without CUDA (OpsOnDevices.*).
+# ranks, the fault jobs, train_cifar's fault runs, the launchers, the chaos test) and
+# check_equivalence's (DP and DDP against one device) with the instrumented programs. Any
+# sanitizer report fails the run; tests/README.md has what they found and the times. The tree
+# is CPU-only: test_ops is also CI's run of the ops' device errors in a build without CUDA
+# (Spec/DeviceErrors.*).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 suites=("$@")
@@ -16,7 +17,7 @@ suites=("$@")
 targets=()
 for s in "${suites[@]}"; do
   case $s in
-    mpi) targets+=(test_parallel_mpi mpi_faults train_cifar chaos_check) ;;
+    mpi) targets+=(test_parallel_mpi mpi_faults train_cifar chaos_check check_equivalence) ;;
     core | data | ops | nn | optim | parallel | train | apps | kernels) targets+=("test_$s") ;;
     *) echo "asan.sh: unknown suite '$s' (core data ops nn optim parallel train apps kernels mpi)" >&2
        exit 2 ;;
@@ -38,9 +39,10 @@ for s in "${suites[@]}"; do
   # MPI_Finalize has unloaded ("<unknown module>") and match nothing.
   case $s in parallel | train | apps | kernels | mpi) ASAN_OPTIONS+=":fast_unwind_on_malloc=0" ;; esac
   if [[ $s == mpi ]]; then
-    echo "asan: the MPI tests (ctest -R '^parallel_mpi\.')"
+    echo "asan: the MPI tests (ctest -R '^(parallel_mpi|check_equivalence)\.')"
     # The ranks inherit the sanitizers' options from mpiexec's environment.
-    (cd build-fuzz && ctest -R '^parallel_mpi\.' -j"$(nproc)" --output-on-failure --timeout 600)
+    (cd build-fuzz &&
+      ctest -R '^(parallel_mpi|check_equivalence)\.' -j"$(nproc)" --output-on-failure --timeout 600)
   else
     echo "asan: test_$s"
     (cd build-fuzz/tests && "./test_$s" --gtest_brief=1)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes every reader of outside data (tests/fuzz) for SECONDS each (default 60):
 #   bash scripts/fuzz.sh [SECONDS] [TARGET...]    # targets: safetensors image cifar_binary
-#                                                 #   csv_list image_folder npy mask config
+#                                                 #   csv_list image_folder npy mask class_map
+#                                                 #   model_card config
 # Builds an instrumented clang build in build-fuzz/ (libFuzzer, AddressSanitizer,
 # UndefinedBehaviorSanitizer; the first build takes a while), starts each target from its
 # committed seeds (tests/fuzz/corpus/<target>) plus what earlier runs found
@@ -14,7 +15,8 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(safetensors image cifar_binary csv_list image_folder npy mask config)
+((${#targets[@]})) || targets=(safetensors image cifar_binary csv_list image_folder npy mask class_map
+  model_card config)
 
 # Two fuzz.sh at once (one lane per core) must not configure and build the tree together:
 # CMake's MPI probe fails when two configures share build-fuzz/.

@@ -6,6 +6,8 @@
 # DIR/cifar.tar.gz (~20 MB) when it is found. The CUDA libraries themselves (cudart, cuBLAS,
 # cuDNN, NCCL) are left out: the GPU machine has its own. Build first (bash scripts/build.sh,
 # with the CUDA backend). DIR defaults to .gpu_pack (git ignores it).
+# Also the reference of gpu_quick_check's airbench step: PyPI's airbench (pure Python, 12 kB), as
+# its sdist DIR/airbench-0.1.8.tar.gz — the GPU machine has PyTorch but no network.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=.gpu_pack data=../shared/data/cifar10-jpg
@@ -18,8 +20,9 @@ while [ $# -gt 0 ]; do
 done
 programs="tests/test_gpu_runtime tests/test_cuda_runtime tests/test_cudnn tests/test_gpu_ops
           tests/gpu_sanitizer_canaries
-          tests/test_parallel_mpi apps/bench_ops apps/bench_train apps/bench_allreduce
-          apps/train_cifar apps/train_unet apps/cudnn_device_json"
+          tests/test_parallel_mpi tests/test_parallel tests/mpi_faults tests/test_apps
+          apps/bench_ops apps/bench_train apps/bench_allreduce apps/train_cifar apps/train_unet
+          apps/predict apps/cudnn_device_json apps/check_equivalence apps/export_dataset"
 for p in $programs; do
   [ -x "build/$p" ] || { echo "gpu_pack.sh: build/$p is missing: build with CUDA first" >&2; exit 1; }
 done
@@ -34,6 +37,13 @@ for p in $programs; do ldd "build/$p"; done | awk '$3 ~ /^\// {print $3}' | sort
   while read -r lib; do cp -L "$lib" "$stage/carrylibs/"; done
 tar -cJf "$dir/bins.tar.xz" -C "$stage" .
 echo "gpu_pack.sh: $dir/bins.tar.xz ($(du -h "$dir/bins.tar.xz" | cut -f1)), built from $(git describe --always --dirty)"
+# The reference's package, fetched here once (pip's own cache keeps it).
+airbench=airbench-0.1.8.tar.gz
+if [ ! -f "$dir/$airbench" ]; then
+  "${PYTHON:-python3}" -m pip download airbench==0.1.8 --no-deps --no-binary :all: -d "$dir" \
+    >/dev/null 2>&1 || echo "gpu_pack.sh: could not download airbench 0.1.8 from PyPI: the airbench step will time ringgrad alone"
+fi
+[ -f "$dir/$airbench" ] && echo "gpu_pack.sh: $dir/$airbench (PyTorch's airbench94, for the airbench step)"
 if [ -d "$data/train" ] && [ -d "$data/test" ]; then
   tar -czf "$dir/cifar.tar.gz" -C "$data" train test
   echo "gpu_pack.sh: $dir/cifar.tar.gz ($(du -h "$dir/cifar.tar.gz" | cut -f1)) from $data"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The scaffold's test (CI runs it): copies the tree to a temporary folder, writes one op of each
+# The scaffold's test (CI runs it): copies the tree to a temporary folder and writes one op of each
 # kind with scripts/new_op.sh (scaffold_pw --pointwise, scaffold_cu --custom, scaffold_rd
-# --reduction), builds a CPU-only
-# tree of just the targets their tests need (only their test files: -DRG_TEST_FILES) and runs
-# them — gradcheck, PyTorch parity, bad inputs, devices, and the CUDA kernels through the
-# emulator — then compiles each generated _cuda.cu with nvcc (that file alone) where the CUDA
-# toolkit is installed, and checks the generated files are clang-formatted.
-# The fixture needs PyTorch: without a Python that has it (RG_TORCH_PYTHON, python3, or
+# --reduction); checks that each op is its folder and its fixture and nothing else, and that the
+# files are clang-formatted; builds a CPU-only tree of just what their tests need (their specs and
+# the generic suites: -DRG_TEST_FILES) and runs them — gradcheck, PyTorch parity, bad inputs,
+# devices, and the CUDA kernels through the emulator — and the benchmark on them; then compiles
+# each generated _cuda.cu with nvcc (that file alone) where the CUDA toolkit is installed.
+# The fixtures need PyTorch: without a Python that has it (RG_TORCH_PYTHON, python3, or
 # /work/venv-torch/bin/python), the PyTorch-parity tests are left out, and the script says so.
 # ccache with CCACHE_BASEDIR set to the copy reuses objects compiled in any earlier copy or tree
 # of the same configuration.   Usage: scripts/test_new_op.sh [--keep]
@@ -25,39 +25,57 @@ git ls-files -z --cached --others --exclude-standard | tar -C "$root" --null -T 
   tar -C "$tmp" -xf -
 cd "$tmp"
 
-has_torch=0
+has_torch=0 python_flag=()
 for py in "${RG_TORCH_PYTHON:-}" python3 /work/venv-torch/bin/python; do
   if [[ -n "$py" ]] && command -v "$py" >/dev/null && "$py" -c 'import torch' 2>/dev/null; then
     has_torch=1 python_flag=(--python "$py")
     break
   fi
 done
-((has_torch)) || python_flag=()
-python3 tools/new_op.py scaffold_pw --pointwise "${python_flag[@]}"
-python3 tools/new_op.py scaffold_cu --custom "${python_flag[@]}"
-python3 tools/new_op.py scaffold_rd --reduction "${python_flag[@]}"
+find . -type f | sort >"$tmp.before"
+bash scripts/new_op.sh scaffold_pw --pointwise "${python_flag[@]}"
+bash scripts/new_op.sh scaffold_cu --custom "${python_flag[@]}"
+bash scripts/new_op.sh scaffold_rd --reduction "${python_flag[@]}"
 
-# The generated sources, and the registry files the scaffold edited, are formatted.
-for f in ops/scaffold_*/* tests/ops/scaffold_*_test.cpp tests/kernels/scaffold_*_test.cpp \
-  ops/ops.h apps/bench_ops_registry.h tests/gpu/ops_parity_test.cpp \
-  tests/kernels/pointwise_kernels_test.cpp; do
+# Each op is its folder and its fixture: no other file of the tree was written.
+find . -type f | sort >"$tmp.after"
+added=$(comm -13 "$tmp.before" "$tmp.after" | grep -vE '^\./ops/scaffold_(pw|cu|rd)/' || true)
+rm -f "$tmp.before" "$tmp.after"
+expected=""
+((has_torch)) && expected=$(printf './tests/fixtures/scaffold_%s.safetensors\n' cu pw rd)
+if [[ "$added" != "$expected" ]]; then
+  echo "test_new_op: the scaffold wrote outside the ops' folders and fixtures:"
+  echo "$added"
+  exit 1
+fi
+for f in ops/scaffold_*/*.h ops/scaffold_*/*.cpp ops/scaffold_*/*.cu ops/scaffold_*/*.cuh; do
   clang-format --style=file "$f" | cmp -s - "$f" || { echo "test_new_op: $f is not formatted"; exit 1; }
 done
 
 export CCACHE_BASEDIR="$tmp" CCACHE_NOHASHDIR=1
-# The ops' device tests and the pointwise kernels' parity test run too: the scaffold adds lines
-# to both.
-cmake -S . -B build -DRG_CUDA=OFF -DRG_NATIVE=OFF \
-  -DRG_TEST_FILES='(scaffold_|device_test|pointwise_kernels_test)' >/dev/null
+# Only the scaffolded ops' specs and the generic suites that iterate them.
+cmake -S . -B build -DRG_CUDA=OFF -DRG_NATIVE=OFF -DRG_TEST_FILES='(scaffold_|/op_spec)' >/dev/null
 cmake --build build -j"$(nproc)" --target test_ops test_kernels bench_ops
 echo "test_new_op: built in $((SECONDS - start)) s"
 
-filter='Scaffold*:OpsOnDevices.*:PointwiseKernel.*'
-((has_torch)) || filter="$filter-*.MatchesPyTorch"
+filter='*/scaffold_*:OpSpecs.*'
+((has_torch)) || filter="$filter:-Spec/Fixtures.*"
 ((has_torch)) || echo "test_new_op: no Python with PyTorch here: the fixture parity tests are left out"
 ./build/tests/test_ops --gtest_filter="$filter"
-./build/tests/test_kernels --gtest_filter="$filter"
-# The benchmark knows the three ops (one registry line each) and runs them.
+./build/tests/test_kernels --gtest_filter='*/scaffold_*'
+# Every generic suite has each op: a spec part the suites missed would show as a missing test.
+suites=(Spec/Gradchecks Spec/BadInputs Spec/DeviceErrors Spec/LogicalCpu)
+((has_torch)) && suites+=(Spec/Fixtures)
+for op in scaffold_pw scaffold_cu scaffold_rd; do
+  for suite in "${suites[@]}"; do
+    ./build/tests/test_ops --gtest_list_tests --gtest_filter="$suite.*/$op" | grep -q "/$op" ||
+      { echo "test_new_op: $op has no test in $suite"; exit 1; }
+  done
+  ./build/tests/test_kernels --gtest_list_tests \
+    --gtest_filter="Spec/EmulatedKernels.*/$op:Spec/PointwiseKernels.*/$op" | grep -q "/$op" ||
+    { echo "test_new_op: $op has no emulated-kernel test"; exit 1; }
+done
+# The benchmark finds the three ops through their specs and runs them.
 ./build/apps/bench_ops --op scaffold_pw,scaffold_cu,scaffold_rd --shape 64,33 --repeat 1 \
   --threads 1 >bench.json
 for op in scaffold_pw scaffold_cu scaffold_rd; do grep -q "\"op\": \"$op\"" bench.json; done

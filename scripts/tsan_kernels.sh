@@ -5,7 +5,7 @@
 # DataLoader's workers (data), ThreadGroup's collectives, DataParallel's device threads and
 # DDP and SyncBatchNorm over ThreadGroup (parallel). Builds a CPU-only TSan tree in build-tsan
 # (ccache keeps reruns quick), runs those tests, plus a deliberately racy kernel that TSan must
-# catch. (The CPU-only build's device errors, OpsOnDevices.*, run in scripts/asan.sh's tree,
+# catch. (The CPU-only build's device errors, Spec/DeviceErrors.*, run in scripts/asan.sh's tree,
 # CPU-only too, with the rest of test_ops.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,12 +17,13 @@ cmake -S . -B build-tsan -DRG_CUDA=OFF -DRG_NATIVE=OFF -DCMAKE_BUILD_TYPE=RelWit
 cmake --build build-tsan -j"$(nproc)" --target test_kernels tsan_missing_syncthreads \
   test_core test_data test_parallel
 cd build-tsan
-# halt_on_error: the first race fails the run. The all-functor pointwise test and the
-# collectives' elementwise kernels are left out: they have no barrier and no shared memory (each
-# thread writes only its own elements), and their launches take minutes under TSan; the emulator
-# and barrier-heavy kernels run in full.
+# halt_on_error: the first race fails the run. The pointwise ops' functors (the pointwise engine's
+# kernel, Spec/PointwiseKernels.*) and the collectives' elementwise kernels are left out: they have
+# no barrier and no shared memory (each thread writes only its own elements), and their launches
+# take minutes under TSan; the emulator and barrier-heavy kernels, ops' own kernels included
+# (Spec/EmulatedKernels.*), run in full.
 TSAN_OPTIONS="halt_on_error=1" ./tests/test_kernels \
-  --gtest_filter=-PointwiseKernel.EveryFunctorMatchesTheCpuLoop:CollectiveKernels.*
+  --gtest_filter=-Spec/PointwiseKernels.*:CollectiveKernels.*
 ctest --output-on-failure -R '^kernels\.tsan'
 # The host threads (Random.SeededAndIndependentOfThreadCount restarts the pool at another size).
 TSAN_OPTIONS="halt_on_error=1" ./tests/test_core \

@@ -14,6 +14,15 @@ torch.profiler and writes the same columns. (Under ncu, whose every kernel waits
 profiler, cuDNN's autotuner would time garbage and pick slow algorithms: torch.profiler traces
 the steps without stopping them. bench_train without --cudnn-benchmark has no autotuner.)
 scripts/gpu_quick_check.sh's profile step writes both files.
+
+    python3 tools/gpu_step_profile.py --train-steps RINGGRAD.csv
+
+counts the kernels of each training step of a whole `train_cifar` run profiled by ncu with the
+data set on the device: a step starts with the device data path's gather (`gather_kernel`), an
+epoch with its draws (`plan_kernel`), so the steps of the first epoch are the stretches from one
+gather to the next, the last one ending at the evaluation's plan. Prints each step's kernels and
+GPU time and, for the last one, the time by kind: issue 40's "kernels per step" of the real loop
+(data, forward, loss, metrics, backward, optimizer, schedule, lookahead when its step comes).
 Prints, for that step, the GPU time by kind of kernel (convolution, GEMM, BatchNorm, elementwise,
 reduction, optimizer, copy) and the kernels that take the most time, for each framework. The sum
 of kernel times is the step's GPU-busy time; the step's wall time (bench_train) minus that sum is
@@ -94,6 +103,33 @@ def summary(kernels):
     return by_kind, by_name
 
 
+def train_steps(kernels, step_marker=r"gather_kernel", epoch_marker=r"plan_kernel"):
+    """The kernels of each training step of the first epoch (see the module's doc)."""
+    plans = [i for i, (n, _) in enumerate(kernels) if re.search(epoch_marker, n)]
+    if len(plans) < 2:
+        sys.exit(f"gpu_step_profile: fewer than two '{epoch_marker}' launches (an epoch and its "
+                 "evaluation, with --data-on-device on)")
+    starts = [i for i in range(plans[0], plans[1]) if re.search(step_marker, kernels[i][0])]
+    if not starts:
+        sys.exit(f"gpu_step_profile: no '{step_marker}' launch in the first epoch")
+    return [kernels[a:b] for a, b in zip(starts, starts[1:] + [plans[1]])]
+
+
+def print_train_steps(path, top):
+    steps = train_steps(read_kernels(path))
+    counts = [len(s) for s in steps]
+    times = [sum(ns for _, ns in s) / 1e6 for s in steps]
+    print(f"train_cifar's first epoch, {len(steps)} steps: kernels per step "
+          f"{' '.join(map(str, counts))} (median {sorted(counts)[len(counts) // 2]}); GPU ms per "
+          f"step {' '.join(f'{t:.2f}' for t in times)}")
+    by_kind, by_name = summary(steps[-1])
+    print("the last step by kind: " + ", ".join(
+        f"{k} {n} ({t / 1e6:.2f} ms)" for k, (t, n) in sorted(by_kind.items(), key=lambda kv: -kv[1][0])))
+    for name, (t, n) in sorted(by_name.items(), key=lambda kv: -kv[1][0])[:top]:
+        short = name.removeprefix("void ").split("(")[0]
+        print(f"  {t / 1e6:8.3f} ms {n:4d}x  {kind_of(name):<11} {short[:100]}")
+
+
 def trace_pytorch(out, model, batch, amp, amp_dtype, device):
     """Kernel times of two warm PyTorch steps (after three: cuDNN's autotuner) to `out`."""
     import os
@@ -129,12 +165,16 @@ def main():
     p.add_argument("pytorch", nargs="?")
     p.add_argument("--top", type=int, default=12)
     p.add_argument("--trace-pytorch", metavar="CSV", help="write PyTorch's kernel times")
+    p.add_argument("--train-steps", metavar="CSV",
+                   help="kernels per step of a train_cifar run profiled by ncu")
     p.add_argument("--model", default="resnet18")
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--amp", default="O0", choices=["O0", "O1"])
     p.add_argument("--amp-dtype", default="fp16", choices=["fp16", "bf16"])
     p.add_argument("--device", default="cuda", help="cuda[:N] (cpu: to try the tool)")
     a = p.parse_args()
+    if a.train_steps:
+        return print_train_steps(a.train_steps, a.top)
     if a.trace_pytorch:
         return trace_pytorch(a.trace_pytorch, a.model, a.batch, a.amp, a.amp_dtype, a.device)
     if not (a.ringgrad and a.pytorch):

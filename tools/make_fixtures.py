@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""Writes the PyTorch reference fixtures of the op tests: tests/fixtures/<op>.safetensors.
+"""Writes the PyTorch reference fixtures of the tests: tests/fixtures/<name>.safetensors.
 
-Each module in tools/fixtures/ defines `make(torch) -> dict[str, torch.Tensor]` for one op
-(inputs, upstream gradient and expected outputs and gradients). Run once after changing a
-module:  python3 tools/make_fixtures.py [op ...]   (needs PyTorch: pip install torch)
+A fixture module defines `make(torch) -> dict[str, torch.Tensor]` (inputs, upstream gradient,
+expected outputs and gradients). An op's modules live in its folder, ops/<op>/<name>_fixture.py
+(one op may have several: ops/batch_norm/ holds batch_norm_fixture.py and
+batch_norm_relu_fixture.py); the rest (optimizers, models) in tools/fixtures/<name>.py. Both are
+found by name, and a module may import another as `fixtures.<name>`. Run once after changing a
+module:  python3 tools/make_fixtures.py [name ...]   (needs PyTorch: pip install torch)
 The tests read only the committed .safetensors files, never PyTorch.
 """
-import importlib
+import glob
+import importlib.abc
+import importlib.util
 import json
 import os
-import pkgutil
 import struct
 import sys
 
@@ -17,10 +21,42 @@ import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "fixtures")
-sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "tools"))  # for modules that import tools' references
 
 DTYPES = {torch.float32: "F32", torch.float64: "F64", torch.float16: "F16",
           torch.bfloat16: "BF16", torch.int64: "I64", torch.uint8: "U8"}
+
+
+def fixture_modules(root=ROOT):
+    """Every fixture module, name -> path: ops/*/<name>_fixture.py and tools/fixtures/<name>.py."""
+    found = {}
+    for path in sorted(glob.glob(os.path.join(root, "ops", "*", "*_fixture.py"))):
+        found[os.path.basename(path)[:-len("_fixture.py")]] = path
+    for path in sorted(glob.glob(os.path.join(root, "tools", "fixtures", "*.py"))):
+        name = os.path.basename(path)[:-len(".py")]
+        if name == "__init__":
+            continue
+        if name in found:
+            sys.exit(f"make_fixtures: two fixture modules named {name}: {found[name]} and {path}")
+        found[name] = path
+    return found
+
+
+class FixtureFinder(importlib.abc.MetaPathFinder):
+    """Resolves `import fixtures.<name>` to that module's file, wherever it lives."""
+
+    def __init__(self, modules):
+        self.modules = modules
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname == "fixtures":
+            spec = importlib.util.spec_from_loader(fullname, loader=None, is_package=True)
+            spec.submodule_search_locations = []
+            return spec
+        prefix, _, name = fullname.partition(".")
+        if prefix == "fixtures" and name in self.modules:
+            return importlib.util.spec_from_file_location(fullname, self.modules[name])
+        return None
 
 
 def save(path, tensors, metadata=None):
@@ -45,17 +81,21 @@ def save(path, tensors, metadata=None):
 
 
 def main(only):
-    import fixtures
+    modules = fixture_modules()
+    unknown = sorted(set(only) - set(modules))
+    if unknown:
+        sys.exit(f"make_fixtures: no fixture module named {', '.join(unknown)} "
+                 "(ops/*/<name>_fixture.py, tools/fixtures/<name>.py)")
+    sys.meta_path.insert(0, FixtureFinder(modules))
     os.makedirs(OUT, exist_ok=True)
-    torch.manual_seed(0)
-    for mod in sorted(m.name for m in pkgutil.iter_modules(fixtures.__path__)):
-        if only and mod not in only:
+    for name in sorted(modules):
+        if only and name not in only:
             continue
         torch.manual_seed(0)
-        tensors = importlib.import_module("fixtures." + mod).make(torch)
-        save(os.path.join(OUT, mod + ".safetensors"), tensors,
+        tensors = importlib.import_module("fixtures." + name).make(torch)
+        save(os.path.join(OUT, name + ".safetensors"), tensors,
              {"generator": "tools/make_fixtures.py", "torch": torch.__version__})
-        print(f"{mod}: {len(tensors)} tensors")
+        print(f"{name}: {len(tensors)} tensors")
 
 
 if __name__ == "__main__":

@@ -4,10 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "core/autograd.h"
+#include "core/trace.h"
 #include "ops/ops.h"
 #include "parallel/horovod.h"
+#include "train/device_timer.h"
 #include "train/metrics_log.h"
 #include "train/report.h"
 
@@ -31,28 +34,45 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 }  // namespace
 
-EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, const Task& task,
+EpochResult train_epoch(nn::Module& model, data::BatchSource& loader, const Task& task,
                         Optimizer& optimizer, LRScheduler& scheduler, MixedPrecision& amp,
                         const Device& device, const EpochOptions& options, int64_t& step,
                         parallel::ProcessGroup& group) {
   model.train();
   ProgressBar bar(options.label, loader.num_batches(), options.progress);
   const auto start = std::chrono::steady_clock::now();
+  DeviceTimer device_time(device);
   const auto metric_count = static_cast<int64_t>(task.train_metrics.size());
   RunningMetrics metrics{zeros({}, {DType::f64, device}),
                          metric_count > 0 ? zeros({metric_count}, {DType::f64, device}) : Tensor()};
   const StepContext context{device, amp};
   int64_t done = 0;
-  while (auto batch = loader.next()) {
+  for (;;) {
+    trace::Span waiting("data", "wait for the next batch");  // the timeline (--trace)
+    std::optional<data::Batch> batch = loader.next();
+    waiting.finish();
+    if (!batch) break;
     if (options.before_step) options.before_step(step + 1);
     optimizer.zero_grad();
+    trace::Span forward("forward", "forward and loss");
     const StepOutput out = task.step(model, *batch, context);
+    forward.finish();
+    trace::Span backward("backward", "backward");
     amp.backward(out.loss);  // scaled by the loss scale under O1-O3
+    backward.finish();
     if (options.clip_grad_norm > 0) {
+      trace::Span span("optimizer", "unscale and clip the gradients");
       amp.unscale(optimizer);  // clip the true gradients, not the scaled ones
-      clip_grad_norm(amp.optimizer_params(), options.clip_grad_norm);
+      if (options.clip_gradients)
+        options.clip_gradients(options.clip_grad_norm);
+      else
+        clip_grad_norm(amp.optimizer_params(), options.clip_grad_norm);
     }
+    trace::Span stepping("optimizer", "optimizer step");
+    trace::DeviceSpan on_device(device, "optimizer step");
     const bool stepped = amp.step(optimizer);  // skipped when a gradient overflowed
+    on_device.finish();
+    stepping.finish();
     amp.update();
     scheduler.step();
     ++step;
@@ -79,15 +99,17 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, const Task&
       if (metric_count > 0) {
         const std::vector<double> sums = metrics.sums.to_vector<double>();
         for (int64_t m = 0; m < metric_count; ++m)
-          bar_metrics.push_back({task.train_metrics[m].label,
-                                 format_metric(sums[m] / static_cast<double>(metrics.seen),
-                                               task.train_metrics[m].display, 3)});
+          if (task.train_metrics[m].display != Display::log_only)
+            bar_metrics.push_back({task.train_metrics[m].label,
+                                   format_metric(sums[m] / static_cast<double>(metrics.seen),
+                                                 task.train_metrics[m].display, 3)});
       }
       bar_metrics.push_back({"lr", format_fixed(optimizer.lr(0), 4)});
     }
     bar.update(++done, n, bar_metrics);
   }
   bar.finish();
+  device_time.stop();  // before the reads below, which wait for the device
   // The epoch's figures over all ranks, not rank 0's share (what Horovod's metric averaging
   // is for): the sums of losses, of the task's metrics and the sample count travel in one
   // allreduce.
@@ -106,6 +128,7 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, const Task&
   r.loss = totals[0] / seen;
   for (int64_t m = 0; m < metric_count; ++m) r.values.push_back(totals[1 + m] / seen);
   r.seconds = seconds_since(start);
+  r.device_seconds = device_time.seconds();
   r.images_per_second = totals.back() / r.seconds;
   if (const LossScaler* scaler = amp.scaler()) {
     r.loss_scale = scaler->scale_value();
@@ -114,11 +137,12 @@ EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, const Task&
   return r;
 }
 
-EpochResult evaluate(nn::Module& model, data::DataLoader& loader, const Task& task,
+EpochResult evaluate(nn::Module& model, data::BatchSource& loader, const Task& task,
                      const EvalPass& pass, const MixedPrecision& amp, const Device& device,
                      bool progress, parallel::ProcessGroup& group) {
   model.eval();
   NoGradGuard no_grad;
+  DeviceTimer device_time(device);  // the device loader's epoch set-up included
   loader.start_epoch(0);
   ProgressBar bar("  test", loader.num_batches(), progress);
   const auto start = std::chrono::steady_clock::now();
@@ -131,7 +155,9 @@ EpochResult evaluate(nn::Module& model, data::DataLoader& loader, const Task& ta
   }
   bar.finish();
   model.train();
+  // The totals' read is part of an evaluation (airbench94 times its .item() too).
   const Evaluation::Totals totals = evaluation->all_ranks(group);
+  device_time.stop();
   RG_CHECK(totals.values.size() == task.eval_metrics.size() && !totals.values.empty(),
            "train: the task's evaluation returned ", totals.values.size(), " values for its ",
            task.eval_metrics.size(), " eval metrics (loss first)");
@@ -140,6 +166,7 @@ EpochResult evaluate(nn::Module& model, data::DataLoader& loader, const Task& ta
   r.loss = totals.values[0];
   r.values.assign(totals.values.begin() + 1, totals.values.end());
   r.seconds = seconds_since(start);
+  r.device_seconds = device_time.seconds();
   r.images_per_second = static_cast<double>(totals.samples) / r.seconds;
   return r;
 }

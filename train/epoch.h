@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "data/dataloader.h"
+#include "data/batch_source.h"
 #include "optim/optim.h"
 #include "parallel/process_group.h"
 #include "train/task.h"
@@ -20,6 +20,9 @@ struct EpochResult {
   std::vector<double> values;  // the task's metrics after the loss (train: sum / samples)
   int64_t samples = 0;
   double seconds = 0;
+  // The device's own time for the epoch's steps or the evaluation: CUDA events on a GPU (no
+  // wait added), the wall clock on the CPU (train/device_timer.h).
+  double device_seconds = 0;
   double images_per_second = 0;
   // Mixed precision (O1-O3): the loss scale at the end of the epoch, steps skipped so far.
   double loss_scale = 0;
@@ -37,21 +40,25 @@ struct EpochOptions {
   // Called on every rank after each step (the optimizer's and the schedule's) with its number:
   // e.g. airbench94's lookahead, which pulls the weights towards their average. Empty: nothing.
   std::function<void(int64_t step)> after_step{};
+  // Clips the unscaled gradients to this norm; empty: clip_grad_norm over
+  // amp.optimizer_params() (ZeRO's clips over every rank's shard instead).
+  std::function<void(double max_norm)> clip_gradients{};
 };
 
-// Runs one epoch of optimizer steps (the loader's epoch must be started) at amp's precision;
+// Runs one epoch of optimizer steps (the loader's epoch must be started) at amp's precision —
+// batches from the host DataLoader or the DeviceLoader (data/device_loader.h) alike;
 // `step` counts optimizer steps across epochs and the schedule advances once per step.
 // Loss, metrics and images/s are over the samples of every process of `group` (a collective:
 // every rank calls it). Rank 0 reports each step the loss scaler skips, naming the first
 // parameter whose gradient overflowed. Throws when the running loss stops being finite.
-EpochResult train_epoch(nn::Module& model, data::DataLoader& loader, const Task& task,
+EpochResult train_epoch(nn::Module& model, data::BatchSource& loader, const Task& task,
                         Optimizer& optimizer, LRScheduler& scheduler, MixedPrecision& amp,
                         const Device& device, const EpochOptions& options, int64_t& step,
                         parallel::ProcessGroup& group);
 
 // The task's evaluation over the loader, in eval mode and without gradients; values holds
 // Task::eval_metrics after the loss. A collective: every rank calls it.
-EpochResult evaluate(nn::Module& model, data::DataLoader& loader, const Task& task,
+EpochResult evaluate(nn::Module& model, data::BatchSource& loader, const Task& task,
                      const EvalPass& pass, const MixedPrecision& amp, const Device& device,
                      bool progress, parallel::ProcessGroup& group);
 

@@ -1,5 +1,6 @@
 #include "train/metrics_log.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -97,8 +98,14 @@ void CsvLog::write(const std::vector<std::pair<std::string, double>>& row) {
     has_header_ = true;
   }
   for (std::size_t i = 0; i < row.size(); ++i) {
+    // Integers (epochs, steps, a loss scale of 2^24) exactly; %.6g would print 16777216 as
+    // 1.67772e+07.
+    const double v = row[i].second;
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", row[i].second);
+    if (v == std::floor(v) && std::abs(v) < 0x1p53)
+      std::snprintf(buf, sizeof buf, "%.0f", v);
+    else
+      std::snprintf(buf, sizeof buf, "%.6g", v);
     out_ << (i ? "," : "") << buf;
   }
   out_ << '\n';

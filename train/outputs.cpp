@@ -28,7 +28,7 @@ std::string read_all(const std::string& path) {
   return bytes.str();
 }
 
-// Protobuf wire format, as much as an Event needs (core/tensorboard.cpp writes it).
+// Protobuf wire format, as much as an Event needs (train/tensorboard.cpp writes it).
 bool get_varint(const std::string& s, std::size_t& at, std::size_t end, uint64_t& v) {
   v = 0;
   for (int shift = 0; shift < 64 && at < end; shift += 7) {
@@ -77,7 +77,8 @@ std::vector<std::string> earlier_run_files(const std::string& out) {
   if (!fs::is_directory(out, ec)) return found;
   for (const char* name : kCheckpoints)
     if (fs::exists(fs::path(out) / name)) found.push_back(name);
-  if (fs::exists(fs::path(out) / "metrics.csv")) found.push_back("metrics.csv");
+  for (const char* csv : {"metrics.csv", kLossScaleCsv})
+    if (fs::exists(fs::path(out) / csv)) found.push_back(csv);
   for (const auto& entry : fs::directory_iterator(out, ec))
     if (is_event_file(entry.path())) found.push_back(entry.path().filename().string());
   return found;
@@ -132,7 +133,7 @@ std::string prepare_run_folder(const OutputOptions& options, RunKind kind,
   return checkpoint;
 }
 
-int64_t truncate_metrics_csv(const std::string& path, int64_t epoch) {
+int64_t truncate_metrics_csv(const std::string& path, int64_t last) {
   if (!fs::exists(path)) return 0;
   const std::string text = read_all(path);
   const std::size_t header_end = text.find('\n');
@@ -140,8 +141,8 @@ int64_t truncate_metrics_csv(const std::string& path, int64_t epoch) {
     fs::resize_file(path, 0);
     return 0;
   }
-  // Rows are in epoch order (the first column): keep them up to the first row past `epoch`,
-  // or the first line without its newline (a write cut short).
+  // Rows are in order of the first column: keep them up to the first row past `last`, or the
+  // first line without its newline (a write cut short).
   std::size_t keep = header_end + 1;
   int64_t rows = 0, kept = 0;
   bool cutting = false;
@@ -150,9 +151,9 @@ int64_t truncate_metrics_csv(const std::string& path, int64_t epoch) {
     ++rows;
     if (!cutting) {
       char* end = nullptr;
-      const double row_epoch = std::strtod(text.c_str() + at, &end);
+      const double row_first = std::strtod(text.c_str() + at, &end);
       cutting = nl == std::string::npos || end == text.c_str() + at ||
-                row_epoch > static_cast<double>(epoch);
+                row_first > static_cast<double>(last);
       if (!cutting) {
         keep = nl + 1;
         ++kept;
@@ -223,6 +224,7 @@ int64_t truncate_event_file(const std::string& path, int64_t step) {
 
 void truncate_logs(const std::string& out, int64_t epoch, int64_t step) {
   truncate_metrics_csv((fs::path(out) / "metrics.csv").string(), epoch);
+  truncate_metrics_csv((fs::path(out) / kLossScaleCsv).string(), step);
   // train/report.cpp uses the epoch number (from 1) as the TensorBoard step.
   for (const auto& entry : fs::directory_iterator(out))
     if (is_event_file(entry.path())) truncate_event_file(entry.path().string(), epoch);

@@ -49,13 +49,17 @@ std::string prepare_run_folder(const OutputOptions& options, RunKind kind,
 // epochs and those in it count steps, and each file's steps must only grow.
 inline constexpr const char* kStepLogFolder = "steps";
 
+// The per-step loss scale as CSV rows (step, loss_scale, skipped), beside metrics.csv: the
+// same figures as the TensorBoard run in kStepLogFolder.
+inline constexpr const char* kLossScaleCsv = "loss_scale.csv";
+
 // Cuts metrics.csv and every event file in `out` back to `epoch` (0: nothing kept but headers),
-// and the event files of `out`/steps back to optimizer step `step`.
+// and loss_scale.csv and the event files of `out`/steps back to optimizer step `step`.
 void truncate_logs(const std::string& out, int64_t epoch, int64_t step);
 
-// metrics.csv: the header and the rows of epochs <= epoch; a partly written last line goes
-// too. Returns the rows removed.
-int64_t truncate_metrics_csv(const std::string& path, int64_t epoch);
+// A CSV whose first column counts up (metrics.csv: epochs; loss_scale.csv: steps): the header
+// and the rows up to `last`; a partly written last line goes too. Returns the rows removed.
+int64_t truncate_metrics_csv(const std::string& path, int64_t last);
 
 // One TensorBoard record as written by train/tensorboard.h.
 struct EventRecord {

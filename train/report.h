@@ -20,8 +20,10 @@ std::string format_fixed(double value, int digits);
 std::string format_metric(double value, Display display, int digits);
 
 // The loss scaler's record, a TensorBoard step per optimizer step (from 1): amp/loss_scale (the
-// scale the step's loss was multiplied by) and, at each skipped step, amp/skipped_step = 1.
-void log_scaler_steps(const std::vector<ScalerStep>& record, TensorBoardWriter& tensorboard);
+// scale the step's loss was multiplied by) and, at each skipped step, amp/skipped_step = 1; and
+// the same as rows of loss_scale.csv (step, loss_scale, skipped), for a plot without TensorBoard.
+void log_scaler_steps(const std::vector<ScalerStep>& record, TensorBoardWriter& tensorboard,
+                      CsvLog& csv);
 
 struct EpochReport {
   int64_t epoch = 0;   // completed epochs (from 1)
@@ -33,7 +35,8 @@ struct EpochReport {
 };
 
 // Prints the summary line, appends the CSV row (epoch, lr, train_loss, train_<metric>...,
-// test_loss, test_<metric>..., images_per_second, epoch_seconds, peak_memory_mib, and under
+// test_loss, test_<metric>..., images_per_second, epoch_seconds, peak_memory_mib,
+// train_device_seconds, test_device_seconds (train/device_timer.h), and under
 // mixed precision loss_scale, skipped_steps) and writes the same scalars to TensorBoard.
 void log_epoch(const Task& task, const EpochReport& report, CsvLog& csv,
                TensorBoardWriter& tensorboard);

@@ -23,8 +23,9 @@
 namespace rg::train {
 
 // How a metric reads in the progress bar and the epoch summary: a fraction shown as a percent
-// ("acc 93.21%"), or a plain number ("dice 0.9123"). CSV and TensorBoard get the raw value.
-enum class Display { percent, plain };
+// ("acc 93.21%"), a plain number ("dice 0.9123"), or not at all (log_only: figures such as a
+// Dice per class, which would flood the summary line). CSV and TensorBoard get the raw value.
+enum class Display { percent, plain, log_only };
 
 // A figure a task reports: `name` is its CSV column and TensorBoard tag suffix ("accuracy"
 // gives train_accuracy, test/accuracy), `label` its short name on screen ("acc").

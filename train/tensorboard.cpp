@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "train/png_encode.h"
+#include "data/png_encode.h"
 
 namespace rg::train {
 namespace {
@@ -146,7 +146,7 @@ void TensorBoardWriter::add_image(const std::string& tag, const Tensor& image, i
   put_varint(img, static_cast<uint64_t>(width));
   put_key(img, 3, 0);
   put_varint(img, static_cast<uint64_t>(channels));  // colorspace: 1 grey, 3 RGB
-  put_bytes(img, 4, encode_png(pixels.data(), width, height, static_cast<int>(channels)));
+  put_bytes(img, 4, data::encode_png(pixels.data(), width, height, static_cast<int>(channels)));
   std::string v;
   put_bytes(v, 1, tag);
   put_bytes(v, 4, img);

@@ -21,7 +21,7 @@ class TensorBoardWriter {
   explicit TensorBoardWriter(const std::string& folder);
   void add_scalar(const std::string& tag, double value, int64_t step);
   // image: (C, H, W) with C = 1 (grey) or 3 (RGB), u8, or f32 / f64 in [0, 1] (scaled by 255
-  // and rounded), on any device; written as a PNG (train/png_encode.h). Throws rg::Error naming
+  // and rounded), on any device; written as a PNG (data/png_encode.h). Throws rg::Error naming
   // a bad shape, dtype, or a value outside [0, 1] (NaN included).
   void add_image(const std::string& tag, const Tensor& image, int64_t step);
   void flush();

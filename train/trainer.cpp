@@ -1,16 +1,20 @@
 #include "train/trainer.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <optional>
 
 #include "core/allocator.h"
+#include "core/trace.h"
 #include "parallel/checkpoint.h"
 #include "parallel/ddp.h"
+#include "train/device_timer.h"
 #include "train/metrics_log.h"
 #include "train/outputs.h"
 #include "train/report.h"
 #include "train/tensorboard.h"
+#include "train/world.h"
 
 namespace rg::train {
 
@@ -47,6 +51,7 @@ Trainer::Trainer(TrainerParts parts, Task task, TrainerOptions options)
           hook(step->load());
         });
   }
+  step_trace_ = std::make_unique<StepTrace>(options_.trace, parts_.group);  // checks the path
 }
 
 void Trainer::resume(const std::string& checkpoint, Restore what) {
@@ -63,38 +68,71 @@ void Trainer::resume(const std::string& checkpoint, Restore what) {
 
 void Trainer::wrap(const WrapOptions& options) {
   const int world_size = parts_.group->size();
-  if (options.dp > 0) {
+  std::vector<Device> devices = options.dp_devices;
+  if (devices.empty() && options.dp > 0)
+    devices = data_parallel_devices(parts_.device.str(), options.dp, "", cuda_device_count());
+  if (!devices.empty()) {
     RG_CHECK(world_size == 1, options_.program, ": --dp runs in one process; under mpirun (",
              world_size, " processes) use DDP alone");
-    RG_CHECK(parts_.device.index == 0, options_.program, ": --dp ", options.dp,
-             " starts at device 0, not ", parts_.device);
+    RG_CHECK(devices[0] == parts_.device, options_.program, ": DataParallel's first device, ",
+             devices[0], ", must be the training device, ", parts_.device, " (--dp starts at ",
+             "device 0)");
     RG_CHECK(static_cast<bool>(options.replica_factory), options_.program,
              ": DataParallel needs a replica factory");
-    std::vector<Device> devices;
-    for (int i = 0; i < options.dp; ++i) devices.push_back({parts_.device.type, i});
     trained_ = data_parallel_ = std::make_shared<parallel::DataParallel>(
         parts_.model, options.replica_factory, devices,
         parallel::DataParallelOptions{.batch_norm = options.batch_norm});
   }
+  // The timeline's forward and backward per top-level module (not under DataParallel, whose
+  // replicas' spans are per device instead).
+  if (step_trace_->enabled() && !data_parallel_) trained_ = traced_model(parts_.model);
+  const bool zero = options.zero == ZeroStage::one;
+  RG_CHECK(!zero || !data_parallel_, options_.program,
+           ": --zero shards the optimizer across processes (DDP); it does not combine with --dp");
   // Gradients averaged across processes during backward. Its construction broadcasts rank
   // 0's weights again, which costs one message and guards against any rank-local drift.
   // bucket_mb is bounded by the app's options (the product fits int64).
-  if (world_size > 1)
-    trained_ = std::make_shared<parallel::DistributedDataParallel>(
-        parts_.model, parts_.group,
-        parallel::DDPOptions{.bucket_cap_bytes =
-                                 static_cast<int64_t>(options.bucket_mb * (1 << 20))});
+  if (world_size > 1 || zero) {
+    auto ddp = std::make_shared<parallel::DistributedDataParallel>(
+        trained_, parts_.group,
+        parallel::DDPOptions{
+            .bucket_cap_bytes = static_cast<int64_t>(options.bucket_mb * (1 << 20)),
+            .compression = options.compression});
+    trained_ = ddp;
+    // The app's optimizer keeps the hyperparameters (the schedule drives it); ZeRO the state.
+    if (zero) {
+      zero_ = std::make_unique<parallel::ZeroRedundancyOptimizer>(*ddp, parts_.optimizer,
+                                                                  parts_.amp.optimizer_params());
+      // The scaler now checks this rank's pieces, not the named parameters: an overflow is
+      // reported as rank R's piece i (a name would differ from rank to rank).
+      if (LossScaler* scaler = parts_.amp.scaler()) scaler->set_param_names({});
+    }
+  }
 }
 
-EpochResult Trainer::evaluate(data::DataLoader& test_loader, const EvalPass& pass) {
+std::string Trainer::describe_optimizer_state() {
+  char line[200];
+  const double mib = static_cast<double>(optimizer_state_bytes()) / (1 << 20);
+  if (zero_)
+    std::snprintf(line, sizeof line,
+                  "optimizer state %.2f MiB on rank %d: ZeRO-1, its shard of %.1f %% of the "
+                  "parameters (of %d ranks)",
+                  mib, parts_.group->rank(), 100 * zero_->shard_fraction(), parts_.group->size());
+  else
+    std::snprintf(line, sizeof line, "optimizer state %.2f MiB on every rank", mib);
+  return line;
+}
+
+EpochResult Trainer::evaluate(data::BatchSource& test_loader, const EvalPass& pass) {
   return train::evaluate(*parts_.model, test_loader, task_, pass, parts_.amp, parts_.device,
                          options_.progress, *parts_.group);
 }
 
-const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoader& test_loader) {
+const TrainingState& Trainer::fit(data::BatchSource& train_loader, data::BatchSource& test_loader) {
   std::optional<CsvLog> csv;
   std::optional<TensorBoardWriter> tensorboard;
   std::optional<TensorBoardWriter> step_board;  // per optimizer step, under mixed precision
+  std::optional<CsvLog> step_csv;               // the same, as loss_scale.csv
   if (lead()) {
     // Epochs after the checkpoint's are run again: their rows and events from before the
     // interruption go, so that the logs read as one uninterrupted run.
@@ -105,13 +143,19 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
       const std::string steps = options_.out + "/" + kStepLogFolder;
       std::filesystem::create_directories(steps);
       step_board.emplace(steps);
+      step_csv.emplace(options_.out + "/" + kLossScaleCsv);
     }
   }
   const std::size_t best = best_index(task_);
   const StepContext context{parts_.device, parts_.amp};
   int64_t epochs_this_run = 0;
+  std::vector<double> train_device_seconds;  // this run's epochs
+  double last_eval_device_seconds = 0;
   for (int64_t epoch = state_.epoch; epoch < options_.epochs; ++epoch) {
+    // The device loader's epoch set-up (the order's copy, the draws) belongs to the epoch's time.
+    DeviceTimer epoch_setup(parts_.device);
     train_loader.start_epoch(epoch);
+    epoch_setup.stop();
     // The seeds' tables report memory per card and epoch: each epoch's peak starts afresh.
     reset_peak_memory(parts_.device);
     if (data_parallel_) {
@@ -125,21 +169,35 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
         .clip_grad_norm = options_.clip_grad_norm,
         .progress = options_.progress,
         .before_step =
-            [this](int64_t step) {
+            [&](int64_t step) {
               step_in_progress_->store(step);
+              step_trace_->before_step(step);
               if (options_.before_step) options_.before_step(step);
             },
-        .after_step = options_.after_step};
+        .after_step =
+            [&](int64_t step) {
+              if (options_.after_step) options_.after_step(step);
+              step_trace_->after_step(step);
+            },
+        // ZeRO: the norm over every rank's shard of the averaged gradients.
+        .clip_gradients = zero_ ? std::function<void(double)>(
+                                      [this](double max_norm) { zero_->clip_grad_norm(max_norm); })
+                                : nullptr};
     const int64_t first_step = state_.step + 1;
-    const EpochResult train =
-        train_epoch(*trained_, train_loader, task_, parts_.optimizer, parts_.scheduler, parts_.amp,
+    EpochResult train =
+        train_epoch(*trained_, train_loader, task_, optimizer(), parts_.scheduler, parts_.amp,
                     parts_.device, epoch_options, state_.step, *parts_.group);
+    train.device_seconds += epoch_setup.seconds();
+    train_device_seconds.push_back(train.device_seconds);
     if (LossScaler* scaler = parts_.amp.scaler()) {
       // Every rank takes its record, so that none keeps it growing; rank 0 writes it.
       const std::vector<ScalerStep> record = scaler->take_history();
-      if (lead()) log_scaler_steps(record, *step_board);
+      if (lead()) log_scaler_steps(record, *step_board, *step_csv);
     }
+    trace::Span evaluating("train", "evaluate");
     const EpochResult test = evaluate(test_loader, {.last = epoch + 1 == options_.epochs});
+    evaluating.finish();
+    last_eval_device_seconds = test.device_seconds;
     const int64_t peak = memory_stats(parts_.device).peak_bytes;
     peak_memory_bytes_ = std::max(peak_memory_bytes_, peak);
     state_.epoch = epoch + 1;
@@ -147,6 +205,8 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
     if (improved) state_.best_accuracy = test.values[best];
     for (const auto& [key, value] : options_.checkpoint_extra) state_.extra[key] = value;
 
+    // ZeRO's state is every rank's: gathered on rank 0 for the checkpoint (a collective).
+    if (zero_) zero_->consolidate_state_dict(0);
     if (lead()) {
       log_epoch(task_,
                 {.epoch = epoch + 1,
@@ -177,15 +237,36 @@ const TrainingState& Trainer::fit(data::DataLoader& train_loader, data::DataLoad
       // round, a crash between the two files would leave best.safetensors without the epoch
       // the resumed run's best_accuracy already counts, for good.
       // With amp: under O2 the f32 masters are the weights worth keeping.
-      if (improved)
+      if (improved) {
+        trace::Span best("checkpoint", "write best.safetensors");
         save_checkpoint(options_.out + "/best.safetensors", *parts_.model, nullptr, nullptr, state_,
                         &parts_.amp, during_write("best.safetensors"));
-      save_checkpoint(options_.out + "/last.safetensors", *parts_.model, &parts_.optimizer,
+      }
+      trace::Span last("checkpoint", "write last.safetensors");
+      save_checkpoint(options_.out + "/last.safetensors", *parts_.model, &optimizer(),
                       &parts_.scheduler, state_, &parts_.amp, during_write("last.safetensors"));
     }
     if (options_.stop_after_epochs > 0 && ++epochs_this_run >= options_.stop_after_epochs) break;
   }
+  step_trace_->finish();  // a window the run did not reach the end of
+  if (lead() && !train_device_seconds.empty())
+    std::cout << device_time_line(parts_.device, train_device_seconds, last_eval_device_seconds)
+              << std::endl;
   return state_;
+}
+
+std::string device_time_line(const Device& device, const std::vector<double>& train_seconds,
+                             double last_eval_seconds) {
+  double train = 0;
+  std::string epochs;
+  for (double s : train_seconds) {
+    train += s;
+    epochs += (epochs.empty() ? "" : " ") + format_fixed(s, 3);
+  }
+  return "device time: training " + format_fixed(train, 3) + " s + last evaluation " +
+         format_fixed(last_eval_seconds, 3) + " s = " + format_fixed(train + last_eval_seconds, 3) +
+         " s (" + (device.is_cuda() ? "CUDA events" : "wall clock") + " on " + device.str() +
+         "; epochs " + epochs + ")";
 }
 
 }  // namespace rg::train

@@ -21,15 +21,19 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
-#include "data/dataloader.h"
+#include "data/batch_source.h"
 #include "nn/module.h"
 #include "optim/amp.h"
 #include "optim/checkpoint.h"
 #include "optim/optim.h"
 #include "parallel/data_parallel.h"
+#include "parallel/ddp.h"
 #include "parallel/process_group.h"
+#include "parallel/zero.h"
 #include "train/epoch.h"
+#include "train/step_trace.h"
 #include "train/task.h"
 
 namespace rg::train {
@@ -67,16 +71,29 @@ struct TrainerOptions {
       during_checkpoint_write{};
   // Written into every checkpoint's metadata (train.<key>): e.g. the run's configuration.
   std::map<std::string, std::string> checkpoint_extra{};
+  // --trace FILE --trace-steps A:B: a timeline of those steps (train/step_trace.h).
+  TraceOptions trace{};
 };
+
+// --zero: ZeRO stage 1 (parallel/zero.h) — each rank keeps 1/N of the optimizer state.
+enum class ZeroStage { off, one };
 
 // Data parallelism around the model. DataParallel (threads over devices of the training
 // device's kind, in one process) goes inside DDP (across processes).
 struct WrapOptions {
-  int dp = 0;  // DataParallel over devices 0..dp-1; 0: off
+  // DataParallel over `dp` devices of the training device's kind (data_parallel_devices in
+  // train/world.h: cpu:0..dp-1, or the GPUs, shared when there are fewer than dp); 0: off.
+  int dp = 0;
+  // Or over these devices, one per replica, the first the training device (a device may repeat:
+  // its replicas share it); overrides dp when not empty.
+  std::vector<Device> dp_devices{};
   // Builds one more copy of the model for each DataParallel replica (required when dp > 0).
   std::function<std::shared_ptr<nn::Module>()> replica_factory{};
   parallel::BatchNormSync batch_norm = parallel::BatchNormSync::per_device;  // under DataParallel
   double bucket_mb = 25;  // DDP's gradient bucket cap
+  parallel::GradCompression compression = parallel::GradCompression::none;  // DDP's buckets
+  // ZeRO-1 over DDP's buckets (also with one process: DDP then wraps a world of one).
+  ZeroStage zero = ZeroStage::off;
 };
 
 enum class Restore { everything, weights_only };
@@ -95,15 +112,25 @@ class Trainer {
   // DDP when the world has more than one process (which broadcasts rank 0's weights again).
   void wrap(const WrapOptions& options);
 
-  // Trains from the current state to options.epochs (or stop_after_epochs more).
-  const TrainingState& fit(data::DataLoader& train_loader, data::DataLoader& test_loader);
+  // Trains from the current state to options.epochs (or stop_after_epochs more). The loaders
+  // are the host DataLoader or the DeviceLoader (data/device_loader.h). At the end rank 0
+  // prints the device's time (train/device_timer.h): every epoch's training, the last
+  // evaluation, and their sum — what airbench94 reports as its time.
+  const TrainingState& fit(data::BatchSource& train_loader, data::BatchSource& test_loader);
   // One evaluation of the unwrapped model over the loader (all ranks' samples).
-  EpochResult evaluate(data::DataLoader& test_loader, const EvalPass& pass = {.last = true});
+  EpochResult evaluate(data::BatchSource& test_loader, const EvalPass& pass = {.last = true});
 
   const TrainingState& state() const { return state_; }
   // The largest per-epoch peak of the training device's allocator in this run (bytes).
   int64_t peak_memory_bytes() const { return peak_memory_bytes_; }
   parallel::DataParallel* data_parallel() const { return data_parallel_.get(); }
+  // What steps: the app's optimizer, or ZeRO's over it after wrap({.zero = one}).
+  Optimizer& optimizer() { return zero_ ? *zero_ : parts_.optimizer; }
+  parallel::ZeroRedundancyOptimizer* zero() const { return zero_.get(); }
+  // This rank's optimizer state (momentum, moments), in bytes: 1/N of it under ZeRO.
+  int64_t optimizer_state_bytes() { return optimizer().state_bytes(); }
+  // One line for the run's summary: this rank's optimizer state and, under ZeRO, its share.
+  std::string describe_optimizer_state();
 
  private:
   bool lead() const { return parts_.group->rank() == 0; }
@@ -113,11 +140,18 @@ class Trainer {
   TrainerOptions options_;
   std::shared_ptr<nn::Module> trained_;  // the model, or its wrapper
   std::shared_ptr<parallel::DataParallel> data_parallel_;
+  std::unique_ptr<parallel::ZeroRedundancyOptimizer> zero_;
+  std::unique_ptr<StepTrace> step_trace_;
   TrainingState state_;
   int64_t peak_memory_bytes_ = 0;
   // The step being run, for the during_backward hook (which the model may outlive).
   std::shared_ptr<std::atomic<int64_t>> step_in_progress_ =
       std::make_shared<std::atomic<int64_t>>(0);
 };
+
+// "device time: training 3.412 s + last evaluation 0.101 s = 3.513 s (CUDA events on cuda:0;
+// epochs 0.402 0.334 ...)": the line fit() ends with, which scripts/gpu_quick_check.sh reads.
+std::string device_time_line(const Device& device, const std::vector<double>& train_seconds,
+                             double last_eval_seconds);
 
 }  // namespace rg::train

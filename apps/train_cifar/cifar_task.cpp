@@ -1,10 +1,12 @@
 #include "apps/train_cifar/cifar_task.h"
 
 #include <filesystem>
+#include <optional>
 
 #include "data/transforms.h"
 #include "ops/ops.h"
 #include "parallel/distributed_sampler.h"
+#include "train/device_eval.h"
 
 namespace rg::apps {
 namespace fs = std::filesystem;
@@ -23,45 +25,59 @@ Tensor count_correct(const Tensor& logits, const Tensor& labels) {
 // left out and the totals summed over ranks, so every test image counts exactly once.
 class CifarEvaluation : public train::Evaluation {
  public:
-  CifarEvaluation(const parallel::DistributedSampler& sampler, bool tta, bool tta_translate)
-      : evaluator_(sampler), tta_(tta), tta_translate_(tta_translate) {}
+  CifarEvaluation(const parallel::DistributedSampler& sampler, EvalCounts counts, bool tta,
+                  bool tta_translate)
+      : sampler_(sampler),
+        host_(sampler),
+        counts_(counts),
+        tta_(tta),
+        tta_translate_(tta_translate) {}
 
   void add(nn::Module& model, const data::Batch& batch,
            const train::StepContext& context) override {
     auto autocast = context.amp.autocast();  // O1 only
-    auto forward = [&](const Tensor& images) {
-      return model.forward(context.amp.cast_input(images.to(context.device, NonBlocking::yes)))
-          .to(DType::f32);
+    // On the device first: the test-time views are made there (data/batch_views.h).
+    const Tensor images = batch.images.to(context.device, NonBlocking::yes);
+    auto forward = [&](const Tensor& x) {
+      return model.forward(context.amp.cast_input(x)).to(DType::f32);
     };
     // Test-time augmentation: logits averaged over each image and its mirror image.
-    auto mirrored = [&](const Tensor& images) {
-      Tensor logits = forward(images);
-      return tta_ ? (logits + forward(flip_horizontal(images))) * 0.5 : logits;
+    auto mirrored = [&](const Tensor& x) {
+      Tensor logits = forward(x);
+      return tta_ ? (logits + forward(flip_horizontal(x))) * 0.5 : logits;
     };
-    Tensor logits = mirrored(batch.images);
+    Tensor logits = mirrored(images);
     // airbench94's level 2: half the weight on the image, half on its shifts by one pixel up-left
     // and down-right (reflect-padded), each with its mirror.
     if (tta_translate_) {
       const Tensor shifted =
-          (mirrored(shift_reflect(batch.images, -1)) + mirrored(shift_reflect(batch.images, 1))) *
-          0.5;
+          (mirrored(shift_reflect(images, -1)) + mirrored(shift_reflect(images, 1))) * 0.5;
       logits = (logits + shifted) * 0.5;
     }
-    evaluator_.add(logits, batch.labels);
+    if (counts_ == EvalCounts::host) return host_.add(logits, batch.labels);
+    if (!device_) device_.emplace(sampler_, context.device);
+    device_->add(logits, batch.labels.to(context.device, NonBlocking::yes));
   }
 
   Totals all_ranks(parallel::ProcessGroup& group) override {
-    const parallel::EvalTotals totals = evaluator_.all_ranks(group);
+    // Without a batch on this rank there is nothing on the device: the host's zeros join the
+    // same one allreduce.
+    const parallel::EvalTotals totals =
+        device_ ? device_->all_ranks(group) : host_.all_ranks(group);
     return {.values = {totals.mean_loss(), totals.accuracy()}, .samples = totals.count};
   }
 
  private:
-  parallel::DistributedEvaluator evaluator_;
+  const parallel::DistributedSampler& sampler_;
+  parallel::DistributedEvaluator host_;
+  std::optional<train::DeviceEvaluator> device_;  // made at the first batch, on its device
+  EvalCounts counts_;
   bool tta_, tta_translate_;
 };
 }  // namespace
 
-train::Task cifar_task(const TrainConfig& cfg, const parallel::DistributedSampler& test_sampler) {
+train::Task cifar_task(const TrainConfig& cfg, const parallel::DistributedSampler& test_sampler,
+                       EvalCounts counts) {
   train::Task task;
   task.step = [label_smoothing = cfg.label_smoothing](nn::Module& model, const data::Batch& batch,
                                                       const train::StepContext& context) {
@@ -82,46 +98,31 @@ train::Task cifar_task(const TrainConfig& cfg, const parallel::DistributedSample
   };
   const train::Metric accuracy{"accuracy", "acc", train::Display::percent};
   task.train_metrics = {accuracy};
-  task.evaluation = [&test_sampler, tta = cfg.tta, translate = cfg.tta_translate,
+  task.evaluation = [&test_sampler, counts, tta = cfg.tta, translate = cfg.tta_translate,
                      last_only = cfg.tta_epochs == "last"](const train::EvalPass& pass) {
     const bool augment = tta && (pass.last || !last_only);
-    return std::make_unique<CifarEvaluation>(test_sampler, augment, augment && translate);
+    return std::make_unique<CifarEvaluation>(test_sampler, counts, augment, augment && translate);
   };
   task.eval_metrics = {{"loss", "loss", train::Display::plain}, accuracy};
   task.best_metric = "accuracy";
   return task;
 }
 
-Tensor flip_horizontal(const Tensor& images) {
-  RG_CHECK(images.dim() == 4 && images.dtype() == DType::f32 && images.device().is_cpu(),
-           "flip_horizontal: expected f32 cpu images (N, C, H, W), got ", images.describe());
-  Tensor src = images.contiguous();
-  Tensor out = empty_like(src);
-  const int64_t rows = src.size(0) * src.size(1) * src.size(2), w = src.size(3);
-  const float* in = src.data<float>();
-  float* o = out.data<float>();
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t x = 0; x < w; ++x) o[r * w + x] = in[r * w + (w - 1 - x)];
-  return out;
-}
-
-Tensor shift_reflect(const Tensor& images, int64_t by) {
-  RG_CHECK(images.dim() == 4 && images.dtype() == DType::f32 && images.device().is_cpu(),
-           "shift_reflect: expected f32 cpu images (N, C, H, W), got ", images.describe());
-  const int64_t h = images.size(2), w = images.size(3);
-  RG_CHECK((by == 1 || by == -1) && h > 1 && w > 1, "shift_reflect: shifts by 1 or -1 pixel of ",
-           "images at least 2x2, got ", by, " and ", images.describe());
-  Tensor src = images.contiguous();
-  Tensor out = empty_like(src);
-  // out[y][x] = in[y + by][x + by], mirrored at the border without repeating the edge.
-  auto reflect = [](int64_t i, int64_t n) { return i < 0 ? -i : i >= n ? 2 * (n - 1) - i : i; };
-  const float* in = src.data<float>();
-  float* o = out.data<float>();
-  for (int64_t plane = 0; plane < src.size(0) * src.size(1); ++plane)
-    for (int64_t y = 0; y < h; ++y)
-      for (int64_t x = 0; x < w; ++x)
-        o[(plane * h + y) * w + x] = in[(plane * h + reflect(y + by, h)) * w + reflect(x + by, w)];
-  return out;
+train::ModelCard cifar_model_card(const TrainConfig& cfg, const data::Dataset& train_set,
+                                  const data::Dataset& test_set) {
+  std::vector<std::string> names = train_set.class_names();
+  if (names.empty())
+    for (int64_t c = 0; c < train_set.num_classes(); ++c) names.push_back(std::to_string(c));
+  const Tensor image = test_set.get(0).image;  // (C, H, W): the test transform keeps its size
+  // cifar10_test_transform(): ToFloat, then Normalize with CIFAR-10's mean and std.
+  return {.task = train::ModelTask::classification,
+          .model = cfg.model,
+          .outputs = train_set.num_classes(),
+          .class_names = names,
+          .channels = image.size(0),
+          .input_size = {image.size(1), image.size(2)},
+          .mean = data::kCifar10Mean,
+          .std = data::kCifar10Std};
 }
 
 Tensor sample_images(const data::Dataset& dataset, int64_t n) {

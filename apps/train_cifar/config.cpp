@@ -12,6 +12,8 @@
 #include "data/dataloader.h"
 #include "nn/models/zoo.h"
 #include "optim/amp.h"
+#include "train/step_trace.h"
+#include "train/world.h"
 
 namespace rg::apps {
 
@@ -36,6 +38,10 @@ json default_config() {
           {"allreduce", "ring"},
           {"bucket_mb", 25.0},
           {"dp", 0},
+          {"dp_devices", ""},
+          {"backend", "auto"},
+          {"grad_compression", "none"},
+          {"zero", 0},
           {"amp", "O0"},
           {"amp_dtype", "fp16"},
           {"loss_scale", "dynamic"},
@@ -61,9 +67,12 @@ json default_config() {
           {"tta_epochs", "every"},
           {"deterministic", false},
           {"cudnn_benchmark", false},
+          {"data_on_device", "auto"},
           {"stop_after_epochs", 0},
           {"collective_timeout", 300.0},
           {"check_sequence", false},
+          {"trace", ""},
+          {"trace_steps", "2:4"},
           {"preset", ""}};
 }
 
@@ -265,6 +274,10 @@ TrainConfig parse_config(const json& c) {
   t.allreduce = c["allreduce"];
   t.bucket_mb = c["bucket_mb"];
   t.dp = c["dp"];
+  t.dp_devices = c["dp_devices"];
+  t.backend = c["backend"];
+  t.grad_compression = c["grad_compression"];
+  t.zero = c["zero"];
   t.amp = c["amp"];
   t.amp_dtype = c["amp_dtype"];
   t.loss_scale = c["loss_scale"];
@@ -290,7 +303,18 @@ TrainConfig parse_config(const json& c) {
   t.tta_epochs = c["tta_epochs"];
   t.deterministic = c["deterministic"];
   t.cudnn_benchmark = c["cudnn_benchmark"];
+  t.data_on_device = c["data_on_device"];
   t.stop_after_epochs = c["stop_after_epochs"];
+  t.trace = c["trace"];
+  t.trace_steps = c["trace_steps"];
+  train::TraceOptions trace_window;
+  train::parse_trace_steps(t.trace_steps, trace_window);  // names a bad window now
+  RG_CHECK(t.zero == 0 || t.zero == 1,
+           "zero must be 0 (off) or 1 (ZeRO stage 1: optimizer "
+           "state sharded across processes), got ",
+           t.zero);
+  RG_CHECK(t.zero == 0 || (t.dp == 0 && t.dp_devices.empty()),
+           "zero shards the optimizer across processes (mpirun); it does not combine with dp");
   t.collective_timeout = c["collective_timeout"];
   t.check_sequence = c["check_sequence"];
   t.preset = c["preset"];
@@ -337,6 +361,8 @@ TrainConfig parse_config(const json& c) {
   RG_CHECK(!t.tta_translate || t.tta, "tta_translate adds shifts to tta's mirror; set tta too");
   RG_CHECK(t.tta_epochs == "every" || t.tta_epochs == "last",
            "tta_epochs must be every or last, got '", t.tta_epochs, "'");
+  RG_CHECK(t.data_on_device == "auto" || t.data_on_device == "on" || t.data_on_device == "off",
+           "data_on_device must be auto, on or off, got '", t.data_on_device, "'");
   // The lookahead averages the model's own weights; under O2/O3 the optimizer updates f32
   // masters that it would not see.
   RG_CHECK(!t.lookahead || t.amp == "O0" || t.amp == "O1",
@@ -358,6 +384,18 @@ TrainConfig parse_config(const json& c) {
            "<out>/last.safetensors");
   RG_CHECK(t.dp >= 0 && t.dp <= kMaxCpuDevices, "dp must be in [0, ", kMaxCpuDevices, "], got ",
            t.dp);
+  // The list's syntax, kinds and count now; which GPUs the machine has, at the start of the run.
+  RG_CHECK(t.dp_devices.size() <= 16 * kMaxCpuDevices, "dp_devices is too long (",
+           t.dp_devices.size(), " characters)");
+  if (!t.dp_devices.empty()) {
+    const auto devices =
+        train::data_parallel_devices(t.device, static_cast<int>(t.dp), t.dp_devices, 0);
+    RG_CHECK(devices.size() <= static_cast<std::size_t>(kMaxCpuDevices), "dp_devices names ",
+             devices.size(), " devices; at most ", kMaxCpuDevices);
+  }
+  train::parse_gpu_backend(t.backend);
+  RG_CHECK(t.grad_compression == "none" || t.grad_compression == "fp16",
+           "grad_compression must be none or fp16, got '", t.grad_compression, "'");
   t.amp_options();  // names a bad level, dtype or scale now, not after loading the data
   RG_CHECK(t.warmup_epochs >= 0 && t.warmup_epochs < static_cast<double>(t.epochs),
            "warmup_epochs must be in [0, epochs), got ", t.warmup_epochs);
@@ -390,6 +428,10 @@ json TrainConfig::to_json() const {
           {"allreduce", allreduce},
           {"bucket_mb", bucket_mb},
           {"dp", dp},
+          {"dp_devices", dp_devices},
+          {"backend", backend},
+          {"grad_compression", grad_compression},
+          {"zero", zero},
           {"amp", amp},
           {"amp_dtype", amp_dtype},
           {"loss_scale", loss_scale},
@@ -415,9 +457,12 @@ json TrainConfig::to_json() const {
           {"tta_epochs", tta_epochs},
           {"deterministic", deterministic},
           {"cudnn_benchmark", cudnn_benchmark},
+          {"data_on_device", data_on_device},
           {"stop_after_epochs", stop_after_epochs},
           {"collective_timeout", collective_timeout},
           {"check_sequence", check_sequence},
+          {"trace", trace},
+          {"trace_steps", trace_steps},
           {"preset", preset}};
 }
 
@@ -460,7 +505,16 @@ CommandLine parse_command_line(int argc, char** argv) {
       {"lr-scaling", "none or linear (lr x number of processes, with warm-up)"},
       {"allreduce", "gradient allreduce under mpirun: ring (ours) or native (MPI_Allreduce)"},
       {"bucket-mb", "DDP gradient bucket cap in MiB"},
-      {"dp", "DataParallel over N devices (cpu:0..N-1, or cuda:0..N-1 with --device cuda); 0: off"},
+      {"dp",
+       "DataParallel over N devices: cpu:0..N-1, or with --device cuda the GPUs (replicas share "
+       "them when there are fewer than N); 0: off"},
+      {"dp-devices",
+       "DataParallel over these devices, one per replica (cuda:0,cuda:0: two replicas sharing "
+       "a GPU; cpu:0,cpu:1)"},
+      {"backend",
+       "how GPU processes reduce gradients under mpirun: auto (= nccl, a GPU per process) or mpi "
+       "(through host memory; processes may share a GPU)"},
+      {"grad-compression", "DDP gradient buckets on the wire under mpirun: none or fp16"},
       {"amp", "mixed precision: O0 (f32), O1 (autocast), O2 (16-bit model, f32 masters), O3"},
       {"amp-dtype", "16-bit type of O1-O3: fp16 or bf16"},
       {"loss-scale", "dynamic, or a fixed loss scale such as 1024"},
@@ -478,9 +532,15 @@ CommandLine parse_command_line(int argc, char** argv) {
       {"device", "cpu or cuda[:N]"},
       {"clip-grad-norm", "clip gradients to this global norm (0: off)"},
       {"tta-epochs", "with --tta: augment every epoch's evaluation, or only the last's"},
+      {"data-on-device",
+       "auto, on or off: keep the data set on the training device and make batches there "
+       "(auto: on for cuda without --dp; off: the host DataLoader)"},
       {"stop-after-epochs", "stop after N epochs of this run, as if interrupted"},
       {"collective-timeout",
-       "seconds a collective may wait under mpirun before the job ends naming it (default 300)"}};
+       "seconds a collective may wait under mpirun before the job ends naming it (default 300)"},
+      {"zero", "1: ZeRO stage 1, each process keeps 1/N of the optimizer state (0: off)"},
+      {"trace", "write a timeline of --trace-steps to this file (Chrome / Perfetto JSON)"},
+      {"trace-steps", "A:B, the steps --trace records (from 1, across epochs; default 2:4)"}};
   for (const auto& [flag, help] : keyed) app.add_option("--" + flag, text[flag], help);
   bool eval_only = false, no_progress = false, overwrite = false;
   auto* eval_flag = app.add_flag("--eval-only", eval_only, "evaluate the checkpoint and stop");

@@ -37,9 +37,15 @@ struct TrainConfig {
   std::string allreduce;   // ring | native: how DDP averages gradients under mpirun
   double bucket_mb;        // DDP bucket cap (the first bucket is 1 MiB at most)
   int64_t dp;              // DataParallel over this many devices of --device's kind; 0: off
-  std::string amp;         // O0 | O1 | O2 | O3 (optim/amp.h)
-  std::string amp_dtype;   // fp16 | bf16
-  std::string loss_scale;  // dynamic | a positive number (a fixed scale)
+  std::string dp_devices;  // or over these ("cuda:0,cuda:0"); empty: --dp decides
+  std::string backend;     // auto | nccl | mpi: how GPU ranks reduce (train/world.h)
+  std::string grad_compression;  // none | fp16: DDP's buckets on the wire
+  int64_t zero;                  // 1: ZeRO-1, optimizer state sharded across processes
+  std::string trace;             // a timeline of trace_steps to this file (train/step_trace.h)
+  std::string trace_steps;       // "A:B"
+  std::string amp;               // O0 | O1 | O2 | O3 (optim/amp.h)
+  std::string amp_dtype;         // fp16 | bf16
+  std::string loss_scale;        // dynamic | a positive number (a fixed scale)
   double label_smoothing;
   // airbench94's pieces (train_cifar --preset airbench94); off by default.
   std::string augmentation;    // classic (crop 4 with zeros, random flip) | airbench94
@@ -63,6 +69,9 @@ struct TrainConfig {
   std::string tta_epochs;  // every | last: which epochs' evaluations tta augments
   bool deterministic;      // GPU convolutions through deterministic algorithms only
   bool cudnn_benchmark;    // GPU convolutions through the fastest plan timed (not with the above)
+  // auto | on | off: the data set on the training device, batches made there (cifar_data.h);
+  // auto: on for cuda devices (without --dp, when the set fits), off on the CPU
+  std::string data_on_device;
   int64_t stop_after_epochs;  // 0: run to the end; >0: stop early, as if interrupted (tests)
   double collective_timeout;  // seconds a collective may wait under mpirun before the job ends
   bool check_sequence;        // debug: compare every collective across ranks (names late ranks)

@@ -11,6 +11,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "apps/train_cifar/cifar_data.h"
 #include "apps/train_cifar/cifar_task.h"
 #include "apps/train_cifar/run.h"
 #include "core/rng.h"
@@ -26,12 +27,13 @@
 #include "train/outputs.h"
 #include "train/schedule.h"
 #include "train/trainer.h"
+#include "train/world.h"
 
 namespace rg::apps {
 
 int run(const TrainConfig& options) {
   // ---- init: the world, this process's device ------------------------------------------------
-  auto group = train::join_world(
+  auto world = train::join_world(
       {.allreduce = options.allreduce == "native" ? parallel::AllreduceAlgorithm::native
                                                   : parallel::AllreduceAlgorithm::ring,
        .threads = options.threads,
@@ -39,18 +41,31 @@ int run(const TrainConfig& options) {
        .collective_timeout =
            std::chrono::milliseconds(std::llround(options.collective_timeout * 1000)),
        .check_sequence = options.check_sequence});
-  const int world_size = group->size();
+  const int world_size = world->size();
   options.faults.check_world(world_size);
   // DDP registers the parameters that need a gradient when it wraps the model, and refuses a
   // step in which one of them gets none: the whitening bias, frozen after its epochs, would be.
   RG_CHECK(world_size == 1 || options.whiten_bias_epochs == 0,
            "train_cifar: whiten_bias_epochs (airbench94) is for one process; under mpirun set "
            "whiten_bias_epochs=0 (the bias then trains throughout)");
-  const bool lead = group->rank() == 0;  // prints, logs and checkpoints
+  const bool lead = world->rank() == 0;  // prints, logs and checkpoints
   TrainConfig cfg = options;
   if (!lead) cfg.progress = false;
-  const Device device = training_device(cfg.device, group->local_rank(), group->local_size());
+  // The device, by local rank × GPUs (DataParallel: its first device), before any GPU call; then
+  // the group every collective goes through: the world, or it with GPU tensors staged through
+  // host memory when ranks share a GPU (--backend mpi).
+  const train::GpuBackend backend = train::parse_gpu_backend(cfg.backend);
+  const std::vector<Device> dp_devices = train::data_parallel_devices(
+      cfg.device, static_cast<int>(cfg.dp), cfg.dp_devices, cuda_device_count());
+  const Device device = !dp_devices.empty() ? dp_devices[0]
+                                            : train::rank_device({.device_flag = cfg.device,
+                                                                  .local_rank = world->local_rank(),
+                                                                  .local_size = world->local_size(),
+                                                                  .gpu_count = cuda_device_count(),
+                                                                  .backend = backend});
+  for (const Device& d : dp_devices) check_device_available(d);
   check_device_available(device);
+  const auto group = train::gradient_group(world, device, backend);
   set_deterministic_convolutions(cfg.deterministic);
   set_benchmark_convolutions(cfg.cudnn_benchmark);
   manual_seed(static_cast<uint64_t>(cfg.seed));
@@ -65,9 +80,6 @@ int run(const TrainConfig& options) {
   auto train_set =
       data::take(data::open_cifar10(root, data::Split::train, format), cfg.train_limit);
   auto test_set = data::take(data::open_cifar10(root, data::Split::test, format), cfg.test_limit);
-  const int workers = static_cast<int>(cfg.workers);
-  // Batches for a GPU in pinned memory: their copies to the device run asynchronously.
-  const data::PinMemory pin = device.is_cuda() ? data::PinMemory::yes : data::PinMemory::no;
   // One process: the sampler is a plain shuffle (the same permutation as RandomSampler).
   auto train_sampler = std::make_shared<parallel::DistributedSampler>(
       train_set->size(), *group,
@@ -75,17 +87,10 @@ int run(const TrainConfig& options) {
   auto test_sampler = std::make_shared<parallel::DistributedSampler>(
       test_set->size(), *group,
       parallel::DistributedSamplerOptions{.shuffle = parallel::Shuffle::off});
-  data::DataLoader train_loader(train_set, train_sampler,
-                                cfg.augmentation == "airbench94"
-                                    ? data::cifar10_airbench94_transform()
-                                    : data::cifar10_train_transform(),
-                                {.batch_size = cfg.batch_size,
-                                 .last_batch = data::LastBatch::drop,
-                                 .num_workers = workers,
-                                 .seed = static_cast<uint64_t>(cfg.seed),
-                                 .pin_memory = pin});
-  data::DataLoader test_loader(test_set, test_sampler, data::cifar10_test_transform(),
-                               {.batch_size = 256, .num_workers = workers, .pin_memory = pin});
+  // The host DataLoader, or the data set on the device (--data-on-device, cifar_data.h).
+  const CifarLoaders loaders =
+      make_cifar_loaders(cfg, device, train_set, test_set, train_sampler, test_sampler);
+  data::BatchSource &train_loader = *loaders.train, &test_loader = *loaders.test;
   RG_CHECK(train_loader.num_batches() > 0, "train_cifar: ", train_sampler->size(),
            " training images per process make no full batch of ", cfg.batch_size);
 
@@ -97,7 +102,7 @@ int run(const TrainConfig& options) {
   auto* airbench94 = dynamic_cast<nn::Airbench94*>(model.get());
   if (airbench94) airbench94->init_whitening(sample_images(*train_set, 5000));
   // Under --dp, DataParallel converts its replicas instead (over its devices' threads).
-  if (cfg.sync_bn && cfg.dp == 0) model = parallel::convert_sync_batchnorm(model, group);
+  if (cfg.sync_bn && dp_devices.empty()) model = parallel::convert_sync_batchnorm(model, group);
   model->to(device);
   // Mixed precision converts the model (O2/O3) and, under O2, keeps f32 master weights that
   // the optimizer updates: before the optimizer and DDP, which must see the final dtypes.
@@ -123,8 +128,16 @@ int run(const TrainConfig& options) {
   std::unique_ptr<Lookahead> lookahead;  // made after resume(), from the weights it restores
 
   // ---- resume and wrap: rank 0's state on every rank, then DP / DDP -------------------------
+  std::map<std::string, std::string> recorded =  // what predict needs (train/model_card.h)
+      train::model_card_metadata(cifar_model_card(cfg, *train_set, *test_set));
+  recorded["config"] = options.to_json().dump();
+  train::TraceOptions trace{.path = cfg.trace};  // --trace, --trace-steps
+  train::parse_trace_steps(cfg.trace_steps, trace);
   train::Trainer trainer(
-      {group, device, model, amp, optimizer, *scheduler}, cifar_task(cfg, *test_sampler),
+      {group, device, model, amp, optimizer, *scheduler},
+      cifar_task(cfg, *test_sampler,
+                 device.is_cuda() || loaders.placement == DataPlacement::device ? EvalCounts::device
+                                                                                : EvalCounts::host),
       {.program = "train_cifar",
        .out = cfg.out,
        .epochs = cfg.epochs,
@@ -157,34 +170,50 @@ int run(const TrainConfig& options) {
              if (file == "last.safetensors")  // the checkpoint; best.safetensors is written first
                cfg.faults.in_checkpoint_write(0, first_step, last_step, file);
            },
-       .checkpoint_extra = {{"config", options.to_json().dump()}}});
+       .checkpoint_extra = recorded,
+       .trace = trace});
   trainer.resume(checkpoint,
                  cfg.eval_only ? train::Restore::weights_only : train::Restore::everything);
   // Its averages are not in checkpoints: a resumed run restarts them from the resumed weights.
   if (cfg.lookahead) lookahead = std::make_unique<Lookahead>(model_state(*model));
   trainer.wrap(
-      {.dp = static_cast<int>(cfg.dp),
+      {.dp_devices = dp_devices,
        .replica_factory = [name = cfg.model, classes] { return nn::make_model(name, classes); },
        .batch_norm = cfg.sync_bn ? parallel::BatchNormSync::across_devices
                                  : parallel::BatchNormSync::per_device,
-       .bucket_mb = cfg.bucket_mb});
+       .bucket_mb = cfg.bucket_mb,
+       .compression = cfg.grad_compression == "fp16" ? parallel::GradCompression::fp16
+                                                     : parallel::GradCompression::none,
+       .zero = cfg.zero == 1 ? train::ZeroStage::one : train::ZeroStage::off});
   if (lead) {
     std::cout << "model " << cfg.model << " (" << model->parameter_count() << " parameters), "
               << train_set->describe() << ": " << train_set->size() << " train / "
               << test_set->size() << " test images, " << num_threads() << " threads, " << device
-              << "\n";
+              << "\n"
+              << loaders.description << "\n";
     if (amp.level() != OptLevel::O0)
       std::cout << "mixed precision " << cfg.amp << " in " << cfg.amp_dtype << ", loss scale "
                 << cfg.loss_scale << " (from " << amp.scaler()->scale_value() << ")\n";
     if (world_size > 1)
       std::cout << world_size << " processes (" << group->backend() << ", " << cfg.allreduce
-                << " allreduce" << (cfg.sync_bn ? ", SyncBatchNorm" : "") << "): batch "
+                << " allreduce" << (cfg.sync_bn ? ", SyncBatchNorm" : "")
+                << (cfg.grad_compression == "fp16" ? ", fp16 gradients" : "") << "): batch "
                 << cfg.batch_size << " per process = " << cfg.batch_size * world_size
                 << ", peak lr " << lr << "\n";
-    if (cfg.dp > 0)
-      std::cout << "DataParallel over " << cfg.dp << " devices"
-                << (cfg.sync_bn ? " with SyncBatchNorm" : "") << ": batch " << cfg.batch_size
-                << " split among them\n";
+    else if (cfg.grad_compression != "none")
+      std::cout << "note: --grad-compression compresses DDP's buckets under mpirun; one "
+                   "process sends none\n";
+    if (!dp_devices.empty()) {
+      std::cout << "DataParallel over";
+      for (const Device& d : dp_devices) std::cout << " " << d;
+      std::cout << (cfg.sync_bn ? " with SyncBatchNorm" : "") << ": batch " << cfg.batch_size
+                << " split among them"
+                << (train::shares_a_device(dp_devices)
+                        ? " (replicas that share a device run side by side on it, each on its "
+                          "own thread and stream: to learn and test DP, not faster)"
+                        : "")
+                << "\n";
+    }
   }
 
   if (cfg.eval_only) {
@@ -209,6 +238,7 @@ int run(const TrainConfig& options) {
               << train::format_duration(seconds) << ", peak memory "
               << trainer.peak_memory_bytes() / (1 << 20) << " MiB"
               << (world_size > 1 ? " (rank 0)" : "") << "\n"
+              << trainer.describe_optimizer_state() << "\n"
               << "outputs in " << cfg.out
               << " (last.safetensors, best.safetensors, metrics.csv, TensorBoard events)\n";
   return 0;

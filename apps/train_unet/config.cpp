@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "data/shapes.h"
 #include "optim/loss_scaler.h"
+#include "train/step_trace.h"
 
 namespace rg::apps {
 namespace {
@@ -46,6 +47,7 @@ std::vector<int64_t> parse_image_size(const std::string& text) {
 
 int64_t UnetConfig::data_classes() const {
   if (classes == "binary") return 2;
+  if (files()) return file_classes;
   return volumes() ? 3 : 4;  // background and one class per kind of shape (data/shapes.h)
 }
 
@@ -76,20 +78,41 @@ AmpOptions UnetConfig::amp_options() const {
 std::string UnetConfig::describe() const {
   std::ostringstream s;
   const std::vector<int64_t> size = resolved_image_size();
-  s << data << " " << classes << " " << size[0];
+  s << data << (files() ? " " + data_root : "") << " " << classes << " " << (files() ? "crop " : "")
+    << size[0];
   for (std::size_t i = 1; i < size.size(); ++i) s << "x" << size[i];
-  s << " ch " << channels << ", " << train_size << "/" << test_size << " samples, unet depth "
-    << depth << " width " << width << " " << decoder << ", " << epochs << " epochs batch "
+  if (files())
+    s << " ch " << channels << ", " << crops_per_image << " crop(s) per image, val " << val_fraction
+      << ", overlap " << overlap << ", unet depth ";
+  else
+    s << " ch " << channels << ", " << train_size << "/" << test_size << " samples, unet depth ";
+  s << depth << " width " << width << " " << decoder << ", " << epochs << " epochs batch "
     << batch_size << " lr " << lr << " wd " << weight_decay << " " << schedule << ", amp " << amp
     << (amp == "O0" ? "" : " " + amp_dtype) << ", seed " << seed;
   return s.str();
 }
 
 void check_config(const UnetConfig& c) {
-  RG_CHECK(one_of(c.data, {"shapes2d", "shapes3d"}), "data must be shapes2d or shapes3d, got '",
-           c.data, "'");
-  RG_CHECK(one_of(c.classes, {"binary", "per-kind"}), "classes must be binary or per-kind, got '",
-           c.classes, "'");
+  RG_CHECK(one_of(c.data, {"shapes2d", "shapes3d", "folder", "npy"}),
+           "data must be shapes2d, shapes3d, folder DIR or npy DIR, got '", c.data, "'");
+  RG_CHECK(c.files() != c.data_root.empty(), "data ", c.data,
+           c.files() ? " needs its folder: --data " + c.data + " DIR"
+                     : " is generated and takes no folder, got '" + c.data_root + "'");
+  if (c.files()) {
+    RG_CHECK(one_of(c.classes, {"binary", "multiclass"}), "classes of --data ", c.data,
+             " must be binary or multiclass, got '", c.classes, "'");
+    RG_CHECK(c.data == "npy" || c.channels == 1 || c.channels == 3,
+             "channels of --data folder (decoded images) must be 1 or 3, got ", c.channels);
+  } else {
+    RG_CHECK(one_of(c.classes, {"binary", "per-kind"}), "classes of generated shapes must be ",
+             "binary or per-kind, got '", c.classes, "'");
+    RG_CHECK(c.class_map.empty(), "class_map is for --data folder or npy");
+  }
+  RG_CHECK(c.val_fraction > 0 && c.val_fraction < 1, "val_fraction must be in (0, 1), got ",
+           c.val_fraction);
+  RG_CHECK(c.crops_per_image >= 1 && c.crops_per_image <= 1000,
+           "crops_per_image must be in [1, 1000], got ", c.crops_per_image);
+  RG_CHECK(c.overlap >= 0 && c.overlap < 1, "overlap must be in [0, 1), got ", c.overlap);
   const std::vector<int64_t> size = c.resolved_image_size();
   RG_CHECK(static_cast<int64_t>(size.size()) == (c.volumes() ? 3 : 2), "image_size: ", c.data,
            " takes ", c.volumes() ? "DxHxW" : "HxW", ", got ", size.size(), " sides");
@@ -127,21 +150,46 @@ void check_config(const UnetConfig& c) {
   RG_CHECK(c.seed >= 0, "seed must be >= 0, got ", c.seed);
   RG_CHECK(c.stop_after_epochs >= 0, "stop_after_epochs must be >= 0, got ", c.stop_after_epochs);
   RG_CHECK(!c.out.empty(), "out must name a folder");
-  (void)Device::parse(c.device);  // names a bad device
-  (void)c.amp_options();          // names a bad level, dtype or scale
+  RG_CHECK(c.zero == 0 || c.zero == 1, "zero must be 0 (off) or 1 (ZeRO-1), got ", c.zero);
+  RG_CHECK(c.zero == 0 || c.dp == 0, "zero shards across processes; it does not combine with dp");
+  train::TraceOptions window;
+  train::parse_trace_steps(c.trace_steps, window);  // names a bad window now
+  (void)Device::parse(c.device);                    // names a bad device
+  (void)c.amp_options();                            // names a bad level, dtype or scale
 }
 
 UnetCommandLine parse_unet_command_line(int argc, char** argv) {
   UnetConfig c;
-  CLI::App app{"train_unet: train a UNet to segment generated shapes in 2-D or 3-D (ringgrad)"};
+  CLI::App app{
+      "train_unet: train a UNet to segment images or volumes, generated shapes or your "
+      "own files (ringgrad)"};
   std::string image_size;
-  app.add_option("--data", c.data, "shapes2d or shapes3d (generated, data/shapes.h)");
+  std::vector<std::string> data;
+  app.add_option("--data", data,
+                 "shapes2d or shapes3d (generated, data/shapes.h), or folder DIR (2-D images "
+                 "and PNG masks) or npy DIR (.npy volumes and masks): layout in apps/README.md")
+      ->expected(1, 2);
   app.add_option("--classes", c.classes,
-                 "binary (one mask, BCE + Dice) or per-kind (a class per kind, CE + soft Dice)");
-  app.add_option("--image-size", image_size, "HxW or DxHxW (default 64x64, or 32x160x160)");
-  app.add_option("--channels", c.channels, "image channels");
-  app.add_option("--train-size", c.train_size, "training samples");
-  app.add_option("--test-size", c.test_size, "validation samples");
+                 "binary (one mask, BCE + Dice); per-kind (shapes: a class per kind) or "
+                 "multiclass (files: a class per mask value; the default for files), CE + soft "
+                 "Dice");
+  app.add_option("--image-size", image_size,
+                 "HxW or DxHxW (default 64x64, or 32x160x160): generated shapes' size, or the "
+                 "training crop of files");
+  app.add_option("--channels", c.channels,
+                 "image channels (files: decoded images as 1 luma or 3 RGB, default 3)");
+  app.add_option("--train-size", c.train_size, "training samples (shapes)");
+  app.add_option("--test-size", c.test_size, "validation samples (shapes)");
+  app.add_option("--class-map", c.class_map,
+                 "files: the class names, one per line for mask values 0, 1, ... (default "
+                 "DIR/classes.txt if present, else the mask values)");
+  app.add_option("--val-fraction", c.val_fraction,
+                 "files in one images/ + masks/ set: the share held out for validation");
+  app.add_option("--crops-per-image", c.crops_per_image,
+                 "files: random crops of each image or volume per epoch");
+  app.add_option("--overlap", c.overlap,
+                 "files: overlap of validation's sliding windows over images larger than the "
+                 "crop (recorded for predict)");
   app.add_option("--depth", c.depth, "UNet poolings");
   app.add_option("--width", c.width, "channels of the UNet's first block (doubling per level)");
   app.add_option("--decoder", c.decoder, "transposed (conv-transpose) or interpolate");
@@ -166,6 +214,9 @@ UnetCommandLine parse_unet_command_line(int argc, char** argv) {
   app.add_flag("--overwrite", c.overwrite, "start over in an --out holding an earlier run");
   app.add_option("--stop-after-epochs", c.stop_after_epochs,
                  "stop after this many epochs of this run, as if killed (0: off)");
+  app.add_option("--zero", c.zero, "1: ZeRO-1, each process keeps 1/N of AdamW's moments");
+  app.add_option("--trace", c.trace, "write a timeline of --trace-steps to this file");
+  app.add_option("--trace-steps", c.trace_steps, "A:B, steps from 1 across epochs (default 2:4)");
   bool no_progress = false;
   app.add_flag("--no-progress", no_progress, "no live progress bar");
   try {
@@ -176,6 +227,12 @@ UnetCommandLine parse_unet_command_line(int argc, char** argv) {
     fail("train_unet: ", e.what(), " (see --help)");
   }
   c.progress = !no_progress;
+  if (!data.empty()) c.data = data[0];
+  if (data.size() == 2) c.data_root = data[1];
+  if (c.files()) {  // files: multiclass and RGB unless asked otherwise
+    if (app.count("--classes") == 0) c.classes = "multiclass";
+    if (app.count("--channels") == 0) c.channels = 3;
+  }
   if (!image_size.empty()) c.image_size = parse_image_size(image_size);
   check_config(c);
   return {c, false, ""};

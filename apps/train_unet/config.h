@@ -1,7 +1,8 @@
 #pragma once
-// train_unet's options: what to segment (generated shapes in 2-D or 3-D), the UNet, the
-// optimizer, and the same machine, precision and output options as train_cifar. Every value is
-// checked when the options are read, so a typo fails before anything is built.
+// train_unet's options: what to segment (generated shapes in 2-D or 3-D, or the user's own
+// images and masks, or volumes), the UNet, the optimizer, and the same machine, precision and
+// output options as train_cifar. Every value is checked when the options are read, so a typo
+// fails before anything is built.
 
 #include <cstdint>
 #include <string>
@@ -13,12 +14,22 @@
 namespace rg::apps {
 
 struct UnetConfig {
-  // ---- data: data/shapes.h, drawn from the seed (the test set from seed + 1) ----
-  std::string data = "shapes2d";      // shapes2d | shapes3d
-  std::string classes = "binary";     // binary (BCE + Dice) | per-kind (CE + soft Dice)
-  std::vector<int64_t> image_size{};  // {H, W} or {D, H, W}; empty: 64x64, or 32x160x160
-  int64_t channels = 1;
-  int64_t train_size = 1024, test_size = 256;
+  // ---- data: generated (data/shapes.h, drawn from the seed, the test set from seed + 1), or
+  // files in data_root (data/segmentation_files.h: 2-D images and masks, or .npy volumes) ----
+  std::string data = "shapes2d";  // shapes2d | shapes3d | folder | npy
+  std::string data_root{};        // folder | npy: the folder
+  // binary (one logit, BCE + Dice) | per-kind (shapes: a class per kind) | multiclass (files:
+  // a class per mask value or class-map line); both of the latter train CE + soft Dice.
+  std::string classes = "binary";
+  // Generated shapes' size; for files the training crop (the network's input, the sliding
+  // window of validation): {H, W} or {D, H, W}; empty: 64x64, or 32x160x160.
+  std::vector<int64_t> image_size{};
+  int64_t channels = 1;  // shapes: generated; folder: decoded images as 1 (luma) or 3 (RGB)
+  int64_t train_size = 1024, test_size = 256;  // shapes only
+  std::string class_map{};      // files: a class map; empty: <root>/classes.txt, or mask values
+  double val_fraction = 0.2;    // files without train/ and val/: the share held out
+  int64_t crops_per_image = 1;  // files: random crops of each image or volume per epoch
+  double overlap = 0.25;        // validation's sliding windows (recorded for predict)
   // ---- model: nn/models/unet.h ----
   int64_t depth = 3, width = 16;       // poolings, channels of the first block
   std::string decoder = "transposed";  // transposed (conv-transpose) | interpolate
@@ -37,8 +48,15 @@ struct UnetConfig {
   std::string out = "runs/unet", resume{};
   bool overwrite = false, progress = true;
   int64_t stop_after_epochs = 0;
+  int64_t zero = 0;     // 1: ZeRO-1, AdamW's moments sharded across processes
+  std::string trace{};  // a timeline of trace_steps to this file (train/step_trace.h)
+  std::string trace_steps = "2:4";
 
-  bool volumes() const { return data == "shapes3d"; }
+  // Set by run_unet from the files (class map or mask values; the first image's channels).
+  int64_t file_classes = 0;
+
+  bool volumes() const { return data == "shapes3d" || data == "npy"; }
+  bool files() const { return data == "folder" || data == "npy"; }
   // Classes of the data set (background included) and outputs of the model: one logit for a
   // binary mask, one per class otherwise.
   int64_t data_classes() const;

@@ -1,7 +1,10 @@
-// train_unet: trains a UNet on generated shapes, 2-D or 3-D.
+// train_unet: trains a UNet on generated shapes, 2-D or 3-D, or on your own images and masks
+// (apps/README.md has the folder layout).
 //
 //   ./build/apps/train_unet --epochs 10                          # 2-D, 64x64, binary masks
 //   ./build/apps/train_unet --data shapes3d --image-size 16x64x64 --depth 2
+//   ./build/apps/train_unet --data folder cells/ --image-size 128x128   # PNG images and masks
+//   ./build/apps/train_unet --data npy scans/ --image-size 32x96x96     # .npy volumes
 //   scripts/mpirun.sh 2 ./build/apps/train_unet --data shapes3d --sync-bn --amp O1
 //   ./build/apps/train_unet --help
 #include <iostream>

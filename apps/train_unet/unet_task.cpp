@@ -6,6 +6,7 @@
 #include "nn/dice_loss.h"
 #include "ops/ops.h"
 #include "parallel/segmentation_eval.h"
+#include "train/inference.h"
 
 namespace rg::apps {
 namespace {
@@ -17,22 +18,37 @@ Tensor forward(nn::Module& model, const Tensor& images, const train::StepContext
   return model.forward(x).to(DType::f32);  // losses and metrics in f32 whatever the precision
 }
 
+train::SlidingWindow sliding_window(const UnetConfig& cfg) {
+  return {.window = cfg.resolved_image_size(), .overlap = cfg.overlap, .batch = cfg.batch_size};
+}
+
+// The logits (N, K, *S) on the host of whole images (N, C, *S), window by window — as predict
+// computes them (train/predict.h).
+Tensor whole_logits(nn::Module& model, const Tensor& images, const train::SlidingWindow& sw,
+                    const train::StepContext& context) {
+  return train::sliding_window_logits(images.to(Device::cpu()), sw, [&](const Tensor& x) {
+    return train::infer(model, x, context);
+  });
+}
+
 // Validation over this rank's share: the loss of the real samples (padded duplicates left
 // out, as parallel/segmentation_eval.h leaves them out of the counts), Dice and IoU from
-// integer counts summed over ranks.
+// integer counts summed over ranks, overall and (several classes) per class.
 class UnetEvaluation final : public train::Evaluation {
  public:
-  UnetEvaluation(const parallel::DistributedSampler& sampler, int64_t model_classes)
+  UnetEvaluation(const parallel::DistributedSampler& sampler, int64_t model_classes,
+                 train::SlidingWindow sw)
       : binary_(model_classes == 1),
         counts_(sampler, {.kind = binary_ ? parallel::SegmentationKind::binary
                                           : parallel::SegmentationKind::multiclass,
                           .num_classes = model_classes}),
-        cursor_(sampler) {}
+        cursor_(sampler),
+        sw_(std::move(sw)) {}
 
   void add(nn::Module& model, const data::Batch& batch,
            const train::StepContext& context) override {
-    const Tensor logits = forward(model, batch.images, context);
-    const Tensor masks = batch.masks.to(context.device, NonBlocking::yes);
+    const Tensor logits = whole_logits(model, batch.images, sw_, context);
+    const Tensor masks = batch.masks.to(Device::cpu());
     const int64_t real = cursor_.advance(logits.size(0), "train_unet evaluation");
     if (real > 0) {
       // The loss is a mean over samples of equal size: times `real` it is their sum.
@@ -52,8 +68,8 @@ class UnetEvaluation final : public train::Evaluation {
     group.allreduce(t, parallel::ReduceOp::sum)->wait();
     const std::vector<double> v = t.to_vector<double>();
     const nn::SegmentationCounts counts = counts_.all_ranks(group);
-    // Binary: the foreground's scores. Several classes: the mean over the shapes' classes —
-    // the background, most of every image, would flatter the figure.
+    // Binary: the foreground's scores. Several classes: the mean over the classes but the
+    // background (class 0), most of every image, which would flatter the figure.
     double dice = 0, iou = 0;
     const int64_t first = binary_ ? 0 : 1;
     for (int64_t c = first; c < counts.num_classes(); ++c) {
@@ -61,14 +77,21 @@ class UnetEvaluation final : public train::Evaluation {
       iou += counts.iou(c);
     }
     const auto n = static_cast<double>(counts.num_classes() - first);
-    return {.values = {v[1] > 0 ? v[0] / v[1] : 0.0, dice / n, iou / n},
-            .samples = static_cast<int64_t>(v[1])};
+    Totals totals{.values = {v[1] > 0 ? v[0] / v[1] : 0.0, dice / n, iou / n},
+                  .samples = static_cast<int64_t>(v[1])};
+    if (!binary_)
+      for (int64_t c = 0; c < counts.num_classes(); ++c) {
+        totals.values.push_back(counts.dice(c));
+        totals.values.push_back(counts.iou(c));
+      }
+    return totals;
   }
 
  private:
   bool binary_;
   parallel::DistributedSegmentationEvaluator counts_;
   parallel::RealSampleCursor cursor_;
+  train::SlidingWindow sw_;
   double loss_sum_ = 0;
   int64_t samples_ = 0;
 };
@@ -84,27 +107,16 @@ Tensor picture(const Tensor& plane_or_volume, double scale) {
 
 // The preview's input (first channel), ground truth and the model's prediction, as images.
 void log_preview(const train::EpochLog& log, const data::SegmentationExample& preview,
-                 int64_t model_classes, int64_t data_classes) {
-  NoGradGuard no_grad;
+                 const train::SlidingWindow& sw, int64_t data_classes) {
   const bool was_training = log.model.is_training();
   log.model.eval();
-  const Tensor logits =
-      forward(log.model, preview.image.unsqueeze(0), log.context).squeeze(0).to(Device::cpu());
+  const Tensor logits = whole_logits(log.model, preview.image.unsqueeze(0), sw, log.context);
   if (was_training) log.model.train();
-  const Tensor predicted = model_classes == 1
-                               ? logits.select(0, 0).to(DType::f64)  // class 1 where logit > 0
-                               : max(logits, 0).indices.to(DType::f64);
+  const Tensor predicted = train::predicted_masks(logits).squeeze(0);
   const double class_scale = 1.0 / static_cast<double>(data_classes - 1);
-  Tensor prediction = predicted;
-  if (model_classes == 1) {
-    std::vector<double> v = predicted.contiguous().to_vector<double>();
-    for (double& p : v) p = p > 0 ? 1.0 : 0.0;
-    prediction = from_vector<double>(v, predicted.shape(), {DType::f64});
-  }
   log.tensorboard.add_image("preview/input", picture(preview.image.select(0, 0), 1.0), log.epoch);
   log.tensorboard.add_image("preview/ground_truth", picture(preview.mask, class_scale), log.epoch);
-  log.tensorboard.add_image("preview/prediction",
-                            picture(prediction, model_classes == 1 ? 1.0 : class_scale), log.epoch);
+  log.tensorboard.add_image("preview/prediction", picture(predicted, class_scale), log.epoch);
 }
 
 }  // namespace
@@ -115,7 +127,7 @@ Tensor segmentation_loss(const Tensor& logits, const Tensor& masks) {
 }
 
 train::Task unet_task(const UnetConfig& cfg, const parallel::DistributedSampler& test_sampler,
-                      data::SegmentationExample preview) {
+                      data::SegmentationExample preview, std::vector<std::string> class_names) {
   train::Task task;
   task.step = [](nn::Module& model, const data::Batch& batch, const train::StepContext& context) {
     const Tensor logits = forward(model, batch.images, context);
@@ -123,18 +135,41 @@ train::Task unet_task(const UnetConfig& cfg, const parallel::DistributedSampler&
     return train::StepOutput{
         .loss = segmentation_loss(logits, masks), .samples = masks.size(0), .sums = Tensor()};
   };
-  task.evaluation = [&test_sampler, classes = cfg.model_classes()](const train::EvalPass&) {
-    return std::make_unique<UnetEvaluation>(test_sampler, classes);
+  task.evaluation = [&test_sampler, classes = cfg.model_classes(),
+                     sw = sliding_window(cfg)](const train::EvalPass&) {
+    return std::make_unique<UnetEvaluation>(test_sampler, classes, sw);
   };
   task.eval_metrics = {{"loss", "loss", train::Display::plain},
                        {"dice", "dice", train::Display::plain},
                        {"iou", "iou", train::Display::plain}};
+  if (cfg.model_classes() > 1) {
+    RG_CHECK(static_cast<int64_t>(class_names.size()) == cfg.model_classes(),
+             "train_unet: ", class_names.size(), " class names for ", cfg.model_classes(),
+             " classes");
+    for (const std::string& name : class_names) {
+      task.eval_metrics.push_back({"dice_" + name, "dice_" + name, train::Display::log_only});
+      task.eval_metrics.push_back({"iou_" + name, "iou_" + name, train::Display::log_only});
+    }
+  }
   task.best_metric = "dice";
-  task.log = [preview = std::move(preview), model_classes = cfg.model_classes(),
+  task.log = [preview = std::move(preview), sw = sliding_window(cfg),
               data_classes = cfg.data_classes()](const train::EpochLog& log) {
-    log_preview(log, preview, model_classes, data_classes);
+    log_preview(log, preview, sw, data_classes);
   };
   return task;
+}
+
+train::ModelCard unet_model_card(const UnetConfig& cfg,
+                                 const std::vector<std::string>& class_names) {
+  return {.task = train::ModelTask::segmentation,
+          .model = "unet",
+          .unet = cfg.unet(),
+          .outputs = cfg.model_classes(),
+          .class_names = class_names,
+          .channels = cfg.channels,
+          .input_size = cfg.resolved_image_size(),
+          .overlap = cfg.overlap,
+          .window_batch = cfg.batch_size};
 }
 
 }  // namespace rg::apps

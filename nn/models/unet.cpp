@@ -8,14 +8,21 @@ namespace rg::nn {
 
 namespace {
 
-// The layers of one dimensionality: 3x3(x3) convolutions with padding 1, BatchNorm, 2x pooling,
-// 2x transposed convolution, 1x1(x1) convolution.
+// The layers of one dimensionality, chosen at run time (UNetConfig::dims): the same code builds
+// the 2-D and the 3-D net. `f` is called as f.template operator()<N>() for N = dims.
+template <class F>
+std::shared_ptr<Module> of_rank(int64_t dims, F&& f) {
+  if (dims == 2) return f.template operator()<2>();
+  return f.template operator()<3>();
+}
+
+// 3x3(x3) convolution with padding 1.
 std::shared_ptr<Module> conv3(int64_t dims, int64_t in, int64_t out, Bias bias) {
-  if (dims == 2)
-    return std::make_shared<Conv2d>(in, out, Size2{3, 3},
-                                    Conv2dOptions{.padding = {1, 1}, .bias = bias});
-  return std::make_shared<Conv3d>(in, out, Size3{3, 3, 3},
-                                  Conv3dOptions{.padding = {1, 1, 1}, .bias = bias});
+  return of_rank(dims, [&]<int N>() -> std::shared_ptr<Module> {
+    return std::make_shared<ConvNd<N>>(
+        in, out, same_on_every_axis<N>(3),
+        ConvOptions<N>{.padding = same_on_every_axis<N>(1), .bias = bias});
+  });
 }
 
 std::shared_ptr<Module> norm_layer(int64_t dims, int64_t channels) {
@@ -28,17 +35,20 @@ std::shared_ptr<Module> max_pool2x(int64_t dims) {
   return std::make_shared<MaxPool3d>(Size3{2, 2, 2});
 }
 
+// 2x upsampling by a transposed convolution of kernel and stride 2.
 std::shared_ptr<Module> up2x(int64_t dims, int64_t in, int64_t out) {
-  if (dims == 2)
-    return std::make_shared<ConvTranspose2d>(in, out, Size2{2, 2},
-                                             ConvTranspose2dOptions{.stride = {2, 2}});
-  return std::make_shared<ConvTranspose3d>(in, out, Size3{2, 2, 2},
-                                           ConvTranspose3dOptions{.stride = {2, 2, 2}});
+  return of_rank(dims, [&]<int N>() -> std::shared_ptr<Module> {
+    return std::make_shared<ConvTransposeNd<N>>(
+        in, out, same_on_every_axis<N>(2),
+        ConvTransposeOptions<N>{.stride = same_on_every_axis<N>(2)});
+  });
 }
 
+// 1x1(x1) convolution.
 std::shared_ptr<Module> conv1(int64_t dims, int64_t in, int64_t out) {
-  if (dims == 2) return std::make_shared<Conv2d>(in, out, Size2{1, 1});
-  return std::make_shared<Conv3d>(in, out, Size3{1, 1, 1});
+  return of_rank(dims, [&]<int N>() -> std::shared_ptr<Module> {
+    return std::make_shared<ConvNd<N>>(in, out, same_on_every_axis<N>(1));
+  });
 }
 
 // Pytorch-UNet's OutConv: a module holding "conv", so the keys read "outc.conv.weight".

@@ -6,24 +6,6 @@
 #include "ops/elementwise/elementwise.h"
 
 namespace rg {
-namespace {
-
-class AdaptiveAvgPool2dBackward : public Node {
- public:
-  explicit AdaptiveAvgPool2dBackward(Shape input_shape) : input_shape_(std::move(input_shape)) {}
-  std::string name() const override { return "AdaptiveAvgPool2dBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    const Tensor gy = g[0].contiguous();
-    return {dispatch_device<Kernels::cpu_and_cuda>(
-        "adaptive_avg_pool2d_backward", gy.device(),
-        [&](auto on) { return detail::adaptive_avg_pool2d_backward(on, gy, input_shape_); })};
-  }
-
- private:
-  Shape input_shape_;
-};
-
-}  // namespace
 
 Tensor adaptive_avg_pool2d(const Tensor& x, Pool2dSize output_size) {
   check_same_float("adaptive_avg_pool2d", {x});
@@ -39,7 +21,13 @@ Tensor adaptive_avg_pool2d(const Tensor& x, Pool2dSize output_size) {
   dispatch_device<Kernels::cpu_and_cuda>("adaptive_avg_pool2d", x.device(), [&](auto on) {
     detail::adaptive_avg_pool2d_forward(on, xc, y);
   });
-  if (needs_grad({x})) record(std::make_shared<AdaptiveAvgPool2dBackward>(x.shape()), {x}, {&y});
+  if (needs_grad({x}))
+    record_backward("AdaptiveAvgPool2dBackward", {x}, y, [shape = x.shape()](const Tensor& g) {
+      const Tensor gy = g.contiguous();
+      return dispatch_device<Kernels::cpu_and_cuda>(
+          "adaptive_avg_pool2d_backward", gy.device(),
+          [&](auto on) { return detail::adaptive_avg_pool2d_backward(on, gy, shape); });
+    });
   return y;
 }
 

@@ -7,25 +7,6 @@
 #include "ops/relu/relu_functors.h"
 
 namespace rg {
-namespace {
-
-class AddReluBackward : public Node {
- public:
-  AddReluBackward(Tensor y, Shape a, Shape b)
-      : y_(std::move(y)), a_(std::move(a)), b_(std::move(b)) {}
-  std::string name() const override { return "AddReluBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    const Tensor gs = pointwise("add_relu_backward", ReluGradFn{}, g[0], y_);
-    return {sum_to_shape(gs, a_), sum_to_shape(gs, b_)};
-  }
-  void release_saved() override { y_ = Tensor(); }
-
- private:
-  Tensor y_;
-  Shape a_, b_;
-};
-
-}  // namespace
 
 Tensor add_relu(const Tensor& a_in, const Tensor& b_in) {
   const auto cast = autocast_inputs(AutocastPolicy::promote, a_in, b_in);
@@ -33,7 +14,11 @@ Tensor add_relu(const Tensor& a_in, const Tensor& b_in) {
   check_same_float("add_relu", {a, b});
   Tensor y = pointwise("add_relu", AddReluFn{}, a, b);
   if (needs_grad({a, b}))
-    record(std::make_shared<AddReluBackward>(saved(y), a.shape(), b.shape()), {a, b}, {&y});
+    record_backward("AddReluBackward", {a, b}, y,
+                    [y = saved(y), a = a.shape(), b = b.shape()](const Tensor& gy) -> Grads {
+                      const Tensor gs = pointwise("add_relu_backward", ReluGradFn{}, gy, y);
+                      return {sum_to_shape(gs, a), sum_to_shape(gs, b)};
+                    });
   return y;
 }
 

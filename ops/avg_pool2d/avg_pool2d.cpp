@@ -6,25 +6,6 @@
 #include "ops/elementwise/elementwise.h"
 
 namespace rg {
-namespace {
-
-class AvgPool2dBackward : public Node {
- public:
-  AvgPool2dBackward(const Pool2dGeometry& g, CountIncludePad count) : g_(g), count_(count) {}
-  std::string name() const override { return "AvgPool2dBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    const Tensor gy = g[0].contiguous();
-    return {dispatch_device<Kernels::cpu_and_cuda>(
-        "avg_pool2d_backward", gy.device(),
-        [&](auto on) { return detail::avg_pool2d_backward(on, gy, g_, count_); })};
-  }
-
- private:
-  Pool2dGeometry g_;
-  CountIncludePad count_;
-};
-
-}  // namespace
 
 Tensor avg_pool2d(const Tensor& x, Pool2dSize kernel_size, Pool2dSize stride, Pool2dSize padding,
                   CeilMode ceil_mode, CountIncludePad count_include_pad) {
@@ -36,7 +17,13 @@ Tensor avg_pool2d(const Tensor& x, Pool2dSize kernel_size, Pool2dSize stride, Po
   dispatch_device<Kernels::cpu_and_cuda>("avg_pool2d", x.device(), [&](auto on) {
     detail::avg_pool2d_forward(on, xc, g, count_include_pad, y);
   });
-  if (needs_grad({x})) record(std::make_shared<AvgPool2dBackward>(g, count_include_pad), {x}, {&y});
+  if (needs_grad({x}))
+    record_backward("AvgPool2dBackward", {x}, y, [g, count_include_pad](const Tensor& grad) {
+      const Tensor gy = grad.contiguous();
+      return dispatch_device<Kernels::cpu_and_cuda>(
+          "avg_pool2d_backward", gy.device(),
+          [&](auto on) { return detail::avg_pool2d_backward(on, gy, g, count_include_pad); });
+    });
   return y;
 }
 

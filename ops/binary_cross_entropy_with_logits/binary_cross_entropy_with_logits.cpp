@@ -11,6 +11,7 @@ namespace rg {
 namespace {
 
 constexpr const char* kOp = "binary_cross_entropy_with_logits";
+constexpr const char* kBackward = "binary_cross_entropy_with_logits_backward";
 
 // Runs f(w, pw, ins...) pointwise, passing 1 for an absent weight or pos_weight — so the
 // common unweighted case reads only its own operands, on the contiguous fast path.
@@ -21,29 +22,6 @@ Tensor with_weights(std::string_view op, F f, const Tensor& w, const Tensor& pw,
   if (pw.defined()) return pointwise(op, UnitWeight<F>{f}, pw, ins...);
   return pointwise(op, UnitWeights<F>{f}, ins...);
 }
-
-class BceWithLogitsBackward : public Node {
- public:
-  BceWithLogitsBackward(Tensor x, Tensor y, Tensor w, Tensor pw, double scale)
-      : x_(std::move(x)), y_(std::move(y)), w_(std::move(w)), pw_(std::move(pw)), scale_(scale) {}
-  std::string name() const override { return "BinaryCrossEntropyWithLogitsBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    // g is the loss's gradient: x's shape (none) or a 0-d tensor that broadcasts.
-    Tensor gx, gy;
-    if (next_edges[0].node)
-      gx = with_weights("binary_cross_entropy_with_logits_backward",
-                        BceWithLogitsGradInputFn{scale_}, w_, pw_, g[0], x_, y_);
-    if (next_edges[1].node)
-      gy = with_weights("binary_cross_entropy_with_logits_backward",
-                        BceWithLogitsGradTargetFn{scale_}, w_, pw_, g[0], x_, y_);
-    return {gx, gy, Tensor(), Tensor()};
-  }
-  void release_saved() override { x_ = y_ = w_ = pw_ = Tensor(); }
-
- private:
-  Tensor x_, y_, w_, pw_;
-  double scale_;
-};
 
 void check_broadcasts_to(const Tensor& t, const char* what, const Tensor& x) {
   if (!t.defined()) return;
@@ -72,10 +50,18 @@ Tensor binary_cross_entropy_with_logits(const Tensor& x_in, const Tensor& y_in,
     out = mean(out);
     scale = 1.0 / static_cast<double>(x.numel());
   }
+  // g is the loss's gradient: x's shape (none) or a 0-d tensor that broadcasts.
   if (needs_grad({x, y}))
-    record(std::make_shared<BceWithLogitsBackward>(saved(x), saved(y), saved(weight),
-                                                   saved(pos_weight), scale),
-           {x, y, weight, pos_weight}, {&out});
+    record_backward(
+        "BinaryCrossEntropyWithLogitsBackward", {x, y, weight, pos_weight}, out,
+        [x = saved(x), y = saved(y), w = saved(weight), pw = saved(pos_weight), scale,
+         need_x = x.requires_grad(), need_y = y.requires_grad()](const Tensor& g) -> Grads {
+          Tensor gx, gy;
+          if (need_x) gx = with_weights(kBackward, BceWithLogitsGradInputFn{scale}, w, pw, g, x, y);
+          if (need_y)
+            gy = with_weights(kBackward, BceWithLogitsGradTargetFn{scale}, w, pw, g, x, y);
+          return {gx, gy, Tensor(), Tensor()};
+        });
   return out;
 }
 

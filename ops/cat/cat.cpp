@@ -4,29 +4,6 @@
 #include "ops/elementwise/elementwise.h"
 
 namespace rg {
-namespace {
-
-class CatBackward : public Node {
- public:
-  CatBackward(int64_t dim, std::vector<int64_t> sizes) : dim_(dim), sizes_(std::move(sizes)) {}
-  std::string name() const override { return "CatBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    std::vector<Tensor> gx;
-    gx.reserve(sizes_.size());
-    int64_t start = 0;
-    for (int64_t size : sizes_) {
-      gx.push_back(g[0].narrow(dim_, start, size));
-      start += size;
-    }
-    return gx;
-  }
-
- private:
-  int64_t dim_;
-  std::vector<int64_t> sizes_;
-};
-
-}  // namespace
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   RG_CHECK(!tensors.empty(), "cat: expected a non-empty list of tensors");
@@ -64,7 +41,17 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     copy_strided(y.narrow(dim, start, sizes[k]), tensors[k].detach());
     start += sizes[k];
   }
-  if (needs_grad(tensors)) record(std::make_shared<CatBackward>(dim, sizes), tensors, {&y});
+  if (needs_grad(tensors))
+    record_backward("CatBackward", tensors, y, [dim, sizes = std::move(sizes)](const Tensor& g) {
+      Grads gx;
+      gx.reserve(sizes.size());
+      int64_t offset = 0;
+      for (int64_t size : sizes) {
+        gx.push_back(g.narrow(dim, offset, size));
+        offset += size;
+      }
+      return gx;
+    });
   return y;
 }
 

@@ -15,46 +15,18 @@
 //   backward-data    gx  = col2vol(Wᵀ · gy)
 //   backward-weight  gW  = Σ_n gy · colᵀ
 //   backward-bias    gb  = Σ_{n, od, oh, ow} gy
-// ops/conv_transpose3d is the adjoint and reuses these kernels with the roles swapped.
-// On a GPU, cuDNN's N-d convolution graphs (ops/conv_cudnn, conv3d_cuda.cu) compute all four.
+// The checks, the backward node and the GPU path (cuDNN's N-d graphs) are ops/conv's, written
+// once for 2-D and 3-D. ops/conv_transpose3d is the adjoint.
 
-#include <array>
-#include <string_view>
-
-#include "core/tensor.h"
+#include "ops/conv/conv.h"
 
 namespace rg {
 
-using Conv3dTriple = std::array<int64_t, 3>;  // {depth, height, width}
+using Conv3dTriple = ConvSize<3>;  // {depth, height, width}
+using Conv3dParams = ConvParams<3>;
 
 Tensor conv3d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
               Conv3dTriple stride = {1, 1, 1}, Conv3dTriple padding = {0, 0, 0},
               Conv3dTriple dilation = {1, 1, 1}, int64_t groups = 1);
-
-// ---- kernels (no autograd), for conv_transpose3d and apps/bench_ops ---------------------------
-struct Conv3dParams {
-  Conv3dTriple stride{1, 1, 1}, padding{0, 0, 0}, dilation{1, 1, 1};
-  int64_t groups = 1;
-};
-
-// Checks x_shape (N, C, D, H, W) against weight_shape (O, C/G, kD, kH, kW) and the params,
-// naming `op` in errors; returns y's shape (N, O, Do, Ho, Wo).
-Shape conv3d_output_shape(std::string_view op, const Shape& x_shape, const Shape& weight_shape,
-                          const Conv3dParams& p);
-
-// y = conv3d(x, weight) + bias (bias may be undefined). any strides; f32, f64, f16 and bf16
-// (all operands of one dtype; 16-bit on the CPU computed in f32 and rounded once).
-Tensor conv3d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                      const Conv3dParams& p);
-// gx: (N, C, D, H, W) = x_shape, from gy: (N, O, Do', Ho', Wo'). Each of Do', Ho', Wo' may be
-// smaller than the size x_shape gives (conv_transpose3d's output_padding): gx is then the
-// adjoint of the convolution restricted to those first outputs.
-Tensor conv3d_backward_data(const Tensor& gy, const Tensor& weight, const Shape& x_shape,
-                            const Conv3dParams& p);
-// gW: (O, C/G, kD, kH, kW) = weight_shape, from gy: (N, O, Do', Ho', Wo') and x.
-Tensor conv3d_backward_weight(const Tensor& gy, const Tensor& x, const Shape& weight_shape,
-                              const Conv3dParams& p);
-// gb: (O) = Σ over N, Do, Ho, Wo of gy: (N, O, Do, Ho, Wo).
-Tensor conv3d_backward_bias(const Tensor& gy);
 
 }  // namespace rg

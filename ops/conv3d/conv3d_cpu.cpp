@@ -260,11 +260,11 @@ Shape spatial(const Tensor& t) {
 Tensor conv3d_forward(OnCpu, const Tensor& x_in, const Tensor& w_in, const Tensor& b_in,
                       const Conv3dParams& p) {
   check_same_float("conv3d", {x_in, w_in, b_in});
-  const Shape y_shape = conv3d_output_shape("conv3d", x_in.shape(), w_in.shape(), p);
+  const Shape y_shape = conv_output_shape<3>("conv3d", x_in.shape(), w_in.shape(), p);
   RG_CHECK(!b_in.defined() || b_in.shape() == Shape{y_shape[1]}, "conv3d: bias must be (",
            y_shape[1], ") for weight ", w_in.describe(), ", got ", b_in.describe());
   if (is_half(x_in.dtype()))
-    return conv3d_forward(widen(x_in), widen(w_in), widen(b_in), p).to(x_in.dtype());
+    return conv_forward<3>(widen(x_in), widen(w_in), widen(b_in), p).to(x_in.dtype());
   const Tensor x = x_in.contiguous(), w = w_in.contiguous();
   const Tensor bias = b_in.defined() ? b_in.contiguous() : Tensor();
   Tensor y = empty(y_shape, {x.dtype(), x.device()});
@@ -280,10 +280,10 @@ Tensor conv3d_backward_data(OnCpu, const Tensor& gy_in, const Tensor& w_in, cons
                             const Conv3dParams& p) {
   constexpr const char* op = "conv3d_backward_data";
   check_same_float(op, {gy_in, w_in});
-  const Shape y_shape = conv3d_output_shape(op, x_shape, w_in.shape(), p);
+  const Shape y_shape = conv_output_shape<3>(op, x_shape, w_in.shape(), p);
   check_gy(op, gy_in, y_shape);
   if (is_half(gy_in.dtype()))
-    return conv3d_backward_data(widen(gy_in), widen(w_in), x_shape, p).to(gy_in.dtype());
+    return conv_backward_data<3>(widen(gy_in), widen(w_in), x_shape, p).to(gy_in.dtype());
   const Tensor gy = gy_in.contiguous(), w = w_in.contiguous();
   // Stride 1: gx is the convolution of gy (padded by d·(k − 1) − p) with the flipped,
   // transposed kernel: the forward kernel, with O·kD·kH·kW-deep GEMMs and no col2vol.
@@ -300,7 +300,7 @@ Tensor conv3d_backward_data(OnCpu, const Tensor& gy_in, const Tensor& w_in, cons
       using T = decltype(tag);
       flip_transpose<T>(w.data<T>(), G, Og, Cg, w.size(2) * w.size(3) * w.size(4), wf.data<T>());
     });
-    return conv3d_forward(gy, wf, Tensor(), flip_p);
+    return conv_forward<3>(gy, wf, Tensor(), flip_p);
   }
   Tensor gx = empty(x_shape, {gy.dtype(), gy.device()});
   const Geometry g(x_shape, w.shape(), spatial(gy), p);
@@ -315,10 +315,10 @@ Tensor conv3d_backward_weight(OnCpu, const Tensor& gy_in, const Tensor& x_in,
                               const Shape& weight_shape, const Conv3dParams& p) {
   constexpr const char* op = "conv3d_backward_weight";
   check_same_float(op, {gy_in, x_in});
-  const Shape y_shape = conv3d_output_shape(op, x_in.shape(), weight_shape, p);
+  const Shape y_shape = conv_output_shape<3>(op, x_in.shape(), weight_shape, p);
   check_gy(op, gy_in, y_shape);
   if (is_half(gy_in.dtype()))
-    return conv3d_backward_weight(widen(gy_in), widen(x_in), weight_shape, p).to(gy_in.dtype());
+    return conv_backward_weight<3>(widen(gy_in), widen(x_in), weight_shape, p).to(gy_in.dtype());
   const Tensor gy = gy_in.contiguous(), x = x_in.contiguous();
   Tensor gw = empty(weight_shape, {gy.dtype(), gy.device()});
   const Geometry g(x.shape(), weight_shape, spatial(gy), p);

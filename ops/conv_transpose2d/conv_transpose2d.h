@@ -5,15 +5,15 @@
 //   x: (N, Ci, H, W)   weight: (Ci, Co/G, kH, kW)   bias: (Co) or undefined   y: (N, Co, Ho, Wo)
 //   Ho = (H − 1)·sH − 2·pH + dH·(kH − 1) + opH + 1   (Wo likewise; op = output_padding)
 // Each input pixel scatters weight[ci]·x[n, ci, h, w] onto the output window at
-// (h·sH − pH, w·sW − pW) (dilated), i.e. y = conv2d_backward_data(x, weight) for a conv2d
+// (h·sH − pH, w·sW − pW) (dilated), i.e. y = conv_backward_data<2>(x, weight) for a conv2d
 // mapping (N, Co, Ho, Wo) to (N, Ci, H, W) with the same stride, padding, dilation, groups.
 // output_padding only picks among the output sizes that conv2d would map back to H: it adds
 // rows/columns at the bottom/right (they receive only the bias). It must be smaller than the
 // stride or the dilation.
 //
 // Backward (the roles of conv2d's kernels swap):
-//   gx = conv2d_forward(gy, weight)             (cropped to H × W when output_padding ≥ stride)
-//   gW = conv2d_backward_weight(x, gy)          (conv2d's "gy" is x, its "x" is gy)
+//   gx = conv_forward<2>(gy, weight)             (cropped to H × W when output_padding ≥ stride)
+//   gW = conv_backward_weight<2>(x, gy)          (conv2d's "gy" is x, its "x" is gy)
 //   gb = Σ_{n, ho, wo} gy
 
 #include "ops/conv2d/conv2d.h"

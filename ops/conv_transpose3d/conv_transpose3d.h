@@ -7,16 +7,16 @@
 //   y: (N, Co, Do, Ho, Wo),  Do = (D − 1)·sD − 2·pD + dD·(kD − 1) + opD + 1  (Ho, Wo likewise;
 //   op = output_padding)
 // Each input voxel scatters weight[ci]·x[n, ci, d, h, w] onto the output window at
-// (d·sD − pD, h·sH − pH, w·sW − pW) (dilated), i.e. y = conv3d_backward_data(x, weight) for a
+// (d·sD − pD, h·sH − pH, w·sW − pW) (dilated), i.e. y = conv_backward_data<3>(x, weight) for a
 // conv3d mapping (N, Co, Do, Ho, Wo) to (N, Ci, D, H, W) with the same stride, padding,
 // dilation and groups. output_padding only picks among the output sizes that conv3d maps back
 // to D (H, W): it adds slices at the far end (they receive only the bias). It must be smaller
 // than the stride or the dilation.
 //
 // Backward (the roles of conv3d's kernels swap):
-//   gx = conv3d_forward(gy, weight)             (cropped to D × H × W when output_padding ≥ stride)
-//   gW = conv3d_backward_weight(x, gy)          (conv3d's "gy" is x, its "x" is gy)
-//   gb = Σ_{n, do, ho, wo} gy
+//   gx = conv_forward<3>(gy, weight)             (cropped to D × H × W when output_padding ≥
+//   stride) gW = conv_backward_weight<3>(x, gy)          (conv3d's "gy" is x, its "x" is gy) gb =
+//   Σ_{n, do, ho, wo} gy
 // On the GPU through conv3d's cuDNN kernels, like conv_transpose2d.
 
 #include "ops/conv3d/conv3d.h"

@@ -6,83 +6,45 @@
 #include "ops/elementwise/elementwise.h"
 
 namespace rg {
-namespace {
-
-class DivBackward : public Node {
- public:
-  // y (the output) is saved only when b needs a gradient.
-  DivBackward(Tensor y, Tensor b, Shape a_shape, bool need_a)
-      : y_(std::move(y)), b_(std::move(b)), a_shape_(std::move(a_shape)), need_a_(need_a) {}
-  std::string name() const override { return "DivBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    Tensor ga, gb;
-    if (need_a_) ga = sum_to_shape(pointwise("div_backward", DivFn{}, g[0], b_), a_shape_);
-    if (y_.defined())
-      gb = sum_to_shape(pointwise("div_backward", DivGradOtherFn{}, g[0], y_, b_), b_.shape());
-    return {ga, gb};
-  }
-  void release_saved() override {
-    y_ = Tensor();
-    b_ = Tensor();
-  }
-
- private:
-  Tensor y_, b_;
-  Shape a_shape_;
-  bool need_a_;
-};
-
-class DivScalarBackward : public Node {
- public:
-  explicit DivScalarBackward(double s) : s_(s) {}
-  std::string name() const override { return "DivScalarBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    return {pointwise("div_backward", DivScalarFn{s_}, g[0])};
-  }
-
- private:
-  double s_;
-};
-
-class RdivScalarBackward : public Node {
- public:
-  RdivScalarBackward(double s, Tensor a) : s_(s), a_(std::move(a)) {}
-  std::string name() const override { return "RdivScalarBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    return {pointwise("div_backward", RdivGradFn{s_}, g[0], a_)};
-  }
-  void release_saved() override { a_ = Tensor(); }
-
- private:
-  double s_;
-  Tensor a_;
-};
-
-}  // namespace
 
 Tensor div(const Tensor& a_in, const Tensor& b_in) {
   const auto cast = autocast_inputs(AutocastPolicy::promote, a_in, b_in);
   const Tensor &a = cast[0], &b = cast[1];
   check_same_float("div", {a, b});
   Tensor y = pointwise("div", DivFn{}, a, b);
+  // y (the output) is saved only when b needs a gradient.
   if (needs_grad({a, b}))
-    record(std::make_shared<DivBackward>(b.requires_grad() ? saved(y) : Tensor(), saved(b),
-                                         a.shape(), a.requires_grad()),
-           {a, b}, {&y});
+    record_backward("DivBackward", {a, b}, y,
+                    [y = b.requires_grad() ? saved(y) : Tensor(), b = saved(b), a_shape = a.shape(),
+                     need_a = a.requires_grad()](const Tensor& gy) -> Grads {
+                      Tensor ga, gb;
+                      if (need_a)
+                        ga = sum_to_shape(pointwise("div_backward", DivFn{}, gy, b), a_shape);
+                      if (y.defined())
+                        gb = sum_to_shape(pointwise("div_backward", DivGradOtherFn{}, gy, y, b),
+                                          b.shape());
+                      return {ga, gb};
+                    });
   return y;
 }
 
 Tensor div(const Tensor& a, double s) {
   check_same_float("div", {a});
   Tensor y = pointwise("div", DivScalarFn{s}, a);
-  if (needs_grad({a})) record(std::make_shared<DivScalarBackward>(s), {a}, {&y});
+  if (needs_grad({a}))
+    record_backward("DivScalarBackward", {a}, y, [s](const Tensor& gy) {
+      return pointwise("div_backward", DivScalarFn{s}, gy);
+    });
   return y;
 }
 
 Tensor div(double s, const Tensor& a) {
   check_same_float("div", {a});
   Tensor y = pointwise("div", RdivScalarFn{s}, a);
-  if (needs_grad({a})) record(std::make_shared<RdivScalarBackward>(s, saved(a)), {a}, {&y});
+  if (needs_grad({a}))
+    record_backward("RdivScalarBackward", {a}, y, [s, a = saved(a)](const Tensor& gy) {
+      return pointwise("div_backward", RdivGradFn{s}, gy, a);
+    });
   return y;
 }
 

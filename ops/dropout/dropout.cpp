@@ -6,28 +6,6 @@
 #include "ops/elementwise/elementwise.h"
 
 namespace rg {
-namespace {
-
-class DropoutBackward : public Node {
- public:
-  DropoutBackward(Tensor mask, double scale) : mask_(std::move(mask)), scale_(scale) {}
-  std::string name() const override { return "DropoutBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    const Tensor gy = g[0].contiguous();
-    Tensor gx = empty_like(gy);
-    dispatch_device<Kernels::cpu_and_cuda>("dropout_backward", gy.device(), [&](auto on) {
-      detail::dropout_backward(on, gy, mask_, scale_, gx);
-    });
-    return {gx};
-  }
-  void release_saved() override { mask_ = Tensor(); }
-
- private:
-  Tensor mask_;  // u8, the shape of x, on x's device: 1 = kept
-  double scale_;
-};
-
-}  // namespace
 
 Tensor dropout(const Tensor& x, double p, DropoutMode mode, Generator& generator) {
   check_same_float("dropout", {x});
@@ -46,7 +24,16 @@ Tensor dropout(const Tensor& x, double p, DropoutMode mode, Generator& generator
   Tensor y = empty(x.shape(), {x.dtype(), x.device()});
   dispatch_device<Kernels::cpu_and_cuda>(
       "dropout", x.device(), [&](auto on) { detail::dropout_forward(on, xc, draw, mask, y); });
-  if (needs_grad({x})) record(std::make_shared<DropoutBackward>(mask, draw.scale), {x}, {&y});
+  // mask: u8, the shape of x, on x's device: 1 = kept.
+  if (needs_grad({x}))
+    record_backward("DropoutBackward", {x}, y, [mask, scale = draw.scale](const Tensor& g) {
+      const Tensor gy = g.contiguous();
+      Tensor gx = empty_like(gy);
+      dispatch_device<Kernels::cpu_and_cuda>("dropout_backward", gy.device(), [&](auto on) {
+        detail::dropout_backward(on, gy, mask, scale, gx);
+      });
+      return gx;
+    });
   return y;
 }
 

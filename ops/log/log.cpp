@@ -6,27 +6,14 @@
 #include "ops/log/log_functors.h"
 
 namespace rg {
-namespace {
-
-class LogBackward : public Node {
- public:
-  explicit LogBackward(Tensor x) : x_(std::move(x)) {}
-  std::string name() const override { return "LogBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    return {pointwise("log_backward", DivFn{}, g[0], x_)};
-  }
-  void release_saved() override { x_ = Tensor(); }
-
- private:
-  Tensor x_;
-};
-
-}  // namespace
 
 Tensor log(const Tensor& x) {
   check_same_float("log", {x});
   Tensor y = pointwise("log", LogFn{}, x);
-  if (needs_grad({x})) record(std::make_shared<LogBackward>(saved(x)), {x}, {&y});
+  if (needs_grad({x}))
+    record_backward("LogBackward", {x}, y, [x = saved(x)](const Tensor& gy) {
+      return pointwise("log_backward", DivFn{}, gy, x);
+    });
   return y;
 }
 

@@ -5,49 +5,18 @@
 #include "ops/max/max_kernel.h"
 
 namespace rg {
-namespace {
-
-class MaxAllBackward : public Node {
- public:
-  MaxAllBackward(Tensor x, Tensor y) : x_(std::move(x)), y_(std::move(y)) {}
-  std::string name() const override { return "MaxAllBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    return {dispatch_device<Kernels::cpu_and_cuda>("max_backward", x_.device(), [&](auto on) {
-      return detail::max_all_backward(on, g[0], x_, y_);
-    })};
-  }
-  void release_saved() override { x_ = y_ = Tensor(); }
-
- private:
-  Tensor x_, y_;
-};
-
-class MaxDimBackward : public Node {
- public:
-  MaxDimBackward(Tensor indices, Shape x_shape, int64_t dim)
-      : indices_(std::move(indices)), x_shape_(std::move(x_shape)), dim_(dim) {}
-  std::string name() const override { return "MaxDimBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    return {dispatch_device<Kernels::cpu_and_cuda>("max_backward", indices_.device(), [&](auto on) {
-      return detail::max_along_backward(on, g[0], indices_, x_shape_, dim_);
-    })};
-  }
-  void release_saved() override { indices_ = Tensor(); }
-
- private:
-  Tensor indices_;
-  Shape x_shape_;
-  int64_t dim_;
-};
-
-}  // namespace
 
 Tensor max(const Tensor& x) {
   check_same_float("max", {x});
   RG_CHECK(x.numel() > 0, "max: the maximum of an empty tensor is undefined, got ", x.describe());
   Tensor y = dispatch_device<Kernels::cpu_and_cuda>(
       "max", x.device(), [&](auto on) { return detail::max_all(on, x.contiguous()); });
-  if (needs_grad({x})) record(std::make_shared<MaxAllBackward>(saved(x), saved(y)), {x}, {&y});
+  if (needs_grad({x}))
+    record_backward("MaxAllBackward", {x}, y, [x = saved(x), y = saved(y)](const Tensor& gy) {
+      return dispatch_device<Kernels::cpu_and_cuda>("max_backward", x.device(), [&](auto on) {
+        return detail::max_all_backward(on, gy, x, y);
+      });
+    });
   return y;
 }
 
@@ -67,7 +36,12 @@ MaxResult max(const Tensor& x, int64_t dim, KeepDim keepdim) {
     return detail::max_along(on, x.contiguous(), dim, out_shape);
   });
   if (needs_grad({x}))
-    record(std::make_shared<MaxDimBackward>(r.indices, shape, dim), {x}, {&r.values});
+    record_backward(
+        "MaxDimBackward", {x}, r.values, [indices = r.indices, shape, dim](const Tensor& gy) {
+          return dispatch_device<Kernels::cpu_and_cuda>(
+              "max_backward", indices.device(),
+              [&](auto on) { return detail::max_along_backward(on, gy, indices, shape, dim); });
+        });
   return r;
 }
 

@@ -6,27 +6,6 @@
 #include "ops/max_pool2d/max_pool2d_kernel.h"
 
 namespace rg {
-namespace {
-
-class MaxPool2dBackward : public Node {
- public:
-  MaxPool2dBackward(Tensor indices, const Pool2dGeometry& g)
-      : indices_(std::move(indices)), g_(g) {}
-  std::string name() const override { return "MaxPool2dBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    const Tensor gy = g[0].contiguous();
-    return {dispatch_device<Kernels::cpu_and_cuda>(
-        "max_pool2d_backward", gy.device(),
-        [&](auto on) { return detail::max_pool2d_backward(on, gy, indices_, g_); })};
-  }
-  void release_saved() override { indices_ = Tensor(); }
-
- private:
-  Tensor indices_;
-  Pool2dGeometry g_;  // the GPU's backward walks the windows over each input element
-};
-
-}  // namespace
 
 MaxPool2dResult max_pool2d(const Tensor& x, Pool2dSize kernel_size, Pool2dSize stride,
                            Pool2dSize padding, Pool2dSize dilation, CeilMode ceil_mode) {
@@ -40,8 +19,15 @@ MaxPool2dResult max_pool2d(const Tensor& x, Pool2dSize kernel_size, Pool2dSize s
   dispatch_device<Kernels::cpu_and_cuda>("max_pool2d", x.device(), [&](auto on) {
     detail::max_pool2d_forward(on, xc, g, r.output, r.indices);
   });
+  // The GPU's backward walks the windows (g) over each input element.
   if (needs_grad({x}))
-    record(std::make_shared<MaxPool2dBackward>(saved(r.indices), g), {x}, {&r.output});
+    record_backward("MaxPool2dBackward", {x}, r.output,
+                    [indices = saved(r.indices), g](const Tensor& grad) {
+                      const Tensor gy = grad.contiguous();
+                      return dispatch_device<Kernels::cpu_and_cuda>(
+                          "max_pool2d_backward", gy.device(),
+                          [&](auto on) { return detail::max_pool2d_backward(on, gy, indices, g); });
+                    });
   return r;
 }
 

@@ -29,28 +29,6 @@ Pool3dGeometry pool3d_geometry(const char* op, const Tensor& x, Pool3dSize k, Po
   return g;
 }
 
-namespace {
-
-class MaxPool3dBackward : public Node {
- public:
-  MaxPool3dBackward(Tensor indices, const Pool3dGeometry& g)
-      : indices_(std::move(indices)), g_(g) {}
-  std::string name() const override { return "MaxPool3dBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    const Tensor gy = g[0].contiguous();
-    return {dispatch_device<Kernels::cpu_and_cuda>(
-        "max_pool3d_backward", gy.device(),
-        [&](auto on) { return detail::max_pool3d_backward(on, gy, indices_, g_); })};
-  }
-  void release_saved() override { indices_ = Tensor(); }
-
- private:
-  Tensor indices_;
-  Pool3dGeometry g_;  // the GPU's backward walks the windows over each input element
-};
-
-}  // namespace
-
 MaxPool3dResult max_pool3d(const Tensor& x, Pool3dSize kernel_size, Pool3dSize stride,
                            Pool3dSize padding, Pool3dSize dilation) {
   check_same_float("max_pool3d", {x});
@@ -63,8 +41,15 @@ MaxPool3dResult max_pool3d(const Tensor& x, Pool3dSize kernel_size, Pool3dSize s
   dispatch_device<Kernels::cpu_and_cuda>("max_pool3d", x.device(), [&](auto on) {
     detail::max_pool3d_forward(on, xc, g, r.output, r.indices);
   });
+  // The GPU's backward walks the windows (g) over each input element.
   if (needs_grad({x}))
-    record(std::make_shared<MaxPool3dBackward>(saved(r.indices), g), {x}, {&r.output});
+    record_backward("MaxPool3dBackward", {x}, r.output,
+                    [indices = saved(r.indices), g](const Tensor& grad) {
+                      const Tensor gy = grad.contiguous();
+                      return dispatch_device<Kernels::cpu_and_cuda>(
+                          "max_pool3d_backward", gy.device(),
+                          [&](auto on) { return detail::max_pool3d_backward(on, gy, indices, g); });
+                    });
   return r;
 }
 

@@ -8,19 +8,6 @@
 namespace rg {
 namespace {
 
-class MeanBackward : public Node {
- public:
-  MeanBackward(detail::ReducePlan plan, double scale) : plan_(std::move(plan)), scale_(scale) {}
-  std::string name() const override { return "MeanBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    return {detail::sum_backward(g[0], plan_, scale_)};
-  }
-
- private:
-  detail::ReducePlan plan_;
-  double scale_;
-};
-
 Tensor mean_impl(const Tensor& x_in, const std::vector<int64_t>& dims, bool all, KeepDim keepdim) {
   const auto cast = autocast_inputs(AutocastPolicy::float32, x_in);
   const Tensor& x = cast[0];
@@ -29,7 +16,10 @@ Tensor mean_impl(const Tensor& x_in, const std::vector<int64_t>& dims, bool all,
   // Scaling the double sum once (not each term) keeps the mean as accurate as the sum.
   const double scale = 1.0 / static_cast<double>(plan.count);
   Tensor y = detail::sum_reduce("mean", x, plan, scale);
-  if (needs_grad({x})) record(std::make_shared<MeanBackward>(std::move(plan), scale), {x}, {&y});
+  if (needs_grad({x}))
+    record_backward("MeanBackward", {x}, y, [plan = std::move(plan), scale](const Tensor& gy) {
+      return detail::sum_backward(gy, plan, scale);
+    });
   return y;
 }
 

@@ -8,29 +8,6 @@
 #include "ops/sum/sum.h"
 
 namespace rg {
-namespace {
-
-class MseLossBackward : public Node {
- public:
-  MseLossBackward(Tensor x, Tensor y, double scale)
-      : x_(std::move(x)), y_(std::move(y)), scale_(scale) {}
-  std::string name() const override { return "MseLossBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    Tensor gx, gy;
-    if (next_edges[0].node)
-      gx = pointwise("mse_loss_backward", SquaredErrorGradFn{scale_}, g[0], x_, y_);
-    if (next_edges[1].node)
-      gy = pointwise("mse_loss_backward", SquaredErrorGradFn{-scale_}, g[0], x_, y_);
-    return {gx, gy};
-  }
-  void release_saved() override { x_ = y_ = Tensor(); }
-
- private:
-  Tensor x_, y_;
-  double scale_;
-};
-
-}  // namespace
 
 Tensor mse_loss(const Tensor& x_in, const Tensor& y_in, Reduction reduction) {
   const auto cast = autocast_inputs(AutocastPolicy::float32, x_in, y_in);
@@ -46,7 +23,16 @@ Tensor mse_loss(const Tensor& x_in, const Tensor& y_in, Reduction reduction) {
     scale = 2.0 / static_cast<double>(x.numel());
   }
   if (needs_grad({x, y}))
-    record(std::make_shared<MseLossBackward>(saved(x), saved(y), scale), {x, y}, {&out});
+    record_backward("MseLossBackward", {x, y}, out,
+                    [x = saved(x), y = saved(y), scale, need_x = x.requires_grad(),
+                     need_y = y.requires_grad()](const Tensor& g) -> Grads {
+                      Tensor gx, gy;
+                      if (need_x)
+                        gx = pointwise("mse_loss_backward", SquaredErrorGradFn{scale}, g, x, y);
+                      if (need_y)
+                        gy = pointwise("mse_loss_backward", SquaredErrorGradFn{-scale}, g, x, y);
+                      return {gx, gy};
+                    });
   return out;
 }
 

@@ -52,20 +52,6 @@ Tensor pad_values(const Tensor& x, const std::vector<int64_t>& amounts, double v
   return y;
 }
 
-class PadBackward : public Node {
- public:
-  explicit PadBackward(std::vector<int64_t> amounts) : amounts_(std::move(amounts)) {
-    for (auto& a : amounts_) a = -a;
-  }
-  std::string name() const override { return "PadBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    return {pad_values(g[0], amounts_, 0)};
-  }
-
- private:
-  std::vector<int64_t> amounts_;  // negated: the crop (and zero padding) back to x's shape
-};
-
 }  // namespace
 
 Tensor pad(const Tensor& x, const std::vector<int64_t>& amounts, double value) {
@@ -73,7 +59,11 @@ Tensor pad(const Tensor& x, const std::vector<int64_t>& amounts, double value) {
   Tensor y = pad_values(x, amounts, value);
   if (needs_grad({x})) {
     check_same_float("pad", {x});
-    record(std::make_shared<PadBackward>(amounts), {x}, {&y});
+    // The crop (and zero padding) back to x's shape: the amounts negated.
+    std::vector<int64_t> back(amounts.size());
+    for (std::size_t i = 0; i < amounts.size(); ++i) back[i] = -amounts[i];
+    record_backward("PadBackward", {x}, y,
+                    [back = std::move(back)](const Tensor& g) { return pad_values(g, back, 0); });
   }
   return y;
 }

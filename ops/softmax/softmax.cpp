@@ -6,23 +6,6 @@
 #include "ops/softmax/softmax_kernel.h"
 
 namespace rg {
-namespace {
-
-class SoftmaxBackward : public Node {
- public:
-  SoftmaxBackward(Tensor y, int64_t dim) : y_(std::move(y)), dim_(dim) {}
-  std::string name() const override { return "SoftmaxBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    return {detail::softmax_backward(g[0], y_, dim_, detail::SoftmaxKind::softmax)};
-  }
-  void release_saved() override { y_ = Tensor(); }
-
- private:
-  Tensor y_;
-  int64_t dim_;
-};
-
-}  // namespace
 
 Tensor detail::softmax_forward(const Tensor& x, int64_t dim, SoftmaxKind kind) {
   const char* op = kind == SoftmaxKind::softmax ? "softmax" : "log_softmax";
@@ -43,7 +26,10 @@ Tensor softmax(const Tensor& x_in, int64_t dim) {
   check_same_float("softmax", {x});
   dim = normalize_dim(dim, x.dim(), "softmax");
   Tensor y = detail::softmax_forward(x, dim, detail::SoftmaxKind::softmax);
-  if (needs_grad({x})) record(std::make_shared<SoftmaxBackward>(saved(y), dim), {x}, {&y});
+  if (needs_grad({x}))
+    record_backward("SoftmaxBackward", {x}, y, [y = saved(y), dim](const Tensor& gy) {
+      return detail::softmax_backward(gy, y, dim, detail::SoftmaxKind::softmax);
+    });
   return y;
 }
 

@@ -40,25 +40,16 @@ ReducePlan plan_reduce(const Shape& shape, const std::vector<int64_t>& dims, boo
 
 namespace {
 
-class SumBackward : public Node {
- public:
-  explicit SumBackward(detail::ReducePlan plan) : plan_(std::move(plan)) {}
-  std::string name() const override { return "SumBackward"; }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    return {detail::sum_backward(g[0], plan_, 1.0)};
-  }
-
- private:
-  detail::ReducePlan plan_;
-};
-
 Tensor sum_impl(const Tensor& x_in, const std::vector<int64_t>& dims, bool all, KeepDim keepdim) {
   const auto cast = autocast_inputs(AutocastPolicy::float32, x_in);
   const Tensor& x = cast[0];
   check_same_float("sum", {x});
   detail::ReducePlan plan = detail::plan_reduce(x.shape(), dims, all, keepdim, "sum");
   Tensor y = detail::sum_reduce("sum", x, plan, 1.0);
-  if (needs_grad({x})) record(std::make_shared<SumBackward>(std::move(plan)), {x}, {&y});
+  if (needs_grad({x}))
+    record_backward("SumBackward", {x}, y, [plan = std::move(plan)](const Tensor& gy) {
+      return detail::sum_backward(gy, plan, 1.0);
+    });
   return y;
 }
 

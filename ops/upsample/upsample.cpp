@@ -20,36 +20,17 @@ const char* mode_name(UpsampleMode mode) {
   return "?";
 }
 
-class UpsampleBackward : public Node {
- public:
-  UpsampleBackward(Shape input_shape, int64_t scale, UpsampleMode mode, AlignCorners align)
-      : input_shape_(std::move(input_shape)), scale_(scale), mode_(mode), align_(align) {}
-  std::string name() const override {
-    switch (mode_) {
-      case UpsampleMode::nearest:
-        return "UpsampleNearestBackward";
-      case UpsampleMode::bilinear:
-        return "UpsampleBilinearBackward";
-      case UpsampleMode::trilinear:
-        return "UpsampleTrilinearBackward";
-    }
-    return "UpsampleBackward";
+const char* backward_name(UpsampleMode mode) {
+  switch (mode) {
+    case UpsampleMode::nearest:
+      return "UpsampleNearestBackward";
+    case UpsampleMode::bilinear:
+      return "UpsampleBilinearBackward";
+    case UpsampleMode::trilinear:
+      return "UpsampleTrilinearBackward";
   }
-  std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    const Tensor gy = g[0].contiguous();
-    const bool volume = input_shape_.size() == 5;
-    return {dispatch_device<Kernels::cpu_and_cuda>("upsample_backward", gy.device(), [&](auto on) {
-      return volume ? detail::upsample3d_backward(on, gy, input_shape_, scale_, mode_, align_)
-                    : detail::upsample_backward(on, gy, input_shape_, scale_, mode_, align_);
-    })};
-  }
-
- private:
-  Shape input_shape_;
-  int64_t scale_;
-  UpsampleMode mode_;
-  AlignCorners align_;
-};
+  return "UpsampleBackward";
+}
 
 }  // namespace
 
@@ -87,8 +68,18 @@ Tensor upsample(const Tensor& x, int64_t scale_factor, UpsampleMode mode,
       detail::upsample_forward(on, xc, scale_factor, mode, align_corners, y);
   });
   if (needs_grad({x}))
-    record(std::make_shared<UpsampleBackward>(x.shape(), scale_factor, mode, align_corners), {x},
-           {&y});
+    record_backward(
+        backward_name(mode), {x}, y,
+        [shape = x.shape(), scale_factor, mode, align_corners, volume](const Tensor& g) {
+          const Tensor gy = g.contiguous();
+          return dispatch_device<Kernels::cpu_and_cuda>(
+              "upsample_backward", gy.device(), [&](auto on) {
+                return volume ? detail::upsample3d_backward(on, gy, shape, scale_factor, mode,
+                                                            align_corners)
+                              : detail::upsample_backward(on, gy, shape, scale_factor, mode,
+                                                          align_corners);
+              });
+        });
   return y;
 }
 

@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/trace.h"
+#include "parallel/launcher.h"
 #include "parallel/mpi/mpi_check.h"
 
 namespace rg::parallel::mpi {
@@ -108,6 +110,7 @@ Engine& Engine::start(milliseconds timeout, OnFault on_fault) {
   // Shared: the thread may outlive this call (below).
   auto ready = std::make_shared<std::promise<void>>();
   engine->thread_ = std::thread([engine, ready] {
+    trace::name_this_thread("communication (MPI)");
     try {
       engine->set_up();
     } catch (...) {
@@ -150,6 +153,9 @@ Engine* Engine::instance() {
 }
 
 void Engine::set_up() {
+  // Read before MPI_Init: a singleton start of Open MPI sets OMPI_COMM_WORLD_* (rank 0 of 1)
+  // in this process's environment, hiding the launcher that really started it.
+  const LaunchInfo launch = detect_launch(process_environment());
   int initialized = 0;
   RG_MPI_CHECK(MPI_Initialized(&initialized));
   if (!initialized) {
@@ -188,10 +194,19 @@ void Engine::set_up() {
   wait_request(request, timeout_,
                [] { return std::string("every rank to start (MPI_Iallgather)"); });
 
+  // A launcher MPI could not join leaves every process a world of one: refuse by name.
+  check_launch_matches_mpi(launch, rank_, size_);
+
   local_rank_ = local_size_ = 0;
   peers_.resize(all.size());
+  hosts_.assign(all.size(), 0);
   for (int r = 0; r < size_; ++r) {
     const Identity& id = all[static_cast<std::size_t>(r)];
+    for (int s = 0; s <= r; ++s)  // the host's number: its first rank
+      if (std::strncmp(all[static_cast<std::size_t>(s)].host, id.host, sizeof id.host) == 0) {
+        hosts_[static_cast<std::size_t>(r)] = s;
+        break;
+      }
     if (std::strncmp(id.host, me.host, sizeof me.host) != 0) continue;
     local_rank_ += r < rank_;
     ++local_size_;
@@ -204,12 +219,13 @@ void Engine::set_up() {
     peer.watched =
         r != rank_ && read_stat(id.pid, state, start_time) && start_time == id.start_time;
   }
-  // Open MPI's launcher knows which ranks share a node; host names are the fallback.
-  const char* env_rank = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-  const char* env_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  if (env_rank != nullptr && env_size != nullptr) {
-    local_rank_ = std::atoi(env_rank);
-    local_size_ = std::atoi(env_size);
+  // The launcher knows which ranks share a node (parallel/launcher.h: mpirun's, Hydra's,
+  // srun's variables); host names are the fallback.
+  if (launch.local_rank >= 0) {
+    local_rank_ = launch.local_rank;
+    if (launch.local_size > 0) local_size_ = launch.local_size;
+    RG_CHECK(local_rank_ < local_size_, "parallel: ", launch.local_source, "=", local_rank_,
+             " but only ", local_size_, " ranks run on this host");
   }
   create_ops();
 }

@@ -46,6 +46,8 @@ class Engine {
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }
   milliseconds timeout() const { return timeout_; }
+  // Which host `rank` runs on, as the lowest rank on that host (host names compared at start).
+  int host_of(int rank) const { return hosts_.at(static_cast<std::size_t>(rank)); }
 
   // Queues fn for the communication thread. The Work completes when fn returns; an exception
   // from fn is a fault (see above). `keep` holds the tensors fn touches: alive until done, and
@@ -97,6 +99,7 @@ class Engine {
   std::atomic<bool> mpi_started_{false};  // MPI_Init_thread has returned (or MPI was up)
   MPI_Comm comm_ = MPI_COMM_NULL;         // the engine's own: set-up exchange and the final barrier
   std::vector<Peer> peers_;
+  std::vector<int> hosts_;  // per rank: the lowest rank on its host
 
   std::thread thread_;
   std::mutex mutex_;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "core/trace.h"
 #include "parallel/collective_checks.h"
 #include "parallel/mpi/mpi_check.h"
 #include "parallel/mpi/mpi_transport.h"
@@ -91,14 +92,20 @@ std::shared_ptr<Work> MpiGroup::issue(Call call, std::vector<Tensor> keep,
                                       std::function<void(const Call&)> body) {
   std::lock_guard lock(issue_mutex_);
   call.seq = next_seq_++;
+  // The timeline: the collective on the communication thread, and the end of a span its caller
+  // handed over (a DDP bucket: reduced when this body returns).
+  const trace::HandOver handed = trace::on() ? trace::take_hand_over() : trace::HandOver{};
   return engine_.submit(
-      [self = shared_from_this(), call, body = std::move(body)] {
+      [self = shared_from_this(), call, body = std::move(body), handed] {
         try {
+          trace::Span span("collective", [&] { return describe(call); });
           if (self->options_.check_sequence) self->check_sequence(call);
           body(call);
         } catch (const std::exception& e) {
+          trace::end_hand_over(handed);
           fail(describe(call), " on rank ", self->rank(), ": ", e.what());
         }
+        trace::end_hand_over(handed);
       },
       std::move(keep));
 }

@@ -4,6 +4,7 @@
 
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/stream.h"
+#include "core/trace.h"
 #include "parallel/collective_checks.h"
 #include "parallel/mpi/mpi_group.h"
 #include "parallel/nccl/nccl_comm.h"
@@ -58,7 +59,11 @@ std::shared_ptr<Work> MpiGroup::issue_cuda(Call call, std::vector<Tensor> keep, 
     // Scratch tensors of the collective are allocated, used and freed in this stream's order.
     cuda::StreamGuard on(device, nccl_->stream());
     RG_CUDA_CHECK(cudaStreamWaitEvent(nccl_->stream(), ready, 0));
-    body(c, *nccl_);
+    {
+      // The timeline: the collective's work on the communicator's stream (CUDA events).
+      trace::DeviceSpan on_gpu(Device::cuda(device), "collective (NCCL stream)");
+      body(c, *nccl_);
+    }
     nccl_->wait_done([&] {
       return describe(c) + " to finish on the GPUs (NCCL does not say which rank is late)";
     });

@@ -3,9 +3,11 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <vector>
 
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/stream.h"
+#include "parallel/gpu_placement.h"
 #include "parallel/mpi/mpi_check.h"
 
 namespace rg::parallel::nccl {
@@ -43,14 +45,35 @@ ncclDataType_t nccl_type(DType dtype) {
   fail("nccl: invalid dtype ", static_cast<int>(dtype));
 }
 
+NcclComm::NcclComm(mpi::Engine& engine, int device, milliseconds timeout)
+    : device_(device),
+      watchdog_(
+          *this,
+          [&engine](const std::function<bool()>& done, milliseconds limit,
+                    const std::function<std::string()>& what) {
+            engine.wait_until(done, limit, what);
+          },
+          timeout) {}
+
 std::unique_ptr<NcclComm> NcclComm::create(mpi::Engine& engine, MPI_Comm comm, int device,
                                            milliseconds timeout) {
   int rank = 0, size = 1;
   RG_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   RG_MPI_CHECK(MPI_Comm_size(comm, &size));
-  // Every rank takes part in the id's broadcast before anything that can fail on one rank
-  // only (no GPU here, a bad device there), so no rank is left waiting in MPI.
+  // Every rank takes part in these exchanges before anything that can fail on one rank only
+  // (no GPU here, a bad device there), so no rank is left waiting in MPI; and every rank
+  // learns where the others are, so that two ranks on one GPU get the same clear error on
+  // every rank before NCCL is called (NCCL would stop with "Duplicate GPU detected").
+  std::vector<GpuPlacement> placements(static_cast<std::size_t>(size));
+  const GpuPlacement mine{.rank = rank, .host = engine.host_of(rank), .device = device};
+  MPI_Request request = MPI_REQUEST_NULL;
+  RG_MPI_CHECK(MPI_Iallgather(&mine, sizeof mine, MPI_BYTE, placements.data(), sizeof mine,
+                              MPI_BYTE, comm, &request));
+  engine.wait_request(request, timeout, [] {
+    return std::string("every rank's GPU (MPI_Iallgather before the NCCL bootstrap)");
+  });
   const ncclUniqueId id = share_unique_id(engine, comm, timeout);
+  check_one_rank_per_gpu(placements);
   std::unique_ptr<NcclComm> nccl(new NcclComm(engine, device, timeout));
   cuda::DeviceGuard guard(device);  // the clear "no usable GPU" error where there is none
   RG_CUDA_CHECK(cudaStreamCreateWithFlags(&nccl->stream_, cudaStreamNonBlocking));
@@ -68,33 +91,25 @@ std::unique_ptr<NcclComm> NcclComm::create(mpi::Engine& engine, MPI_Comm comm, i
 NcclComm::~NcclComm() {
   // A healthy communicator is finalised by destroying it after its work (the engine drains
   // its queue first); an aborted one is already gone.
-  if (comm_ && !aborted_) ncclCommDestroy(comm_);
+  if (comm_ && !watchdog_.aborted()) ncclCommDestroy(comm_);
   if (stream_) RG_CUDA_WARN(cudaStreamDestroy(stream_));
 }
 
-void NcclComm::abort_and_fail(const std::string& message) {
-  if (comm_ && !aborted_) {
-    aborted_ = true;
-    ncclCommAbort(comm_);  // its own error, if any, would not add to `message`
-  }
-  fail(message);
+CommState NcclComm::state(std::string& error) {
+  ncclResult_t result = ncclSuccess;
+  if (ncclCommGetAsyncError(comm_, &result) != ncclSuccess) result = ncclInternalError;
+  if (result == ncclSuccess) return CommState::ok;
+  if (result == ncclInProgress) return CommState::in_progress;
+  error = std::string(ncclGetErrorString(result)) + " (" + ncclGetLastError(comm_) + ")";
+  return CommState::failed;
+}
+
+void NcclComm::abort() {
+  if (comm_) ncclCommAbort(comm_);
 }
 
 void NcclComm::wait_queued(const std::function<std::string()>& what) {
-  ncclResult_t state = ncclInProgress;
-  try {
-    engine_.wait_until(
-        [&] {
-          if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) state = ncclInternalError;
-          return state != ncclInProgress;
-        },
-        timeout_, what);
-  } catch (const Error& e) {
-    abort_and_fail(e.what());
-  }
-  if (state != ncclSuccess)
-    abort_and_fail(std::string("NCCL failed while waiting for ") + what() + ": " +
-                   ncclGetErrorString(state) + " (" + ncclGetLastError(comm_) + ")");
+  watchdog_.wait(Until::queued, what);
 }
 
 void NcclComm::wait_done(const std::function<std::string()>& what) {
@@ -105,24 +120,12 @@ void NcclComm::wait_done(const std::function<std::string()>& what) {
     ~Destroy() { RG_CUDA_WARN(cudaEventDestroy(event)); }
   } destroy{done};
   RG_CUDA_CHECK(cudaEventRecord(done, stream_));
-  ncclResult_t state = ncclSuccess;
-  try {
-    engine_.wait_until(
-        [&] {
-          if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) state = ncclInternalError;
-          if (state != ncclSuccess && state != ncclInProgress) return true;
-          const cudaError_t query = cudaEventQuery(done);
-          if (query == cudaErrorNotReady) return false;
-          RG_CUDA_CHECK(query);
-          return true;
-        },
-        timeout_, what);
-  } catch (const Error& e) {
-    abort_and_fail(e.what());
-  }
-  if (state != ncclSuccess && state != ncclInProgress)
-    abort_and_fail(std::string("NCCL failed while waiting for ") + what() + ": " +
-                   ncclGetErrorString(state) + " (" + ncclGetLastError(comm_) + ")");
+  watchdog_.wait(Until::finished, what, [&] {
+    const cudaError_t query = cudaEventQuery(done);
+    if (query == cudaErrorNotReady) return false;
+    RG_CUDA_CHECK(query);
+    return true;
+  });
 }
 
 }  // namespace rg::parallel::nccl

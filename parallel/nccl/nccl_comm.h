@@ -9,8 +9,9 @@
 // The communicator is non-blocking (ncclConfig_t::blocking = 0): NCCL calls return at once,
 // possibly with ncclInProgress, and nothing inside NCCL can stall the process. The engine's
 // communication thread then polls — ncclCommGetAsyncError for NCCL's own failures, a CUDA
-// event for completion, the clock for the timeout — which makes it the watchdog PyTorch runs
-// as a separate thread: a timeout or an asynchronous error aborts the communicator
+// event for completion, the clock and the peers' processes (Engine::wait_until) — which makes
+// it the watchdog PyTorch runs as a separate thread (its logic: watchdog.h, tested against a
+// fake communicator): a timeout, a dead peer or an asynchronous error aborts the communicator
 // (ncclCommAbort) and becomes the same named rg::Error the MPI backend gives, which ends the
 // job as ProcessGroupOptions/OnFault say.
 
@@ -25,6 +26,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "parallel/mpi/engine.h"
+#include "parallel/nccl/watchdog.h"
 
 // Checks an NCCL call: on failure an rg::Error naming the call, `what`, NCCL's error string and
 // its last error message (which says, e.g., that the driver is missing).
@@ -46,14 +48,15 @@ ncclUniqueId share_unique_id(mpi::Engine& engine, MPI_Comm comm, milliseconds ti
 
 ncclDataType_t nccl_type(DType dtype);
 
-class NcclComm {
+class NcclComm : private Watched {
  public:
-  // On the engine's thread, collective over `comm` (whose ranks are NCCL's ranks): joins the
-  // communicator on `device` and creates its stream. Throws a clear error where no GPU is
-  // usable, on every rank.
+  // On the engine's thread, collective over `comm` (whose ranks are NCCL's ranks): checks that
+  // no two ranks share a GPU (NCCL refuses them: check_one_rank_per_gpu, gpu_placement.h),
+  // joins the communicator on `device` and creates its stream. Throws a clear error where no
+  // GPU is usable or two ranks share one, on every rank.
   static std::unique_ptr<NcclComm> create(mpi::Engine& engine, MPI_Comm comm, int device,
                                           milliseconds timeout);
-  ~NcclComm();
+  ~NcclComm() override;
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;
 
@@ -68,17 +71,15 @@ class NcclComm {
   void wait_done(const std::function<std::string()>& what);
 
  private:
-  NcclComm(mpi::Engine& engine, int device, milliseconds timeout)
-      : engine_(engine), device_(device), timeout_(timeout) {}
-  // Fails with `message` after aborting the communicator: a broken one is never used again.
-  [[noreturn]] void abort_and_fail(const std::string& message);
+  NcclComm(mpi::Engine& engine, int device, milliseconds timeout);
+  // Watched: what the watchdog polls and aborts.
+  CommState state(std::string& error) override;
+  void abort() override;
 
-  mpi::Engine& engine_;
   int device_;
-  milliseconds timeout_;
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;
-  bool aborted_ = false;
+  Watchdog watchdog_;
 };
 
 }  // namespace rg::parallel::nccl

@@ -85,7 +85,8 @@ TEST(TrainCifar, TrainsOnANonHostDeviceLikeOnTheHost) {
 }
 
 // --dp 2 --sync-bn: DataParallel over cpu:0 and cpu:1 with SyncBatchNorm computes the weights
-// one device computes, to f32 rounding, after one epoch (5 steps); --dp 2 alone (per-device
+// one device computes, to f32 rounding, after one epoch (5 steps) — and so does
+// --dp-devices cpu:0,cpu:0 --sync-bn, two replicas sharing one device; --dp 2 alone (per-device
 // BatchNorm, 4 images each) does not. (Over more steps of this tiny-batch training the f32
 // rounding differences grow chaotically — 0.2 after 15 steps — so the exactness itself is
 // proved in f64, in tests/parallel/data_parallel_test.cpp.) The optimizer's momentum buffers in
@@ -98,24 +99,28 @@ TEST(TrainCifar, DataParallelWithSyncBatchNormTrainsLikeOneDevice) {
   EXPECT_TRUE(throws_error([&] { parse_config(bad); }, {"dp must be in [0, 64]", "-1"}));
   const std::string data = tiny_cifar("data", 8);  // 40 train, 8 test images
   std::map<std::string, std::map<std::string, Tensor>> results;
-  for (const std::string kind : {"one", "dp", "dp_sync"}) {
+  // dp_shared: --dp-devices cpu:0,cpu:0, both replicas on one device (as cuda:0,cuda:0 on a GPU).
+  for (const std::string kind : {"one", "dp", "dp_sync", "dp_shared"}) {
     TrainConfig cfg = tiny_config(data, rg::testing::temp_path(kind));
     fs::remove_all(cfg.out);
     cfg.epochs = 1;
-    cfg.dp = kind == "one" ? 0 : 2;
-    cfg.sync_bn = kind == "dp_sync";
+    cfg.dp = kind == "one" || kind == "dp_shared" ? 0 : 2;
+    if (kind == "dp_shared") cfg.dp_devices = "cpu:0,cpu:0";
+    cfg.sync_bn = kind == "dp_sync" || kind == "dp_shared";
     ASSERT_EQ(run(cfg), 0);
     results[kind] = weights(cfg.out + "/last.safetensors");
   }
   double sync_worst = 0, per_device_worst = 0;
   for (const auto& [name, t] : results["one"]) {
     if (name.starts_with("optim.")) continue;
-    const auto one = t.to_vector<double>(), sync = results["dp_sync"].at(name).to_vector<double>(),
-               dp = results["dp"].at(name).to_vector<double>();
-    for (std::size_t i = 0; i < one.size(); ++i) {
-      sync_worst = std::max(sync_worst, std::abs(sync[i] - one[i]));
-      per_device_worst = std::max(per_device_worst, std::abs(dp[i] - one[i]));
+    const auto one = t.to_vector<double>(), dp = results["dp"].at(name).to_vector<double>();
+    for (const char* synced : {"dp_sync", "dp_shared"}) {
+      const auto sync = results[synced].at(name).to_vector<double>();
+      for (std::size_t i = 0; i < one.size(); ++i)
+        sync_worst = std::max(sync_worst, std::abs(sync[i] - one[i]));
     }
+    for (std::size_t i = 0; i < one.size(); ++i)
+      per_device_worst = std::max(per_device_worst, std::abs(dp[i] - one[i]));
   }
   EXPECT_LT(sync_worst, 1e-4);  // measured 1.1e-5
   EXPECT_GT(per_device_worst, 1e-2);

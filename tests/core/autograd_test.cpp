@@ -150,5 +150,42 @@ TEST(Autograd, SumToShapeReducesBroadcastDims) {
   EXPECT_TRUE(throws_error([&] { sum_to_shape(g, {4}); }, {"sum_to_shape", "[4]"}));
 }
 
+// record_backward's node (core/autograd.h): the closure's rule runs as the backward, with the
+// gradients in the inputs' order, and the closure — with everything it captured — is destroyed
+// once a backward without retain_graph has run, as release_saved() frees a Node class's members.
+TEST(Autograd, RecordBackwardRunsTheRuleAndReleasesWhatItCaptured) {
+  Tensor a = vec({1, 2}).set_requires_grad(true), b = vec({3, 4}).set_requires_grad(true);
+  auto witness = std::make_shared<int>(0);  // stands for the memory the rule saves
+  const std::weak_ptr<int> capture = witness;
+  Tensor y = a.detach() * b.detach();  // the forward, without history
+  record_backward("MulRuleBackward", {a, b}, y,
+                  [witness = std::move(witness), a = saved(a), b = saved(b)](const Tensor& gy) {
+                    return Grads{gy * b, gy * a};
+                  });
+  EXPECT_EQ(y.grad_fn()->name(), "MulRuleBackward");
+  EXPECT_FALSE(capture.expired());
+  y.backward(ones({2}), /*retain_graph=*/true);  // kept for a second backward
+  EXPECT_FALSE(capture.expired());
+  EXPECT_EQ(a.grad().to_vector<float>(), (std::vector<float>{3, 4}));
+  EXPECT_EQ(b.grad().to_vector<float>(), (std::vector<float>{1, 2}));
+  y.backward(ones({2}));
+  EXPECT_TRUE(capture.expired());  // released with the closure
+  EXPECT_EQ(a.grad().to_vector<float>(), (std::vector<float>{6, 8}));
+  EXPECT_TRUE(throws_error([&] { y.backward(ones({2})); }, {"second time", "MulRuleBackward"}));
+}
+
+// A rule over several outputs gets every output's gradient (zeros for one that got none).
+TEST(Autograd, RecordBackwardOfSeveralOutputs) {
+  Tensor x = vec({1, 2, 3, 4}).set_requires_grad(true);
+  Tensor first = x.detach().narrow(0, 0, 2).clone(), second = x.detach().narrow(0, 2, 2).clone();
+  record_backward("SplitRuleBackward", {x}, {&first, &second}, [](const std::vector<Tensor>& g) {
+    return Grads{cat({g[0], g[1]}, 0)};
+  });
+  EXPECT_EQ(second.grad_fn(), first.grad_fn());
+  EXPECT_EQ(second.output_nr(), 1);
+  (first * 2.0).backward(ones({2}));  // second gets no gradient: zeros
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{2, 2, 0, 0}));
+}
+
 }  // namespace
 }  // namespace rg

@@ -46,6 +46,26 @@ TEST(SegmentationMetrics, MulticlassCountsByArgMaxFirstOnTies) {
   EXPECT_DOUBLE_EQ(c.mean_dice(), (2.0 / 3.0 + 0.0 + 2.0 / 3.0) / 3.0);
 }
 
+// The masks themselves, by the counts' rules: what predict writes is what Dice scored.
+TEST(SegmentationMetrics, PredictedMasksFollowTheCountsRules) {
+  const Tensor binary = from_vector<float>({1, -1, 2, 0.5f, -3, 0}, {1, 2, 3});
+  EXPECT_EQ(predict_binary(binary).to_vector<int64_t>(), (std::vector<int64_t>{1, 0, 1, 1, 0, 0}));
+  EXPECT_EQ(predict_binary(binary).dtype(), DType::u8);
+  EXPECT_EQ(predict_binary(binary, 0.8).to_vector<int64_t>(),
+            (std::vector<int64_t>{0, 0, 1, 0, 0, 0}));
+  const Tensor multi =
+      from_vector<double>({5, 0, 1, 2, 0, 1, 3, 2, 0, 2, 0, 0}, {1, 3, 4}, {DType::f64});
+  const Tensor predicted = predict_multiclass(multi);
+  EXPECT_EQ(predicted.shape(), (Shape{1, 4}));
+  EXPECT_EQ(predicted.to_vector<int64_t>(), (std::vector<int64_t>{0, 2, 1, 0}));  // ties: first
+  // Counting a predicted mask against itself finds every pixel of every class.
+  const SegmentationCounts self = count_multiclass(multi, predicted.to(DType::i64));
+  EXPECT_EQ(self.intersection, self.target);
+  EXPECT_EQ(self.predicted, self.target);
+  EXPECT_TRUE(throws_error([] { predict_multiclass(zeros({1, 257, 2})); }, {"C in [1, 256]"}));
+  EXPECT_TRUE(throws_error([] { predict_binary(zeros({2}, {DType::i64})); }, {"floating"}));
+}
+
 TEST(SegmentationMetrics, EmptyClassScoresOne) {
   const Tensor logits = full({2, 1, 3, 3}, -4.0);  // nothing predicted
   const Tensor target = zeros({2, 1, 3, 3});       // nothing to find

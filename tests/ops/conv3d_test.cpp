@@ -66,7 +66,7 @@ void check_case(const Fixture& f, const std::string& name, Opts o) {
   }
 }
 
-// The options of each case are those of tools/fixtures/conv3d.py.
+// The options of each case are those of ops/conv3d/conv3d_fixture.py.
 TEST(Conv3d, MatchesPyTorch) {
   Fixture f("conv3d");
   check_case(f, "unet", {.padding = {1, 1, 1}});
@@ -94,13 +94,13 @@ TEST(Conv3d, SameResultForAnyThreadCount) {
   const Conv3dParams sp{.stride = {2, 1, 2}, .padding = {1, 0, 1}};
   const int saved_threads = num_threads();
   set_num_threads(1);
-  const Tensor y1 = conv3d_forward(x, w, Tensor(), p);
-  const Tensor gw1 = conv3d_backward_weight(gy, x, w.shape(), p);
-  const Tensor gx1 = conv3d_backward_data(sgy, sw, sx, sp);
+  const Tensor y1 = conv_forward<3>(x, w, Tensor(), p);
+  const Tensor gw1 = conv_backward_weight<3>(gy, x, w.shape(), p);
+  const Tensor gx1 = conv_backward_data<3>(sgy, sw, sx, sp);
   set_num_threads(3);
-  const Tensor y3 = conv3d_forward(x, w, Tensor(), p);
-  const Tensor gw3 = conv3d_backward_weight(gy, x, w.shape(), p);
-  const Tensor gx3 = conv3d_backward_data(sgy, sw, sx, sp);
+  const Tensor y3 = conv_forward<3>(x, w, Tensor(), p);
+  const Tensor gw3 = conv_backward_weight<3>(gy, x, w.shape(), p);
+  const Tensor gx3 = conv_backward_data<3>(sgy, sw, sx, sp);
   set_num_threads(saved_threads);
   EXPECT_TRUE(all_close(y1, y3, 1e-12, 1e-12));
   EXPECT_TRUE(all_close(gw1, gw3, 1e-12, 1e-12));

@@ -11,48 +11,11 @@ namespace rg {
 namespace {
 using namespace rg::testing;
 
+// The gradchecks, PyTorch parity and bad inputs of cross_entropy are in its spec
+// (ops/cross_entropy/cross_entropy_spec.cpp).
+
 Tensor targets(std::vector<int64_t> v, const Shape& shape) {
   return from_vector(v, shape, {DType::i64});
-}
-
-TEST(CrossEntropy, GradcheckEveryOption) {
-  const Tensor t = targets({2, 0, -100, 3, 1}, {5});  // one ignored element
-  const Tensor w = from_vector<double>({0.5, 1.5, 2.0, 0.7}, {4}, {DType::f64});
-  for (Reduction r : {Reduction::none, Reduction::mean, Reduction::sum}) {
-    for (double ls : {0.0, 0.25}) {
-      for (bool weighted : {false, true}) {
-        SCOPED_TRACE(::testing::Message()
-                     << reduction_name(r) << " ls " << ls << " w " << weighted);
-        EXPECT_TRUE(gradcheck(
-            [&](const std::vector<Tensor>& in) {
-              return cross_entropy(in[0], t, weighted ? w : Tensor(), r, -100, ls);
-            },
-            {grad_input({5, 4}, -2, 2)}));
-      }
-    }
-  }
-  // ignore_index inside [0, C); (N, C, d) input; unbatched (C) input; non-contiguous logits.
-  EXPECT_TRUE(gradcheck(
-      [&](const std::vector<Tensor>& in) {
-        return cross_entropy(in[0], targets({2, 0, 2, 3, 1}, {5}), w, Reduction::mean, 2, 0.1);
-      },
-      {grad_input({5, 4})}));
-  EXPECT_TRUE(gradcheck(
-      [&](const std::vector<Tensor>& in) {
-        return cross_entropy(in[0], targets({1, -100, 3, 0, 2, 2}, {2, 3}), w, Reduction::mean,
-                             -100, 0.2);
-      },
-      {grad_input({2, 4, 3})}));
-  EXPECT_TRUE(gradcheck(
-      [&](const std::vector<Tensor>& in) {
-        return cross_entropy(in[0], targets({3}, {}), w, Reduction::mean, -100, 0.3);
-      },
-      {grad_input({4})}));
-  EXPECT_TRUE(gradcheck(
-      [&](const std::vector<Tensor>& in) {
-        return cross_entropy(in[0].transpose(0, 1), targets({1, 0, 2}, {3}));
-      },
-      {grad_input({4, 3})}));
 }
 
 // The cross-entropy twin of Softmax.ARowGivesTheSameBitsWhereverItLies: both copies of a row
@@ -70,37 +33,6 @@ TEST(CrossEntropy, ARowGivesTheSameBitsWhereverItLies) {
     ASSERT_EQ(l[r + 1], l[r]) << "row " << r;
     for (std::size_t c = 0; c < 20; ++c)
       ASSERT_EQ(g[(r + 1) * 20 + c], g[r * 20 + c]) << "row " << r << " column " << c;
-  }
-}
-
-TEST(CrossEntropy, MatchesPyTorch) {
-  Fixture f("cross_entropy");
-  struct Case {
-    std::string name;
-    Reduction reduction;
-    double label_smoothing;
-  };
-  for (const Case& c : std::vector<Case>{{"mean", Reduction::mean, 0.0},
-                                         {"sum", Reduction::sum, 0.0},
-                                         {"none", Reduction::none, 0.0},
-                                         {"w_mean", Reduction::mean, 0.0},
-                                         {"ign_mean", Reduction::mean, 0.0},
-                                         {"ls_mean", Reduction::mean, 0.1},
-                                         {"ls_ign_mean", Reduction::mean, 0.2},
-                                         {"lsw_mean", Reduction::mean, 0.2},
-                                         {"lsw_sum", Reduction::sum, 0.3},
-                                         {"lsw_none", Reduction::none, 0.15},
-                                         {"nd_lsw_mean", Reduction::mean, 0.1},
-                                         {"nd_none", Reduction::none, 0.0},
-                                         {"unbatched", Reduction::mean, 0.1},
-                                         {"big", Reduction::mean, 0.1}}) {
-    SCOPED_TRACE(c.name);
-    Tensor x = f[c.name + ".x"].set_requires_grad(true);
-    const Tensor w = f.has(c.name + ".w") ? f[c.name + ".w"] : Tensor();
-    Tensor y = cross_entropy(x, f[c.name + ".t"], w, c.reduction, -100, c.label_smoothing);
-    EXPECT_TRUE(all_close(y, f[c.name + ".y"]));
-    y.backward(f[c.name + ".gy"]);
-    EXPECT_TRUE(all_close(x.grad(), f[c.name + ".gx"]));
   }
 }
 
@@ -151,45 +83,6 @@ TEST(CrossEntropy, HalfTypes) {
     yh.backward();
     EXPECT_TRUE(all_close(xh.grad().to(DType::f32), xf.grad(), 2e-3, 2e-2));
   }
-}
-
-TEST(CrossEntropy, BadInput) {
-  const Tensor x = zeros({3, 4});
-  EXPECT_TRUE(throws_error(
-      [&] {
-        cross_entropy(x, zeros({3, 4}));
-      },
-      {"cross_entropy", "target must hold i64", "[3, 4] f32 cpu"}));
-  EXPECT_TRUE(throws_error(
-      [&] {
-        cross_entropy(x, targets({0, 1}, {2}));
-      },
-      {"cross_entropy", "[2] i64 cpu", "[3, 4] f32 cpu", "expected target shape [3]"}));
-  EXPECT_TRUE(throws_error(
-      [&] {
-        cross_entropy(x, targets({0, 7, 1}, {3}));
-      },
-      {"cross_entropy", "target 7 is out of range", "C = 4"}));
-  EXPECT_TRUE(throws_error(
-      [&] {
-        cross_entropy(x, targets({0, 1, 2}, {3}), ones({5}));
-      },
-      {"cross_entropy", "weight must have shape [4]", "[5] f32 cpu"}));
-  EXPECT_TRUE(throws_error(
-      [&] {
-        cross_entropy(x, targets({0, 1, 2}, {3}), {}, Reduction::mean, -100, 1.5);
-      },
-      {"cross_entropy", "label_smoothing", "1.5"}));
-  EXPECT_TRUE(throws_error(
-      [&] {
-        cross_entropy(ones({3, 4}, {DType::i64}), targets({0, 1, 2}, {3}));
-      },
-      {"cross_entropy", "[3, 4] i64 cpu"}));
-  EXPECT_TRUE(throws_error(
-      [&] {
-        cross_entropy(x, targets({0, 1, 2}, {3}), ones({4}, {DType::f64}));
-      },
-      {"cross_entropy", "dtype mismatch"}));
 }
 
 }  // namespace

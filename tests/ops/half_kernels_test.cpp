@@ -98,7 +98,7 @@ TEST_P(HalfKernels, ConvBiasGradientIsOneRoundingOfTheF64Sum) {
   const Tensor gy = randn({4, 3, 7, 7}).to(dt);
   const Tensor exact = sum(gy.to(DType::f64), {0, 2, 3});
   // A single rounding from the f64 sum: equal to converting that sum, bit for bit.
-  EXPECT_TRUE(all_close(conv2d_backward_bias(gy), exact.to(dt), 0, 0));
+  EXPECT_TRUE(all_close(conv_backward_bias<2>(gy), exact.to(dt), 0, 0));
 }
 
 TEST_P(HalfKernels, BadInputsStillNameTheOp) {
@@ -123,7 +123,7 @@ TEST_P(HalfKernels, BadInputsStillNameTheOp) {
 INSTANTIATE_TEST_SUITE_P(F16AndBf16, HalfKernels, ::testing::Values(DType::f16, DType::bf16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
-// Against PyTorch's 16-bit conv2d on the same 16-bit operands (tools/fixtures/conv2d_half.py):
+// Against PyTorch's 16-bit conv2d on the same 16-bit operands (ops/conv2d/conv2d_half_fixture.py):
 // both round their f32-accumulated result once, and those f32 results differ only in summation
 // order, so the two 16-bit values are at most one 16-bit ulp (2u relative) apart — plus 1e-4
 // for results so close to zero that the f32 summation-order difference outweighs their ulp.

@@ -11,30 +11,8 @@ namespace rg {
 namespace {
 using namespace rg::testing;
 
-TEST(LogSoftmax, GradcheckEveryDim) {
-  for (int64_t dim : {0, 1, 2, -1}) {
-    SCOPED_TRACE(dim);
-    EXPECT_TRUE(gradcheck([=](const std::vector<Tensor>& in) { return log_softmax(in[0], dim); },
-                          {grad_input({2, 3, 2}, -2, 2)}));
-  }
-  EXPECT_TRUE(
-      gradcheck([](const std::vector<Tensor>& in) { return log_softmax(in[0].transpose(0, 1), 1); },
-                {grad_input({3, 2}, -2, 2)}));
-}
-
-TEST(LogSoftmax, MatchesPyTorch) {
-  Fixture f("log_softmax");
-  for (auto [name, dim] : std::vector<std::pair<std::string, int64_t>>{
-           {"last", -1}, {"d1", 1}, {"d0", 0}, {"big", 1}}) {
-    SCOPED_TRACE(name);
-    Tensor x = f[name + ".x"].set_requires_grad(true);
-    Tensor y = log_softmax(x, dim);
-    EXPECT_TRUE(all_close(y, f[name + ".y"]));
-    y.backward(f[name + ".gy"]);
-    EXPECT_TRUE(all_close(x.grad(), f[name + ".gx"]));
-  }
-}
-
+// The gradchecks, PyTorch parity and bad inputs of log_softmax are in its spec
+// (ops/log_softmax/log_softmax_spec.cpp).
 TEST(LogSoftmax, FiniteWhereSoftmaxUnderflows) {
   // exp(−200) underflows f32 to 0, so log(softmax) would be −inf; log_softmax is exact.
   const std::vector<float> v =
@@ -67,16 +45,6 @@ TEST(LogSoftmax, HalfTypes) {
     yh.backward(gy.to(DType::bf16));
     EXPECT_TRUE(all_close(xh.grad().to(DType::f32), xf.grad(), 3e-2, 2e-2));
   }
-}
-
-TEST(LogSoftmax, BadInput) {
-  EXPECT_TRUE(throws_error(
-      [] {
-        log_softmax(ones({2, 3}), 2);
-      },
-      {"log_softmax", "dim 2", "out of range"}));
-  EXPECT_TRUE(throws_error([] { log_softmax(ones({2}, {DType::i64}), 0); },
-                           {"log_softmax", "[2] i64 cpu"}));
 }
 
 }  // namespace

@@ -10,22 +10,7 @@ namespace rg {
 namespace {
 using namespace rg::testing;
 
-// Random distinct values: no two in a window are within the finite-difference step, so the
-// argmax never flips during gradcheck.
-TEST(MaxPool2d, GradcheckEveryOption) {
-  auto check = [](Shape shape, Pool2dSize k, Pool2dSize s, Pool2dSize p, Pool2dSize d,
-                  CeilMode ceil) {
-    return gradcheck(
-        [=](const std::vector<Tensor>& in) { return max_pool2d(in[0], k, s, p, d, ceil).output; },
-        {grad_input(shape)});
-  };
-  EXPECT_TRUE(check({1, 2, 4, 4}, 2, {}, 0, 1, CeilMode::off));  // default stride
-  EXPECT_TRUE(check({2, 1, 5, 5}, 3, 2, 1, 1, CeilMode::off));   // stride, padding
-  EXPECT_TRUE(check({1, 1, 5, 5}, 3, 1, 0, 1, CeilMode::off));   // overlapping windows
-  EXPECT_TRUE(check({1, 1, 6, 5}, 2, 1, 1, 2, CeilMode::off));   // dilation
-  EXPECT_TRUE(check({1, 1, 5, 6}, {2, 3}, {1, 2}, {1, 0}, 1, CeilMode::off));  // rectangular
-  EXPECT_TRUE(check({1, 2, 5, 5}, 2, 2, 0, 1, CeilMode::on));  // ceil: partial window
-}
+// The gradchecks and bad inputs of max_pool2d are in its spec (ops/max_pool2d/max_pool2d_spec.cpp).
 
 TEST(MaxPool2d, MatchesPyTorch) {
   struct Case {
@@ -114,46 +99,6 @@ TEST(MaxPool2d, HalfMatchesFloat) {
   Tensor y16 = max_pool2d(x.to(DType::f16), 3, 2, 1).output;
   EXPECT_EQ(y16.dtype(), DType::f16);
   EXPECT_TRUE(all_close(y16.to(DType::f32), max_pool2d(x, 3, 2, 1).output, 0, 0));
-}
-
-TEST(MaxPool2d, BadInput) {
-  EXPECT_TRUE(throws_error(
-      [] {
-        max_pool2d(ones({3, 4, 4}), 2);
-      },
-      {"max_pool2d", "4-D", "[3, 4, 4] f32 cpu"}));
-  EXPECT_TRUE(throws_error(
-      [] {
-        max_pool2d(ones({1, 1, 4, 4}, {DType::i64}), 2);
-      },
-      {"max_pool2d", "[1, 1, 4, 4] i64 cpu"}));
-  // Kernel larger than the padded input.
-  EXPECT_TRUE(throws_error(
-      [] {
-        max_pool2d(ones({1, 1, 3, 3}), 6, 1, 1);
-      },
-      {"max_pool2d", "too small", "[1, 1, 3, 3]", "(6, 6)"}));
-  // Padding more than half the kernel, refused as in PyTorch.
-  EXPECT_TRUE(throws_error(
-      [] {
-        max_pool2d(ones({1, 1, 8, 8}), 3, 1, 2);
-      },
-      {"max_pool2d", "padding (2, 2)", "half of kernel_size (3, 3)"}));
-  EXPECT_TRUE(throws_error(
-      [] {
-        max_pool2d(ones({1, 1, 8, 8}), {2, 0});
-      },
-      {"max_pool2d", "kernel_size must be positive", "(2, 0)"}));
-  EXPECT_TRUE(throws_error(
-      [] {
-        max_pool2d(ones({1, 1, 8, 8}), 2, -1);
-      },
-      {"max_pool2d", "stride must be positive"}));
-  EXPECT_TRUE(throws_error(
-      [] {
-        max_pool2d(ones({1, 1, 8, 8}), 2, 2, 0, 0);
-      },
-      {"max_pool2d", "dilation must be positive"}));
 }
 
 }  // namespace

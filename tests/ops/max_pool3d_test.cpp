@@ -11,20 +11,7 @@ namespace rg {
 namespace {
 using namespace rg::testing;
 
-// Random distinct values: no two in a window are within the finite-difference step, so the
-// argmax never flips during gradcheck.
-TEST(MaxPool3d, GradcheckEveryOption) {
-  auto check = [](Shape shape, Pool3dSize k, Pool3dSize s, Pool3dSize p, Pool3dSize d) {
-    return gradcheck(
-        [=](const std::vector<Tensor>& in) { return max_pool3d(in[0], k, s, p, d).output; },
-        {grad_input(shape)});
-  };
-  EXPECT_TRUE(check({1, 2, 4, 4, 2}, 2, {}, 0, 1));                         // default stride
-  EXPECT_TRUE(check({1, 1, 5, 4, 5}, 3, 2, 1, 1));                          // stride, padding
-  EXPECT_TRUE(check({1, 1, 3, 4, 4}, 2, 1, 0, 1));                          // overlapping windows
-  EXPECT_TRUE(check({1, 1, 5, 3, 5}, 2, 1, {1, 0, 1}, {2, 1, 2}));          // dilation
-  EXPECT_TRUE(check({2, 1, 2, 5, 4}, {1, 3, 2}, {1, 2, 1}, {0, 1, 0}, 1));  // anisotropic
-}
+// The gradchecks and bad inputs of max_pool3d are in its spec (ops/max_pool3d/max_pool3d_spec.cpp).
 
 TEST(MaxPool3d, MatchesPyTorch) {
   struct Case {
@@ -78,39 +65,6 @@ TEST(MaxPool3d, NonContiguousAndHalfMatchFloat) {
     // The max of rounded values is the rounded max.
     EXPECT_TRUE(all_close(r.output.to(DType::f32), ref.output.to(d).to(DType::f32), 0, 0));
   }
-}
-
-TEST(MaxPool3d, BadInput) {
-  EXPECT_TRUE(throws_error(
-      [] {
-        max_pool3d(ones({1, 2, 4, 4}), 2);
-      },
-      {"max_pool3d", "5-D", "[1, 2, 4, 4] f32 cpu"}));
-  EXPECT_TRUE(throws_error(
-      [] {
-        max_pool3d(ones({1, 2, 4, 4, 4}), {2, 0, 2});
-      },
-      {"max_pool3d", "kernel_size (2, 0, 2)"}));
-  EXPECT_TRUE(throws_error(
-      [] {
-        max_pool3d(ones({1, 2, 4, 4, 4}), 2, {1, 1, -1});
-      },
-      {"max_pool3d", "stride (1, 1, -1)"}));
-  EXPECT_TRUE(throws_error(
-      [] {
-        max_pool3d(ones({1, 2, 4, 4, 4}), 2, 2, 2);
-      },
-      {"max_pool3d", "padding (2, 2, 2)", "half the kernel_size"}));
-  EXPECT_TRUE(throws_error(
-      [] {
-        max_pool3d(ones({1, 2, 4, 1, 4}), 2);
-      },
-      {"max_pool3d", "output size", "[1, 2, 4, 1, 4]"}));
-  EXPECT_TRUE(throws_error(
-      [] {
-        max_pool3d(ones({1, 2, 4, 4, 4}, {DType::i64}), 2);
-      },
-      {"max_pool3d", "i64"}));
 }
 
 }  // namespace

@@ -11,55 +11,7 @@ namespace rg {
 namespace {
 using namespace rg::testing;
 
-TEST(Sum, GradcheckAllDimsAndKeepdim) {
-  auto check = [](const Shape& shape, std::vector<int64_t> dims, KeepDim keep) {
-    return gradcheck([&](const std::vector<Tensor>& in) { return sum(in[0], dims, keep); },
-                     {grad_input(shape)});
-  };
-  EXPECT_TRUE(
-      gradcheck([](const std::vector<Tensor>& in) { return sum(in[0]); }, {grad_input({2, 3, 2})}));
-  EXPECT_TRUE(check({2, 3, 2}, {1}, KeepDim::no));
-  EXPECT_TRUE(check({2, 3, 2}, {1}, KeepDim::yes));
-  EXPECT_TRUE(check({2, 3, 2}, {0, 2}, KeepDim::yes));
-  EXPECT_TRUE(check({2, 3, 2}, {-1}, KeepDim::no));
-  EXPECT_TRUE(check({2, 2, 3, 2}, {1, -1}, KeepDim::no));
-  EXPECT_TRUE(check({2, 2, 3, 2}, {0, 2, 3}, KeepDim::yes));
-  EXPECT_TRUE(check({3, 2}, {0}, KeepDim::no));
-  EXPECT_TRUE(check({3, 2}, {}, KeepDim::yes));  // empty list: every dim
-  // Non-contiguous input.
-  EXPECT_TRUE(
-      gradcheck([](const std::vector<Tensor>& in) { return sum(in[0].transpose(0, 1), {1}); },
-                {grad_input({3, 2})}));
-}
-
-TEST(Sum, MatchesPyTorch) {
-  Fixture f("sum");
-  struct Case {
-    std::string name;
-    std::vector<int64_t> dims;
-    bool all;
-    KeepDim keep;
-  };
-  const std::vector<Case> cases = {
-      {"all", {}, true, KeepDim::no},        {"d1", {1}, false, KeepDim::no},
-      {"d02k", {0, 2}, false, KeepDim::yes}, {"dneg", {-1}, false, KeepDim::no},
-      {"d13", {1, 3}, false, KeepDim::no},   {"d023k", {0, -2, -1}, false, KeepDim::yes},
-      {"d0", {0}, false, KeepDim::no}};
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    Tensor x = f[c.name + ".x"].set_requires_grad(true);
-    Tensor y = c.all ? sum(x) : sum(x, c.dims, c.keep);
-    EXPECT_TRUE(all_close(y, f[c.name + ".y"]));
-    y.backward(f[c.name + ".gy"]);
-    EXPECT_TRUE(all_close(x.grad(), f[c.name + ".gx"]));
-  }
-  Tensor x = f["t.x"].set_requires_grad(true);
-  Tensor y = sum(x.transpose(0, 1), {1});
-  EXPECT_TRUE(all_close(y, f["t.y"]));
-  y.backward(f["t.gy"]);
-  EXPECT_TRUE(all_close(x.grad(), f["t.gx"]));
-}
-
+// The gradchecks, PyTorch parity and bad inputs of sum are in its spec (ops/sum/sum_spec.cpp).
 // Large enough for several threads on every path (full, (outer, R, inner), strided groups),
 // against a plain double loop.
 TEST(Sum, LargeMatchesPlainLoop) {
@@ -104,17 +56,6 @@ TEST(Sum, EdgeCasesAndHalfTypes) {
   EXPECT_TRUE(all_close(sum(x.to(DType::bf16), {1}).to(DType::f32), sum(x, {1}), 0.05, 1e-2));
   EXPECT_TRUE(all_close(sum(x.to(DType::f16)).to(DType::f32), sum(x), 0.02, 1e-3));
   EXPECT_EQ(sum(x.to(DType::f64), {0}).dtype(), DType::f64);
-}
-
-TEST(Sum, BadInput) {
-  EXPECT_TRUE(throws_error([] { sum(ones({2, 3}), {2}); }, {"sum", "dim 2", "out of range"}));
-  EXPECT_TRUE(throws_error([] { sum(ones({2, 3}), {-3}); }, {"sum", "dim -3", "out of range"}));
-  EXPECT_TRUE(throws_error(
-      [] {
-        sum(ones({2, 3}), {1, -1});
-      },
-      {"sum", "more than once", "[2, 3]"}));
-  EXPECT_TRUE(throws_error([] { sum(ones({2}, {DType::i64})); }, {"sum", "[2] i64 cpu"}));
 }
 
 }  // namespace

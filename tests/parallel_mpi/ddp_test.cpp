@@ -4,6 +4,7 @@
 // bodies of tests/parallel/parallel_test_util.h; a fatal failure there stops the test here.
 #include <gtest/gtest.h>
 
+#include "parallel/host_staged_group.h"
 #include "parallel/world.h"
 #include "tests/parallel/parallel_test_util.h"
 
@@ -26,6 +27,16 @@ TEST(MpiDataParallel, NoSyncAccumulationMatchesOneProcess) {
 TEST(MpiDataParallel, DistributedOptimizerMatchesOneProcess) {
   ASSERT_NO_FATAL_FAILURE(distributed_optimizer_matches_one_process(world_ptr(), 1));
   ASSERT_NO_FATAL_FAILURE(distributed_optimizer_matches_one_process(world_ptr(), 2));
+}
+
+// DDP ranks sharing a GPU go through HostStagedGroup (train_cifar --backend mpi); here each
+// rank's model and data live on logical device cpu:1, so every bucket and buffer takes the
+// same path through host memory, and the MPI engine's asynchronous completion with it.
+TEST(MpiDataParallel, DdpStagedThroughHostMemoryMatchesOneProcess) {
+  CurrentCpuDevice device(Device::cpu(1));
+  auto staged = std::make_shared<HostStagedGroup>(world_ptr());
+  ASSERT_NO_FATAL_FAILURE(ddp_matches_one_process(staged, Norm::none, DType::f64));
+  ASSERT_NO_FATAL_FAILURE(ddp_matches_one_process(staged, Norm::batch, DType::f64));
 }
 
 }  // namespace

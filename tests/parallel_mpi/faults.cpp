@@ -15,6 +15,11 @@
 //   start      rank 1 dies (exit status 3) before MPI_Init, as a rank killed while the job
 //              starts: the others, in MPI_Init for good, give up when the start's deadline
 //              passes (the timeout, 1.5 s here, but at least 10 s), naming the start.
+//
+// With the suffix _cuda (kill_cuda, timeout_cuda) the allreduces run on cuda:<local rank> over
+// NCCL, one GPU per rank: then the survivors' NCCL kernels wait for the dead or late rank, and
+// the watchdog (parallel/nccl/watchdog.h) must abort the communicator (ncclCommAbort) within
+// the timeout — which the message says. scripts/gpu_multi_check.sh runs them on several GPUs.
 #include <unistd.h>
 
 #include <csignal>
@@ -55,17 +60,27 @@ int run_start() {
   return 1;
 }
 
-int run(const std::string& scenario) {
-  if (scenario == "start") return run_start();
+int run(std::string scenario) {
+  const bool cuda = scenario.ends_with("_cuda");
+  if (cuda) scenario.resize(scenario.size() - 5);
+  if (scenario == "start") {  // before MPI, so before any GPU: there is no start_cuda
+    if (!cuda) return run_start();
+    std::fprintf(stderr, "mpi_faults: start has no _cuda variant\n");
+    return 2;
+  }
   const bool debug = scenario == "mismatch" || scenario == "skip";
-  const milliseconds timeout = scenario == "timeout" ? milliseconds(1500) : milliseconds(60000);
+  // NCCL's communicator starts within the first collective: give it time.
+  const milliseconds timeout =
+      scenario == "timeout" ? milliseconds(cuda ? 5000 : 1500) : milliseconds(60000);
   // The checked scenarios keep running after the error so that each rank can print it; the
   // others end the job the way a training run would.
   const OnFault on_fault = debug ? OnFault::throw_error : OnFault::abort_job;
   auto world = init({.timeout = timeout, .check_sequence = debug}, on_fault);
   const int me = world->rank();
+  const Device device = cuda ? Device::cuda(world->local_rank()) : Device::cpu();
+  auto ones_on = [&](int64_t n) { return ones({n}, {.device = device}); };
 
-  Tensor t = ones({1000});
+  Tensor t = ones_on(1000);
   world->allreduce(t, ReduceOp::sum)->wait();  // #1: everybody
   say("allreduce #1 done");
 
@@ -73,18 +88,21 @@ int run(const std::string& scenario) {
   if (scenario == "exit" && me == 1) _exit(0);
   try {
     if (scenario == "timeout" && me == 1) {
-      world->barrier()->wait();
+      if (cuda)  // a barrier is MPI's: over NCCL the late rank only sleeps
+        std::this_thread::sleep_for(timeout * 4);
+      else
+        world->barrier()->wait();
     } else if (scenario == "skip" && me == 1) {
       world->barrier()->wait();
     } else if (scenario == "mismatch" && me == 1) {
-      world->allreduce(ones({5}), ReduceOp::sum)->wait();
+      world->allreduce(ones_on(5), ReduceOp::sum)->wait();
     } else if (scenario == "exit") {
       say("done; shutting down");
       shutdown();
       say("shut down (unexpected)");
       return 0;
     } else {
-      world->allreduce(ones({debug ? 4 : 1000}), ReduceOp::sum)->wait();
+      world->allreduce(ones_on(debug ? 4 : 1000), ReduceOp::sum)->wait();
     }
   } catch (const Error& e) {
     say(std::string("caught: ") + e.what());
@@ -100,8 +118,14 @@ int run(const std::string& scenario) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: mpi_faults timeout|kill|exit|mismatch|skip|start\n");
+    std::fprintf(stderr, "usage: mpi_faults timeout|kill|exit|mismatch|skip[_cuda]|start\n");
     return 2;
   }
-  return run(argv[1]);
+  try {
+    return run(argv[1]);
+  } catch (const std::exception& e) {  // outside the scenario: no GPU for _cuda, say
+    std::fprintf(stderr, "mpi_faults: %s\n", e.what());
+    end_job_after_error("mpi_faults stopped on the error above");
+    return 2;
+  }
 }

@@ -8,13 +8,6 @@
 
 namespace rg::testing {
 
-Tensor grad_input(const Shape& shape, double lo, double hi, uint64_t seed) {
-  std::vector<double> v(static_cast<std::size_t>(numel_of(shape)));
-  for (std::size_t i = 0; i < v.size(); ++i)
-    v[i] = lo + (hi - lo) * philox_uniform_f64(seed, 77, i);
-  return from_vector(v, shape, {DType::f64}).set_requires_grad(true);
-}
-
 ::testing::AssertionResult gradcheck(const TensorFn& fn, const std::vector<Tensor>& inputs,
                                      GradcheckOptions options) {
   for (const Tensor& t : inputs)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "tests/support/grad_input.h"
 
 namespace rg::testing {
 
@@ -23,8 +24,5 @@ using TensorFn = std::function<Tensor(const std::vector<Tensor>&)>;
 // deterministic (dropout: fix the seed inside fn).
 ::testing::AssertionResult gradcheck(const TensorFn& fn, const std::vector<Tensor>& inputs,
                                      GradcheckOptions options = {});
-
-// A leaf f64 tensor of `shape` with values uniform in [lo, hi), requiring grad.
-Tensor grad_input(const Shape& shape, double lo = -1, double hi = 1, uint64_t seed = 1);
 
 }  // namespace rg::testing

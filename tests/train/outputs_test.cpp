@@ -41,6 +41,21 @@ TEST(TrainOutputs, TruncatesTheCsvAtTheEpoch) {
   EXPECT_EQ(truncate_metrics_csv(rg::testing::temp_path("none.csv"), 1), 0);
 }
 
+// On resume loss_scale.csv is cut back to the checkpoint's optimizer step, metrics.csv to its
+// epoch; both count as an earlier run's files.
+TEST(TrainOutputs, TruncateLogsCutsTheLossScaleCsvAtTheStep) {
+  const std::string dir = rg::testing::temp_path("logs_cut");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir + "/metrics.csv") << "epoch,lr\n1,0.1\n2,0.1\n";
+  std::ofstream(dir + "/" + kLossScaleCsv)
+      << "step,loss_scale,skipped\n1,65536,0\n2,65536,1\n3,32768,0\n4,32768,0\n";
+  EXPECT_EQ(earlier_run_files(dir), (std::vector<std::string>{"metrics.csv", kLossScaleCsv}));
+  truncate_logs(dir, 1, 2);
+  EXPECT_EQ(read(dir + "/metrics.csv"), "epoch,lr\n1,0.1\n");
+  EXPECT_EQ(read(dir + "/" + kLossScaleCsv), "step,loss_scale,skipped\n1,65536,0\n2,65536,1\n");
+}
+
 TEST(TrainOutputs, TruncatesAnEventFileAtTheStep) {
   const std::string dir = rg::testing::temp_path("events_cut");
   fs::remove_all(dir);

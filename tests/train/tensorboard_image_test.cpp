@@ -9,8 +9,8 @@
 #include <limits>
 #include <sstream>
 
+#include "data/png_encode.h"
 #include "tests/support/fixtures.h"
-#include "train/png_encode.h"
 #include "train/tensorboard.h"
 
 #define STB_IMAGE_STATIC
@@ -115,10 +115,10 @@ std::vector<uint8_t> decode(const std::string& png, int width, int height, int c
 }
 
 TEST(TensorBoardImage, ChecksumsKnownAnswers) {
-  EXPECT_EQ(crc32("123456789", 9), 0xCBF43926u);    // the CRC-32 check value
-  EXPECT_EQ(adler32("Wikipedia", 9), 0x11E60398u);  // zlib's Adler-32 example
+  EXPECT_EQ(data::crc32("123456789", 9), 0xCBF43926u);    // the CRC-32 check value
+  EXPECT_EQ(data::adler32("Wikipedia", 9), 0x11E60398u);  // zlib's Adler-32 example
   // The CRC of PNG's IEND chunk (its type, no data), present at the end of every PNG.
-  EXPECT_EQ(crc32("IEND", 4), 0xAE426082u);
+  EXPECT_EQ(data::crc32("IEND", 4), 0xAE426082u);
 }
 
 TEST(TensorBoardImage, RgbFloatImageDecodesToItsPixels) {

@@ -21,6 +21,7 @@
 #include "parallel/distributed_sampler.h"
 #include "parallel/world.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/trace_check.h"
 #include "train/outputs.h"
 #include "train/schedule.h"
 
@@ -117,6 +118,9 @@ struct TinyRun {
   std::vector<int64_t> hooks{};  // before_step(s) records -s, after_step(s) records s
   std::function<void(int64_t)> during_backward{};  // the fault points
   std::function<void(int64_t, int64_t, const std::string&)> during_checkpoint_write{};
+  TraceOptions trace{};
+  ZeroStage zero = ZeroStage::off;
+  int64_t state_bytes = 0;  // the optimizer's, at the end
 
   TrainingState run() {
     auto group = parallel::init();
@@ -151,11 +155,13 @@ struct TinyRun {
                      .after_step = [this](int64_t s) { hooks.push_back(s); },
                      .during_backward = during_backward,
                      .during_checkpoint_write = during_checkpoint_write,
-                     .checkpoint_extra = {{"note", "tiny"}}});
+                     .checkpoint_extra = {{"note", "tiny"}},
+                     .trace = trace});
     trainer.resume(checkpoint);
-    trainer.wrap({});
+    trainer.wrap({.zero = zero});
     const TrainingState state = trainer.fit(train_loader, test_loader);
     peak_bytes = trainer.peak_memory_bytes();
+    state_bytes = trainer.optimizer_state_bytes();
     return state;
   }
 };
@@ -176,7 +182,8 @@ TEST(Trainer, TrainsLogsAndCheckpointsThroughTheTask) {
   ASSERT_EQ(csv.size(), 1u + 3u);
   EXPECT_EQ(csv[0], (std::vector<std::string>{"epoch", "lr", "train_loss", "train_hits",
                                               "test_loss", "test_hits", "images_per_second",
-                                              "epoch_seconds", "peak_memory_mib"}));
+                                              "epoch_seconds", "peak_memory_mib",
+                                              "train_device_seconds", "test_device_seconds"}));
   // The rows are easy to separate: the last epoch gets every test image right.
   EXPECT_EQ(std::stod(csv[3][5]), 1.0);
   EXPECT_LT(std::stod(csv[3][2]), std::stod(csv[1][2]));  // the train loss falls
@@ -294,6 +301,63 @@ TEST(Trainer, ACrashWhileWritingCheckpointsLosesNothingOnResume) {
   }
 }
 
+// --trace: the window's steps and nothing else, across the end of epoch 1 (steps 1-4): its
+// evaluation and checkpoint are in it.
+TEST(Trainer, WritesATimelineOfItsWindow) {
+  TinyRun run{.out = rg::testing::temp_path("trainer_trace"), .epochs = 2};
+  fs::remove_all(run.out);
+  run.trace = {
+      .path = rg::testing::temp_path("trainer_trace.json"), .first_step = 3, .last_step = 5};
+  run.run();
+  const rg::testing::TraceCheck c = rg::testing::check_trace_file(run.trace.path);
+  ASSERT_TRUE(c.errors.empty()) << c.summary();
+  // Steps 3, 4 and 5, and the loader saying that epoch 1 has no batch left.
+  EXPECT_EQ(c.with_name_containing("wait for the next batch").size(), 4u);
+  EXPECT_EQ(c.with_name_containing("forward and loss").size(), 3u);
+  EXPECT_EQ(c.with_name_containing("optimizer step").size(), 3u);
+  EXPECT_EQ(c.with_name_containing("write last.safetensors").size(), 1u);
+  EXPECT_EQ(c.with_name_containing("evaluate").size(), 1u);
+  EXPECT_EQ(c.thread_names.at({0, c.find("optimizer step")->tid}), "main");
+  // A window that starts after the run's last step writes nothing; a bad one is refused.
+  TraceOptions parsed;
+  parse_trace_steps("7:9", parsed);
+  EXPECT_EQ(parsed.first_step, 7);
+  EXPECT_EQ(parsed.last_step, 9);
+  for (const char* bad : {"0:3", "3:2", "a:b", "2:", ":4", "2:3:4"})
+    EXPECT_TRUE(throws_error([&] { parse_trace_steps(bad, parsed); }, {"--trace-steps", bad}))
+        << bad;
+  EXPECT_TRUE(throws_error(
+      [&] { StepTrace(TraceOptions{.path = run.out + "/no/such/folder/t.json"}, nullptr); },
+      {"--trace", "does not exist"}));
+  EXPECT_TRUE(throws_error([&] { StepTrace(TraceOptions{.path = run.out}, nullptr); },
+                           {"--trace", "is a folder"}));  // the run made it
+}
+
+// ZeRO-1 (one process here: its code paths, the whole state in one shard) resumes from a plain
+// checkpoint and the other way, ending where an uninterrupted plain run ends.
+TEST(Trainer, ZeroCheckpointsResumeWithoutZeroAndBack) {
+  TinyRun straight{.out = rg::testing::temp_path("trainer_zero_straight")};
+  fs::remove_all(straight.out);
+  straight.run();
+  for (ZeroStage first_mode : {ZeroStage::one, ZeroStage::off}) {
+    const ZeroStage second_mode = first_mode == ZeroStage::one ? ZeroStage::off : ZeroStage::one;
+    TinyRun first{.out = rg::testing::temp_path("trainer_zero_resumed"), .stop_after = 1};
+    first.zero = first_mode;
+    fs::remove_all(first.out);
+    first.run();
+    TinyRun second{.out = first.out, .resume = true};
+    second.zero = second_mode;
+    second.run();
+    EXPECT_GT(second.state_bytes, 0);
+    const auto a = load_safetensors(straight.out + "/last.safetensors").tensors;
+    const auto b = load_safetensors(second.out + "/last.safetensors").tensors;
+    ASSERT_EQ(a.size(), b.size());
+    for (const auto& [name, t] : a)
+      EXPECT_TRUE(all_close(b.at(name), t, 0, 0))
+          << name << " (first run zero=" << (first_mode == ZeroStage::one) << ")";
+  }
+}
+
 // The (loss scale, skipped) record of every step of every rank-0 event file under out/steps,
 // by step.
 std::vector<std::tuple<int64_t, std::string, float>> step_log(const std::string& out) {
@@ -340,10 +404,24 @@ TEST(Trainer, LogsTheLossScaleOfEveryStep) {
     }
   }
 
+  // The same record as rows of loss_scale.csv beside metrics.csv, exact (2^24 too).
+  const auto rows = rg::testing::read_csv(straight.out + "/loss_scale.csv");
+  ASSERT_EQ(rows.size(), 1u + scales.size());
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"step", "loss_scale", "skipped"}));
+  EXPECT_EQ(rows[1][1], "16777216");
+  for (std::size_t s = 1; s <= scales.size(); ++s) {
+    EXPECT_EQ(rows[s][0], std::to_string(s));
+    EXPECT_EQ(std::stod(rows[s][1]), scales[s - 1]) << "step " << s;
+    const bool was_skipped = std::count(skipped.begin(), skipped.end(), int64_t(s)) > 0;
+    EXPECT_EQ(rows[s][2], was_skipped ? "1" : "0") << "step " << s;
+  }
+
   first.run();
   TinyRun second{.out = first.out, .resume = true, .amp_options = o2};
   second.run();
   EXPECT_EQ(step_log(second.out), log);
+  // Cut back to the checkpoint's step on resume, like the event files: no step twice.
+  EXPECT_EQ(rg::testing::read_csv(second.out + "/loss_scale.csv"), rows);
 }
 
 // Each epoch's peak starts afresh: 64 MiB held during epoch 1's steps show in epoch 1's row

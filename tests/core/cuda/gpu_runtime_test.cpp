@@ -7,8 +7,10 @@
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/stream.h"
 #include "core/tensor.h"
+#include "core/trace.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/stream_gate.h"
+#include "tests/support/trace_check.h"
 
 namespace rg::cuda {
 namespace {
@@ -116,6 +118,33 @@ TEST(GpuStream, TimingEventsMeasureAndOthersRefuse) {
   untimed.record(current_stream(0));
   untimed.synchronize();
   EXPECT_TRUE(throws_error([&] { untimed.elapsed_ms(stop); }, {"EventTiming::enabled"}));
+}
+
+// The timeline's device spans (core/trace.h, core/cuda/trace_timer.cpp): CUDA events recorded
+// on the current stream, read only by trace::stop(), placed at host time on the stream's track.
+TEST(GpuTrace, DeviceSpansAreTimedWithCudaEvents) {
+  RG_REQUIRE_GPU();
+  trace::start();
+  const int64_t before = trace::now_ns();
+  {
+    trace::DeviceSpan span(Device::cuda(0), "fills");
+    Tensor t = full({64 * kMiB}, 1.0, {DType::f32, Device::cuda(0)});
+    for (int i = 0; i < 5; ++i) fill_(t, static_cast<double>(i));
+  }
+  trace::stop();  // waits for the GPU: after the span, never inside it
+  const int64_t after = trace::now_ns();
+  const trace::Recorded r = trace::take();
+  const rg::testing::TraceCheck c =
+      rg::testing::check_trace_json(trace::json_file({trace::to_json_objects(r, 0, "rank 0")}));
+  ASSERT_TRUE(c.errors.empty()) << c.summary();
+  const rg::testing::TraceEvent* e = c.find("fills");
+  ASSERT_TRUE(e) << c.summary();
+  EXPECT_EQ(e->cat, "device");
+  EXPECT_EQ(c.thread_names.at({0, e->tid}).rfind("cuda:0 stream", 0), 0u);
+  EXPECT_GT(e->dur, 10.0);  // 5 fills of 256 MB: well over 10 us
+  const double origin = static_cast<double>(r.origin_ns) / 1000;
+  EXPECT_GE(e->ts + origin, static_cast<double>(before) / 1000 - 1000);  // 1 ms of slack
+  EXPECT_LE(e->end() + origin, static_cast<double>(after) / 1000 + 1000);
 }
 
 TEST(GpuStream, TensorsOutliveTheirStream) {

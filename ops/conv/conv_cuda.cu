@@ -1,0 +1,88 @@
+// The convolutions on a GPU, every rank: cuDNN graphs (ops/conv_cudnn), planned once per shape,
+// dtype, layout and alignment, run on the current stream. f16/bf16 go to cuDNN as they are and
+// accumulate in f32; the bias is added by the pointwise kernel, and its gradient is the sum
+// kernel over every axis but the channels.
+#include "ops/conv/conv_kernel.h"
+#include "ops/conv_cudnn/conv_run.h"
+#include "ops/ops.h"
+
+namespace rg {
+namespace {
+
+template <int N>
+std::vector<int64_t> as_vector(const ConvSize<N>& s) {
+  return {s.begin(), s.end()};
+}
+
+template <int N>
+cuda::ConvProblem problem(cuda::ConvDirection direction, const Tensor& x, const Tensor& w,
+                          const Tensor& y, const ConvParams<N>& p) {
+  return cuda::conv_problem(direction, x, w, y, as_vector<N>(p.stride), as_vector<N>(p.padding),
+                            as_vector<N>(p.dilation));
+}
+
+// (1, O, 1, ..., 1): the bias broadcast over a batch of rank-N outputs.
+Shape bias_view(int64_t channels, int rank) {
+  Shape s(static_cast<size_t>(rank) + 2, 1);
+  s[1] = channels;
+  return s;
+}
+
+}  // namespace
+
+template <int N>
+Tensor conv_forward(OnCuda, const Tensor& x_in, const Tensor& w_in, const Tensor& bias,
+                    const ConvParams<N>& p) {
+  const std::string_view op = kConvName<N>;
+  const Shape y_shape = conv_output_shape<N>(op, x_in.shape(), w_in.shape(), p);
+  RG_CHECK(!bias.defined() || bias.shape() == Shape{y_shape[1]}, op, ": bias must be (", y_shape[1],
+           ") for weight ", w_in.describe(), ", got ", bias.describe());
+  const Tensor x = x_in.detach().contiguous(), w = w_in.detach().contiguous();
+  Tensor y = empty(y_shape, {x.dtype(), x.device()});
+  cuda::run_conv(problem<N>(cuda::ConvDirection::forward, x, w, y, p), x, w, y);
+  if (bias.defined()) y = add(y, bias.detach().view(bias_view(y_shape[1], N)));
+  return y;
+}
+
+template <int N>
+Tensor conv_backward_data(OnCuda, const Tensor& gy_in, const Tensor& w_in, const Shape& x_shape,
+                          const ConvParams<N>& p) {
+  // Checks the params against the shapes.
+  conv_output_shape<N>(std::string(kConvName<N>) + "_backward_data", x_shape, w_in.shape(), p);
+  const Tensor gy = gy_in.detach().contiguous(), w = w_in.detach().contiguous();
+  Tensor gx = empty(x_shape, {gy.dtype(), gy.device()});
+  cuda::run_conv(problem<N>(cuda::ConvDirection::backward_data, gx, w, gy, p), gx, w, gy);
+  return gx;
+}
+
+template <int N>
+Tensor conv_backward_weight(OnCuda, const Tensor& gy_in, const Tensor& x_in,
+                            const Shape& weight_shape, const ConvParams<N>& p) {
+  conv_output_shape<N>(std::string(kConvName<N>) + "_backward_weight", x_in.shape(), weight_shape,
+                       p);
+  const Tensor gy = gy_in.detach().contiguous(), x = x_in.detach().contiguous();
+  Tensor gw = empty(weight_shape, {gy.dtype(), gy.device()});
+  cuda::run_conv(problem<N>(cuda::ConvDirection::backward_filter, x, gw, gy, p), x, gw, gy);
+  return gw;
+}
+
+template <int N>
+Tensor conv_backward_bias(OnCuda, const Tensor& gy) {
+  std::vector<int64_t> axes{0};
+  for (int a = 0; a < N; ++a) axes.push_back(2 + a);
+  return sum(gy.detach(), axes);
+}
+
+#define RG_CONV_CUDA_RANK(N)                                                                  \
+  template Tensor conv_forward<N>(OnCuda, const Tensor&, const Tensor&, const Tensor&,        \
+                                  const ConvParams<N>&);                                      \
+  template Tensor conv_backward_data<N>(OnCuda, const Tensor&, const Tensor&, const Shape&,   \
+                                        const ConvParams<N>&);                                \
+  template Tensor conv_backward_weight<N>(OnCuda, const Tensor&, const Tensor&, const Shape&, \
+                                          const ConvParams<N>&);                              \
+  template Tensor conv_backward_bias<N>(OnCuda, const Tensor&);
+RG_CONV_CUDA_RANK(2)
+RG_CONV_CUDA_RANK(3)
+#undef RG_CONV_CUDA_RANK
+
+}  // namespace rg

@@ -1,0 +1,402 @@
+// predict, in-process, on checkpoints of whole runs: a classifier's answers are those of
+// train_cifar's evaluation on the same test images (its loss and accuracy recomputed from
+// predict's logits), a segmenter's masks are those train_unet's validation scored (its Dice
+// and IoU per class recomputed from the written masks), for 2-D PNGs and 3-D volumes; outputs
+// are never overwritten unasked; bad checkpoints, inputs and devices are named errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "apps/predict/options.h"
+#include "apps/predict/run.h"
+#include "apps/train_cifar/run.h"
+#include "apps/train_unet/run.h"
+#include "core/device.h"
+#include "core/safetensors.h"
+#include "nn/segmentation_metrics.h"
+#include "tests/apps/segmentation_files.h"
+#include "tests/apps/tiny_cifar.h"
+#include "tests/support/fixtures.h"
+#include "train/predict.h"
+
+namespace rg::apps {
+namespace {
+namespace fs = std::filesystem;
+using rg::testing::read_csv;
+using rg::testing::throws_error;
+using testing::fresh_dir;
+
+// A CSV figure as metrics.csv writes it.
+std::string g6(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string last_row(const std::string& csv_path, const std::string& column) {
+  const auto csv = read_csv(csv_path);
+  for (std::size_t i = 0; i < csv[0].size(); ++i)
+    if (csv[0][i] == column) return csv.back()[i];
+  ADD_FAILURE() << "no column " << column;
+  return "";
+}
+
+std::string run(const PredictOptions& o) {
+  std::ostringstream out;
+  EXPECT_EQ(run_predict(o, out), 0);
+  return out.str();
+}
+
+// The test batch of a tiny CIFAR as PNG files img_<i>.png, and their labels.
+std::vector<int64_t> cifar_test_pngs(const std::string& data, const std::string& dir) {
+  std::ifstream in(data + "/test_batch.bin", std::ios::binary);
+  std::vector<int64_t> labels;
+  for (char label; in.get(label);) {
+    Tensor image = empty({3, 32, 32}, {DType::u8});
+    in.read(reinterpret_cast<char*>(image.data<uint8_t>()), 3072);
+    testing::write_bytes(dir + "/img_" + std::to_string(labels.size()) + ".png",
+                         testing::image_png(image));
+    labels.push_back(label);
+  }
+  return labels;
+}
+
+TEST(Predict, AClassifiersAnswersAreItsEvaluations) {
+  const std::string data = tiny_cifar("predict_cifar", 8);
+  const std::string out = rg::testing::temp_path("predict_cifar_run");
+  fs::remove_all(out);
+  TrainConfig cfg = tiny_config(data, out);
+  cfg.epochs = 1;
+  ASSERT_EQ(apps::run(cfg), 0);
+  const std::string images = fresh_dir("predict_cifar_pngs");
+  const std::vector<int64_t> labels = cifar_test_pngs(data, images);
+  ASSERT_EQ(labels.size(), 8u);
+
+  const train::Predictor predictor({.checkpoint = out + "/last.safetensors"});
+  const std::vector<std::string> files = train::list_inputs({images}, predictor.card().task);
+  ASSERT_EQ(files.size(), 8u);
+  EXPECT_EQ(predictor.card().class_names[3], "cat");
+  const Tensor logits = predictor.classify(files, 256);
+  // Cross-entropy and accuracy in f64, as the evaluation scores them.
+  const std::vector<double> z = logits.to_vector<double>();
+  double loss = 0;
+  int64_t correct = 0;
+  for (int64_t i = 0; i < 8; ++i) {
+    const double* row = z.data() + i * 10;
+    const double top = *std::max_element(row, row + 10);
+    double sum = 0;
+    for (int c = 0; c < 10; ++c) sum += std::exp(row[c] - top);
+    loss += top + std::log(sum) - row[labels[static_cast<std::size_t>(i)]];
+    correct += std::max_element(row, row + 10) - row == labels[static_cast<std::size_t>(i)];
+  }
+  EXPECT_EQ(g6(loss / 8), last_row(out + "/metrics.csv", "test_loss"));
+  EXPECT_EQ(g6(static_cast<double>(correct) / 8), last_row(out + "/metrics.csv", "test_accuracy"));
+
+  // The app prints each file's top-k, the arg-max first.
+  const std::string printed =
+      run({.checkpoint = out + "/best.safetensors", .inputs = {images}, .top_k = 3});
+  const std::vector<train::TopK> top = train::top_k(logits, 3);
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const std::string line =
+        files[i] + ": " +
+        predictor.card().class_names[static_cast<std::size_t>(top[i].classes[0])] + " ";
+    EXPECT_NE(printed.find(line), std::string::npos) << line << " in\n" << printed;
+  }
+  // Mixed precision runs too (its logits are bf16's: not compared).
+  EXPECT_NE(run({.checkpoint = out + "/last.safetensors",
+                 .inputs = {files[0]},
+                 .amp = "O1",
+                 .amp_dtype = "bf16"})
+                .find(files[0] + ": "),
+            std::string::npos);
+}
+
+// Dice and IoU per class of the masks in `predicted` against those of `truth`, file by file,
+// compared with the last validation in `csv`.
+void expect_validation_scores(const std::string& predicted, const std::string& truth,
+                              const std::vector<std::string>& names, const std::string& csv) {
+  nn::SegmentationCounts counts(static_cast<int64_t>(names.size()));
+  int masks = 0;
+  for (const auto& e : fs::directory_iterator(truth)) {
+    const Tensor t = data::read_mask_file(e.path().string(), 256);
+    const Tensor p = data::read_mask_file(predicted + "/" + e.path().filename().string(), 256);
+    ASSERT_EQ(p.shape(), t.shape()) << e.path();
+    const uint8_t *pv = p.data<uint8_t>(), *tv = t.data<uint8_t>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      counts.predicted[pv[i]] += 1;
+      counts.target[tv[i]] += 1;
+      counts.intersection[tv[i]] += pv[i] == tv[i];
+    }
+    ++masks;
+  }
+  EXPECT_GE(masks, 2);
+  double dice = 0, iou = 0;
+  for (std::size_t c = 0; c < names.size(); ++c) {
+    EXPECT_EQ(g6(counts.dice(static_cast<int64_t>(c))), last_row(csv, "test_dice_" + names[c]));
+    EXPECT_EQ(g6(counts.iou(static_cast<int64_t>(c))), last_row(csv, "test_iou_" + names[c]));
+    if (c > 0)
+      dice += counts.dice(static_cast<int64_t>(c)), iou += counts.iou(static_cast<int64_t>(c));
+  }
+  const auto n = static_cast<double>(names.size() - 1);
+  EXPECT_EQ(g6(dice / n), last_row(csv, "test_dice"));
+  EXPECT_EQ(g6(iou / n), last_row(csv, "test_iou"));
+}
+
+UnetConfig unet_files(const std::string& data, const std::string& root, const std::string& out) {
+  UnetConfig c;
+  c.data = data;
+  c.data_root = root;
+  c.classes = "multiclass";
+  c.channels = data == "npy" ? 1 : 3;
+  c.image_size = data == "npy" ? std::vector<int64_t>{8, 16, 16} : std::vector<int64_t>{32, 32};
+  c.depth = 2;
+  c.width = 8;
+  c.epochs = 2;
+  c.batch_size = 4;
+  c.workers = 0;
+  c.progress = false;
+  c.out = rg::testing::temp_path(out);
+  fs::remove_all(c.out);
+  return c;
+}
+
+TEST(Predict, MasksWrittenAreTheOnesValidationScored) {
+  const std::string root = testing::png_split("predict_png");
+  const UnetConfig c = unet_files("folder", root, "predict_png_run");
+  ASSERT_EQ(run_unet(c), 0);
+  const std::string masks = rg::testing::temp_path("predict_png_masks");
+  fs::remove_all(masks);
+  const std::string printed = run(
+      {.checkpoint = c.out + "/last.safetensors", .inputs = {root + "/val/images"}, .out = masks});
+  EXPECT_NE(printed.find("v0.png -> " + masks + "/v0.png ([40, 80])"), std::string::npos)
+      << printed;
+  expect_validation_scores(masks, root + "/val/masks", {"background", "disc", "box", "triangle"},
+                           c.out + "/metrics.csv");
+}
+
+TEST(Predict, VolumesGetNpyMasksAndTheValidationsScores) {
+  const std::string root = testing::npy_split("predict_npy");
+  UnetConfig c = unet_files("npy", root, "predict_npy_run");
+  c.epochs = 1;
+  ASSERT_EQ(run_unet(c), 0);
+  const std::string masks = rg::testing::temp_path("predict_npy_masks");
+  fs::remove_all(masks);
+  run({.checkpoint = c.out + "/last.safetensors", .inputs = {root + "/val/images"}, .out = masks});
+  EXPECT_EQ(data::read_mask_file(masks + "/v1.npy", 256).shape(), (Shape{10, 16, 20}));
+  expect_validation_scores(masks, root + "/val/masks", {"0", "1", "2"}, c.out + "/metrics.csv");
+}
+
+// Masks beside their inputs (<stem>_mask.png), never over a file unasked, and never read back
+// as inputs; a checkpoint without a card works with the flags its error names, and gives the
+// same masks.
+TEST(Predict, MasksBesideInputsAndCheckpointsWithoutACard) {
+  const std::string root = testing::png_split("predict_beside");
+  UnetConfig c = unet_files("folder", root, "predict_beside_run");
+  c.epochs = 1;
+  ASSERT_EQ(run_unet(c), 0);
+  const std::string inputs = fresh_dir("predict_beside_inputs");
+  fs::copy(root + "/val/images", inputs);
+  const PredictOptions o{.checkpoint = c.out + "/last.safetensors", .inputs = {inputs}};
+  run(o);
+  ASSERT_TRUE(fs::exists(inputs + "/v1_mask.png"));
+  const Tensor first = data::read_mask_file(inputs + "/v1_mask.png", 256);
+  EXPECT_TRUE(throws_error([&] { run(o); }, {"v0_mask.png", "exists already", "--overwrite"}));
+  PredictOptions again = o;
+  again.overwrite = true;  // the *_mask.png beside them are outputs, not inputs
+  const std::string lines = run(again);
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 1 + 3);
+
+  // The same weights without the card: the error names the flags; with them, the same masks.
+  SafetensorsFile file = load_safetensors(c.out + "/last.safetensors");
+  std::erase_if(file.metadata, [](const auto& kv) {
+    return kv.first.starts_with("model.") || kv.first.starts_with("preprocess.") ||
+           kv.first.starts_with("inference.");
+  });
+  const std::string old = c.out + "/old.safetensors";
+  save_safetensors(old, file.tensors, file.metadata);
+  EXPECT_TRUE(throws_error([&] { run({.checkpoint = old, .inputs = {inputs}}); },
+                           {"old.safetensors", "does not record its model", "--model unet",
+                            "--input-size", "train_unet's"}));
+  const std::string legacy = fresh_dir("predict_beside_legacy");
+  run({.checkpoint = old,
+       .inputs = {inputs + "/v1.png"},
+       .out = legacy,
+       .flags = {.model = "unet", .input_size = {32, 32}}});
+  // v1 is 32x32, one window: its logits do not depend on the overlap and windows per pass,
+  // which a checkpoint without a card cannot tell (the flags' card takes the defaults).
+  EXPECT_TRUE(rg::testing::all_close(data::read_mask_file(legacy + "/v1.png", 256), first, 0, 0));
+}
+
+TEST(Predict, BadCheckpointsInputsAndDevicesAreNamedErrors) {
+  const std::string root = testing::png_split("predict_bad");
+  UnetConfig c = unet_files("folder", root, "predict_bad_run");
+  c.epochs = 1;
+  ASSERT_EQ(run_unet(c), 0);
+  const std::string ckpt = c.out + "/last.safetensors";
+  const std::string dir = fresh_dir("predict_bad_inputs");
+  const std::string out = rg::testing::temp_path("predict_bad_out");
+  auto fails = [&](const std::vector<std::string>& inputs, std::vector<std::string> parts,
+                   const std::string& checkpoint = "") {
+    return throws_error(
+        [&] {
+          run({.checkpoint = checkpoint.empty() ? ckpt : checkpoint, .inputs = inputs, .out = out});
+        },
+        parts);
+  };
+  EXPECT_TRUE(fails({root + "/val/images"}, {"nothing.safetensors", "does not exist"},
+                    dir + "/nothing.safetensors"));
+  EXPECT_TRUE(fails({dir + "/none.png"}, {"none.png", "does not exist"}));
+  EXPECT_TRUE(fails({dir}, {"folder", "holds no image"}));
+  data::write_npy(dir + "/two.npy", zeros({2, 8, 8}));  // the model takes 3 channels
+  EXPECT_TRUE(fails({dir + "/two.npy"}, {"two.npy", "2 channel(s)", "takes 3"}));
+  data::write_npy(dir + "/vol.npy", zeros({3, 4, 8, 8}));
+  EXPECT_TRUE(fails({dir + "/vol.npy"}, {"vol.npy", "[3, 4, 8, 8]"}));
+  testing::write_bytes(dir + "/bad.png", "not a png");
+  EXPECT_TRUE(fails({dir + "/bad.png"}, {"bad.png"}));
+  // A card naming a model this build does not know.
+  SafetensorsFile file = load_safetensors(ckpt);
+  file.metadata["model.name"] = "unet99";
+  save_safetensors(dir + "/unknown.safetensors", file.tensors, file.metadata);
+  EXPECT_TRUE(fails({root + "/val/images"}, {"unknown.safetensors", "\"unet\"", "unet99"},
+                    dir + "/unknown.safetensors"));
+  // A card that does not match its weights is refused before a model is built from it.
+  file = load_safetensors(ckpt);
+  file.metadata["model.unet.depth"] = "8";
+  file.metadata["model.unet.width"] = "1024";
+  save_safetensors(dir + "/other.safetensors", file.tensors, file.metadata);
+  EXPECT_TRUE(fails({root + "/val/images"},
+                    {"other.safetensors", "depth 8, width 1024", "weights", "depth 2, width 8"},
+                    dir + "/other.safetensors"));
+  // Two inputs of one name into one --out.
+  fs::create_directories(dir + "/a");
+  fs::create_directories(dir + "/b");
+  fs::copy(root + "/val/images/v0.png", dir + "/a/x.png");
+  fs::copy(root + "/val/images/v0.png", dir + "/b/x.png");
+  EXPECT_TRUE(fails({dir + "/a", dir + "/b"}, {"two inputs would write", "x.png"}));
+  // The machine: this one has no GPU (or this build no CUDA).
+  EXPECT_TRUE(throws_error(
+      [&] { run({.checkpoint = ckpt, .inputs = {root + "/val/images"}, .device = "cuda"}); },
+      {"cuda:0 requested but this"}));
+
+  // A classifier: images of another size are refused, and --out means nothing to it.
+  const std::string data = tiny_cifar("predict_bad_cifar", 8);
+  const std::string cifar_out = rg::testing::temp_path("predict_bad_cifar_run");
+  fs::remove_all(cifar_out);
+  TrainConfig cfg = tiny_config(data, cifar_out);
+  cfg.epochs = 1;
+  ASSERT_EQ(apps::run(cfg), 0);
+  EXPECT_TRUE(throws_error(
+      [&] {
+        run({.checkpoint = cifar_out + "/last.safetensors",
+             .inputs = {root + "/val/images/v0.png"}});
+      },
+      {"v0.png", "is 40x80", "takes 32x32 images"}));
+  EXPECT_TRUE(throws_error(
+      [&] { run({.checkpoint = cifar_out + "/last.safetensors", .inputs = {dir + "/two.npy"}}); },
+      {"two.npy", "PNG, JPEG or BMP"}));
+  file = load_safetensors(cifar_out + "/last.safetensors");
+  file.metadata["model.name"] = "resnet99";
+  save_safetensors(dir + "/resnet99.safetensors", file.tensors, file.metadata);
+  EXPECT_TRUE(throws_error(
+      [&] {
+        run({.checkpoint = dir + "/resnet99.safetensors", .inputs = {root + "/val/images/v1.png"}});
+      },
+      {"unknown model 'resnet99'", "known:"}));
+  file.metadata["model.name"] = "resnet20@1000";
+  file.metadata["model.outputs"] = "7";
+  file.metadata["model.classes"] = R"(["a","b","c","d","e","f","g"])";
+  save_safetensors(dir + "/vast.safetensors", file.tensors, file.metadata);
+  EXPECT_TRUE(throws_error(
+      [&] {
+        run({.checkpoint = dir + "/vast.safetensors", .inputs = {root + "/val/images/v1.png"}});
+      },
+      {"vast.safetensors", "says 7 classes", "no 2-D weight"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        run({.checkpoint = cifar_out + "/last.safetensors",
+             .inputs = {root + "/val/images/v1.png"},
+             .out = out});
+      },
+      {"--out", "classifies"}));
+}
+
+// On a GPU (scripts/gpu_quick_check.sh's `predict` step; skipped here): predict on cuda, in
+// f32 and under --amp, gives the CPU's answers — logits within cuDNN's rounding, the same
+// masks but at near-ties, the same top-1 where the CPU's margin is clear.
+TEST(PredictOnGpu, CudaAndAmpGiveTheCpusAnswers) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable GPU on this machine";
+  const std::string root = testing::png_split("predict_gpu_png");
+  UnetConfig c = unet_files("folder", root, "predict_gpu_unet");
+  c.epochs = 1;
+  ASSERT_EQ(run_unet(c), 0);
+  const std::string image = root + "/val/images/v0.png";  // 40x80: sliding windows
+  const train::Predictor cpu({.checkpoint = c.out + "/last.safetensors"});
+  const train::Predictor gpu({.checkpoint = c.out + "/last.safetensors", .device = "cuda"});
+  const Tensor expected = cpu.segment_logits(image);
+  EXPECT_TRUE(rg::testing::all_close(gpu.segment_logits(image), expected, 1e-3, 1e-3));
+  const std::vector<int64_t> a = cpu.segment(image).to_vector<int64_t>();
+  const std::vector<int64_t> b = gpu.segment(image).to_vector<int64_t>();
+  int64_t same = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) same += a[i] == b[i];
+  EXPECT_GE(static_cast<double>(same), 0.999 * static_cast<double>(a.size()));
+  for (const char* amp : {"O1", "O2"}) {
+    const std::string masks = fresh_dir(std::string("predict_gpu_masks_") + amp);
+    run({.checkpoint = c.out + "/last.safetensors",
+         .inputs = {root + "/val/images"},
+         .out = masks,
+         .overwrite = true,
+         .device = "cuda",
+         .amp = amp,
+         .amp_dtype = "bf16"});
+    EXPECT_EQ(data::read_mask_file(masks + "/v0.png", 256).shape(), (Shape{40, 80})) << amp;
+  }
+
+  const std::string data = tiny_cifar("predict_gpu_cifar", 8);
+  const std::string out = rg::testing::temp_path("predict_gpu_cifar_run");
+  fs::remove_all(out);
+  TrainConfig cfg = tiny_config(data, out);
+  cfg.epochs = 1;
+  ASSERT_EQ(apps::run(cfg), 0);
+  const std::string images = fresh_dir("predict_gpu_cifar_pngs");
+  cifar_test_pngs(data, images);
+  const std::vector<std::string> files =
+      train::list_inputs({images}, train::ModelTask::classification);
+  const Tensor z_cpu =
+      train::Predictor({.checkpoint = out + "/last.safetensors"}).classify(files, 256);
+  const Tensor z_gpu = train::Predictor({.checkpoint = out + "/last.safetensors", .device = "cuda"})
+                           .classify(files, 256);
+  EXPECT_TRUE(rg::testing::all_close(z_gpu, z_cpu, 1e-3, 1e-3));
+}
+
+PredictCommandLine parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "predict");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return parse_predict_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(PredictOptions, BadValuesAreNamedErrors) {
+  const PredictOptions o = parse({"--checkpoint", "c.safetensors", "a.png", "dir", "--model",
+                                  "unet", "--input-size", "8x16x16", "--top-k", "2"})
+                               .options;
+  EXPECT_EQ(o.inputs, (std::vector<std::string>{"a.png", "dir"}));
+  EXPECT_EQ(o.flags.input_size, (std::vector<int64_t>{8, 16, 16}));
+  EXPECT_EQ(o.top_k, 2);
+  EXPECT_TRUE(throws_error([] { parse({"a.png"}); }, {"predict", "--checkpoint"}));
+  EXPECT_TRUE(throws_error([] { parse({"--checkpoint", "c"}); }, {"give the images"}));
+  EXPECT_TRUE(throws_error([] { parse({"--checkpoint", "c", "a", "--top-k", "0"}); }, {"top_k"}));
+  EXPECT_TRUE(throws_error([] { parse({"--checkpoint", "c", "a", "--amp", "O9"}); }, {"O9"}));
+  EXPECT_TRUE(throws_error([] { parse({"--checkpoint", "c", "a", "--device", "tpu"}); }, {"tpu"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        parse({"--checkpoint", "c", "a", "--input-size", "8"});
+      },
+      {"input_size", "HxW"}));
+}
+
+}  // namespace
+}  // namespace rg::apps

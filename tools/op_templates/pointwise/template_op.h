@@ -1,0 +1,15 @@
+#pragma once
+// template_op(x) = x³, elementwise. (The scaffold's placeholder formula: replace it here, in the
+// functors of template_op_functors.h, which the elementwise engine applies on the CPU and on a
+// GPU, and in template_op_fixture.py, PyTorch's reference.)
+// Backward: gx = 3·x²·gy. The backward saves the input x (the output alone cannot give x² without
+// a cube root).
+// x: any shape, a floating dtype (f32, f64, f16, bf16), any device with a kernel.
+
+#include "core/tensor.h"
+
+namespace rg {
+
+Tensor template_op(const Tensor& x);
+
+}  // namespace rg
