@@ -28,9 +28,9 @@
 #            tests: the block reductions (core/cuda/reduce_kernels.cuh: warp shuffles, then
 #            shared memory between __syncthreads) under softmax, batch norm, the losses, max,
 #            sum and the optimizers' norms
-#   synccheck compute-sanitizer synccheck (barriers and warp-synchronous calls used wrongly:
-#            a __syncthreads in divergent code, a __shfl_*_sync mask naming absent threads) over
-#            the same tests
+#   synccheck compute-sanitizer synccheck (barriers and warp-synchronous calls used wrongly: a
+#            __syncwarp or __shfl_*_sync whose mask leaves out its callers; on Hopper not a
+#            __syncthreads that part of a block skips) over the same tests
 #   cudnn    apps/cudnn_device_json: the GPU's cuDNN description (tests/fixtures/cudnn/)
 #   profile  the time of every kernel in an f32 ResNet18 train step, ringgrad's (Nsight Compute)
 #            beside PyTorch's (torch.profiler), by tools/gpu_step_profile.py (needs ncu, torch)
@@ -312,7 +312,7 @@ if has racecheck; then
 fi
 
 if has synccheck; then
-  canary synccheck divergent
+  canary synccheck syncwarp
   step synccheck 150 "$report/synccheck.txt" compute-sanitizer --tool synccheck \
     --error-exitcode 9 build/tests/test_gpu_ops --gtest_filter="$custom_kernel_tests"
   grep -E "ERROR SUMMARY|FAILED" "$report/synccheck.txt"
