@@ -13,7 +13,7 @@
 namespace rg {
 
 void write_file_atomically(const std::string& path, const std::string& bytes,
-                           const std::string& who) {
+                           const std::string& who, const BeforeRename& before_rename) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -50,6 +50,14 @@ void write_file_atomically(const std::string& path, const std::string& bytes,
     const int err = errno;
     ::unlink(tmp.c_str());
     fail(who, ": flushing '", path, "' failed: ", std::strerror(err));
+  }
+  if (before_rename) {
+    try {
+      before_rename(tmp);
+    } catch (...) {
+      ::unlink(tmp.c_str());
+      throw;
+    }
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;

@@ -225,8 +225,10 @@ std::string serialize_safetensors(const std::map<std::string, Tensor>& tensors,
 }
 
 void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
-                      const std::map<std::string, std::string>& metadata) {
-  write_file_atomically(path, serialize_safetensors(tensors, metadata), "safetensors");
+                      const std::map<std::string, std::string>& metadata,
+                      const BeforeRename& before_rename) {
+  write_file_atomically(path, serialize_safetensors(tensors, metadata), "safetensors",
+                        before_rename);
 }
 
 }  // namespace rg

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/atomic_file.h"  // remove_stale_temporaries, for checkpoint writers
+#include "core/atomic_file.h"  // BeforeRename; remove_stale_temporaries, for checkpoint writers
 #include "core/tensor.h"
 
 namespace rg {
@@ -24,8 +24,10 @@ struct SafetensorsFile {
 SafetensorsFile load_safetensors(const std::string& path);
 SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& what);
 // Tensors may live on any device and have any layout; they are written contiguous.
+// `before_rename`: see write_file_atomically.
 void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
-                      const std::map<std::string, std::string>& metadata = {});
+                      const std::map<std::string, std::string>& metadata = {},
+                      const BeforeRename& before_rename = {});
 std::string serialize_safetensors(const std::map<std::string, Tensor>& tensors,
                                   const std::map<std::string, std::string>& metadata);
 

@@ -44,7 +44,7 @@ double read_double(const std::map<std::string, std::string>& meta, const std::st
 
 void save_checkpoint(const std::string& path, const nn::Module& model, const Optimizer* optimizer,
                      const LRScheduler* scheduler, const TrainingState& state,
-                     const MixedPrecision* amp) {
+                     const MixedPrecision* amp, const BeforeRename& before_rename) {
   std::map<std::string, Tensor> tensors = model.state_dict();
   std::map<std::string, std::string> meta = state.extra;
   if (optimizer) {
@@ -67,7 +67,7 @@ void save_checkpoint(const std::string& path, const nn::Module& model, const Opt
   meta["train.epoch"] = std::to_string(state.epoch);
   meta["train.step"] = std::to_string(state.step);
   meta["train.best_accuracy"] = std::to_string(state.best_accuracy);
-  save_safetensors(path, tensors, meta);
+  save_safetensors(path, tensors, meta, before_rename);
 }
 
 TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimizer* optimizer,

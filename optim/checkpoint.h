@@ -14,6 +14,7 @@
 #include <map>
 #include <string>
 
+#include "core/safetensors.h"
 #include "nn/module.h"
 #include "optim/amp.h"
 #include "optim/lr_scheduler.h"
@@ -29,9 +30,11 @@ struct TrainingState {
 };
 
 // Pass nullptr for what the run does not have (evaluation-only weights have no optimizer).
+// `before_rename` runs once the new file is complete, before it replaces `path`
+// (core/safetensors.h): a fault point for tests.
 void save_checkpoint(const std::string& path, const nn::Module& model, const Optimizer* optimizer,
                      const LRScheduler* scheduler, const TrainingState& state,
-                     const MixedPrecision* amp = nullptr);
+                     const MixedPrecision* amp = nullptr, const BeforeRename& before_rename = {});
 
 // Loads into existing objects. The model is loaded strictly: a checkpoint of another model is
 // refused with the missing, unexpected and mismatched keys listed. Restores the default

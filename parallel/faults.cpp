@@ -24,15 +24,15 @@ struct KindFields {
 KindFields fields_of(FaultKind kind) {
   switch (kind) {
     case FaultKind::exit:
-      return {{"rank", "step"}, {"code"}};
+      return {{"rank", "step"}, {"code", "at"}};
     case FaultKind::delay:
-      return {{"rank", "step", "seconds"}, {}};
+      return {{"rank", "step", "seconds"}, {"at"}};
     case FaultKind::kill:
     case FaultKind::stop:
     case FaultKind::error:
       break;
   }
-  return {{"rank", "step"}, {}};
+  return {{"rank", "step"}, {"at"}};
 }
 
 std::vector<std::string> split(const std::string& text, char sep) {
@@ -93,6 +93,18 @@ void announce(const std::string& text) {
 }
 
 }  // namespace
+
+const char* fault_point_name(FaultPoint point) {
+  switch (point) {
+    case FaultPoint::step:
+      return "step";
+    case FaultPoint::backward:
+      return "backward";
+    case FaultPoint::checkpoint:
+      return "checkpoint";
+  }
+  return "?";
+}
 
 const char* fault_kind_name(FaultKind kind) {
   switch (kind) {
@@ -157,6 +169,19 @@ Fault parse_fault(const std::string& spec) {
   if (values.count("code"))
     f.exit_code = static_cast<int>(integer_field(shown, "code", values["code"], 0, 255));
   if (values.count("seconds")) f.seconds = seconds_field(shown, values["seconds"]);
+  if (values.count("at")) {
+    const std::string& at = values["at"];
+    if (at == "step")
+      f.at = FaultPoint::step;
+    else if (at == "backward")
+      f.at = FaultPoint::backward;
+    else if (at == "checkpoint")
+      f.at = FaultPoint::checkpoint;
+    else
+      fail("fault '", shown, "': at must be step, backward or checkpoint, got '", clipped(at), "'");
+  }
+  RG_CHECK(f.at != FaultPoint::checkpoint || f.rank == 0, "fault '", shown,
+           "': at=checkpoint needs rank=0, the rank that writes checkpoints");
   return f;
 }
 
@@ -178,34 +203,64 @@ void FaultPlan::check_world(int world_size) const {
              " (launch more with scripts/mpirun.sh N)");
 }
 
-void FaultPlan::at_step(int rank, int64_t step) const {
-  for (const Fault& f : faults_) {
-    if (f.rank != rank || f.step != step) continue;
-    const std::string head = "ringgrad: rank " + std::to_string(rank) + ": injected fault " +
-                             f.spec + " at step " + std::to_string(step) + ": ";
-    switch (f.kind) {
-      case FaultKind::kill:
-        announce(head + "SIGKILL\n");
-        ::raise(SIGKILL);
-        break;
-      case FaultKind::exit:
-        announce(head + "exit status " + std::to_string(f.exit_code) + " without shutting down\n");
-        std::_Exit(f.exit_code);
-      case FaultKind::delay:
-        announce(head + "sleeping " + std::to_string(f.seconds) + " s\n");
-        std::this_thread::sleep_for(std::chrono::duration<double>(f.seconds));
-        announce("ringgrad: rank " + std::to_string(rank) + ": woke up after the injected delay\n");
-        break;
-      case FaultKind::stop:
-        announce(head + "SIGSTOP (frozen until SIGCONT)\n");
-        ::raise(SIGSTOP);
-        announce("ringgrad: rank " + std::to_string(rank) + ": continued after SIGSTOP\n");
-        break;
-      case FaultKind::error:
-        announce(head + "throwing an rg::Error\n");
-        fail("injected fault ", f.spec, " at step ", step, " (an error of rank ", rank, "'s own)");
-    }
+namespace {
+
+// Announces the fault on stderr ("ringgrad: rank 1: injected fault SPEC WHERE: WHAT"), then
+// does it.
+void apply(const Fault& f, int rank, const std::string& where) {
+  const std::string head =
+      "ringgrad: rank " + std::to_string(rank) + ": injected fault " + f.spec + " " + where + ": ";
+  switch (f.kind) {
+    case FaultKind::kill:
+      announce(head + "SIGKILL\n");
+      ::raise(SIGKILL);
+      break;
+    case FaultKind::exit:
+      announce(head + "exit status " + std::to_string(f.exit_code) + " without shutting down\n");
+      std::_Exit(f.exit_code);
+    case FaultKind::delay:
+      announce(head + "sleeping " + std::to_string(f.seconds) + " s\n");
+      std::this_thread::sleep_for(std::chrono::duration<double>(f.seconds));
+      announce("ringgrad: rank " + std::to_string(rank) + ": woke up after the injected delay\n");
+      break;
+    case FaultKind::stop:
+      announce(head + "SIGSTOP (frozen until SIGCONT)\n");
+      ::raise(SIGSTOP);
+      announce("ringgrad: rank " + std::to_string(rank) + ": continued after SIGSTOP\n");
+      break;
+    case FaultKind::error:
+      announce(head + "throwing an rg::Error\n");
+      fail("injected fault ", f.spec, " ", where, " (an error of rank ", rank, "'s own)");
   }
+}
+
+}  // namespace
+
+void FaultPlan::at_step(int rank, int64_t step) const {
+  for (const Fault& f : faults_)
+    if (f.at == FaultPoint::step && f.rank == rank && f.step == step)
+      apply(f, rank, "at step " + std::to_string(step));
+}
+
+void FaultPlan::in_backward(int rank, int64_t step) const {
+  for (const Fault& f : faults_)
+    if (f.at == FaultPoint::backward && f.rank == rank && f.step == step)
+      apply(f, rank, "during the backward of step " + std::to_string(step));
+}
+
+void FaultPlan::in_checkpoint_write(int rank, int64_t first_step, int64_t last_step,
+                                    const std::string& file) const {
+  for (const Fault& f : faults_)
+    if (f.at == FaultPoint::checkpoint && f.rank == rank && f.step >= first_step &&
+        f.step <= last_step)
+      apply(f, rank,
+            "while writing " + file + " (the checkpoint after step " + std::to_string(last_step) +
+                ", not yet in place)");
+}
+
+bool FaultPlan::has(int rank, FaultPoint point) const {
+  return std::any_of(faults_.begin(), faults_.end(),
+                     [&](const Fault& f) { return f.rank == rank && f.at == point; });
 }
 
 }  // namespace rg::parallel

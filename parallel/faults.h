@@ -16,9 +16,19 @@
 //                                   must end the job (parallel::end_job_after_error)
 //
 // Step S is the S-th training step of the run, counted from 1 across epochs (the numbering of
-// the loss scaler's "step S: gradient overflow" lines); the fault fires just before it. Each
-// spec is a kind then key=value fields separated by ':'; an unknown kind or key, a missing or
-// repeated key, a key the kind does not take and a value out of range are rg::Errors naming
+// the loss scaler's "step S: gradient overflow" lines). Where the fault fires is the optional
+// field at= (any kind takes it):
+//   at=step        just before step S (the default)
+//   at=backward    during step S's backward, in the hook of a gradient half-way through it:
+//                  some gradients computed (and DDP's allreduces of their buckets started),
+//                  the rest still to come
+//   at=checkpoint  while rank 0 writes the checkpoint at the end of the epoch holding step S
+//                  (train_cifar: last.safetensors, after best.safetensors), once the new file
+//                  is complete under its temporary name and before it replaces the old one: the
+//                  moment a crash must leave the previous checkpoint whole. rank=0 only, the
+//                  rank that writes checkpoints.
+// Each spec is a kind then key=value fields separated by ':'; an unknown kind or key, a missing
+// or repeated key, a key the kind does not take and a value out of range are rg::Errors naming
 // the spec and the field.
 //
 // This is the one place where the library ends its own process on purpose (DESIGN.md: no exit()
@@ -31,9 +41,11 @@
 namespace rg::parallel {
 
 enum class FaultKind { kill, exit, delay, stop, error };
+enum class FaultPoint { step, backward, checkpoint };  // at= (see above)
 
 struct Fault {
   FaultKind kind = FaultKind::kill;
+  FaultPoint at = FaultPoint::step;
   int rank = 0;
   int64_t step = 1;
   int exit_code = 1;   // exit only: the process's status, 0..255
@@ -62,17 +74,26 @@ class FaultPlan {
   // process would otherwise never fire, and the run would silently show nothing).
   void check_world(int world_size) const;
 
-  // Call once per training step, before the step runs: applies this rank's faults for `step`
-  // (1-based). Announces each on stderr first ("ringgrad: rank 1: injected fault
+  // Call once per training step, before the step runs: applies this rank's at=step faults for
+  // `step` (1-based). Announces each on stderr first ("ringgrad: rank 1: injected fault
   // kill:rank=1:step=50 at step 50: SIGKILL"), so the job's output shows where it came from.
   // kill, exit and stop do not return (stop returns only if someone sends SIGCONT); error
   // throws.
   void at_step(int rank, int64_t step) const;
+  // The same for the at=backward faults of `step`: call it during that step's backward.
+  void in_backward(int rank, int64_t step) const;
+  // The same for the at=checkpoint faults of an epoch of steps first_step..last_step: call it
+  // while writing `file`, the new file complete but not yet in place.
+  void in_checkpoint_write(int rank, int64_t first_step, int64_t last_step,
+                           const std::string& file) const;
+  // Whether some fault of `rank` fires at `point` (a program arms the hooks it needs).
+  bool has(int rank, FaultPoint point) const;
 
  private:
   std::vector<Fault> faults_;
 };
 
 const char* fault_kind_name(FaultKind kind);
+const char* fault_point_name(FaultPoint point);
 
 }  // namespace rg::parallel

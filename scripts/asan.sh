@@ -1,28 +1,52 @@
 #!/usr/bin/env bash
-# The core and data test suites under AddressSanitizer + UndefinedBehaviorSanitizer (with
-# LeakSanitizer), in the clang tree of scripts/sanitizer_build.sh that the fuzzers share:
-#   bash scripts/asan.sh [SUITE...]     # default: core data (test_core, test_data)
-# These are the suites of the readers of outside data (safetensors, CIFAR, images, CSV lists)
-# and of the tensor core every other layer stands on; tests/README.md says why the others are
-# left out of CI and how long this takes. Any sanitizer report fails the run.
+# The test suites under AddressSanitizer + UndefinedBehaviorSanitizer (with LeakSanitizer), in
+# the clang tree of scripts/sanitizer_build.sh that the fuzzers share:
+#   bash scripts/asan.sh [SUITE...]     # default: all of them (CI)
+# Suites: core data ops nn optim parallel train apps kernels — each test program run whole —
+# and mpi: the CTest tests of tests/parallel_mpi (test_parallel_mpi under mpirun with 1-4
+# ranks, the fault jobs, train_cifar's fault runs, the launchers, the chaos test) and
+# check_equivalence's (DP and DDP against one device) with the instrumented programs. Any
+# sanitizer report fails the run; tests/README.md has what they found and the times. The tree
+# is CPU-only: test_ops is also CI's run of the ops' device errors in a build without CUDA
+# (Spec/DeviceErrors.*).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 suites=("$@")
-((${#suites[@]})) || suites=(core data)
+((${#suites[@]})) || suites=(core data ops nn optim parallel train apps kernels mpi)
 
+targets=()
+for s in "${suites[@]}"; do
+  case $s in
+    mpi) targets+=(test_parallel_mpi mpi_faults train_cifar chaos_check check_equivalence) ;;
+    core | data | ops | nn | optim | parallel | train | apps | kernels) targets+=("test_$s") ;;
+    *) echo "asan.sh: unknown suite '$s' (core data ops nn optim parallel train apps kernels mpi)" >&2
+       exit 2 ;;
+  esac
+done
 source scripts/sanitizer_build.sh
-cmake --build build-fuzz -j"$(nproc)" --target "${suites[@]/#/test_}"
+cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
 
-# Leaks inside Open MPI's own plugins are suppressed (scripts/lsan_openmpi.supp); ringgrad's
-# never are. halt_on_error: the first report ends the suite with a failure.
-export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:strict_string_checks=1"
+# halt_on_error: the first report ends the program with a failure. Leaks inside Open MPI's own
+# libraries are suppressed (scripts/lsan_openmpi.supp), ringgrad's never are.
+base_options="detect_leaks=1:halt_on_error=1:abort_on_error=0:strict_string_checks=1"
 export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan_openmpi.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 for s in "${suites[@]}"; do
-  echo "asan: test_$s"
-  opts=$ASAN_OPTIONS
-  # Suites linked with Open MPI: full stacks, so that its leaks reach the suppressed libraries.
-  [[ $s == parallel || $s == apps ]] && opts+=":fast_unwind_on_malloc=0"
-  (cd build-fuzz/tests && ASAN_OPTIONS=$opts "./test_$s" --gtest_brief=1)
+  start=$SECONDS
+  export ASAN_OPTIONS=$base_options
+  # Programs linked with Open MPI (rg_parallel and above): full stacks, so that its leaks reach
+  # the suppressed libraries — with the fast unwinder most of them stop in a plugin that
+  # MPI_Finalize has unloaded ("<unknown module>") and match nothing.
+  case $s in parallel | train | apps | kernels | mpi) ASAN_OPTIONS+=":fast_unwind_on_malloc=0" ;; esac
+  if [[ $s == mpi ]]; then
+    echo "asan: the MPI tests (ctest -R '^(parallel_mpi|check_equivalence)\.')"
+    # The ranks inherit the sanitizers' options from mpiexec's environment.
+    (cd build-fuzz &&
+      ctest -R '^(parallel_mpi|check_equivalence)\.' -j"$(nproc)" --output-on-failure --timeout 600)
+  else
+    echo "asan: test_$s"
+    (cd build-fuzz/tests && "./test_$s" --gtest_brief=1)
+  fi
+  echo "asan: $s clean in $((SECONDS - start)) s"
 done
 echo "asan: ${suites[*]} clean under ASan+UBSan"

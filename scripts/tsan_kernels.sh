@@ -5,7 +5,8 @@
 # DataLoader's workers (data), ThreadGroup's collectives, DataParallel's device threads and
 # DDP and SyncBatchNorm over ThreadGroup (parallel). Builds a CPU-only TSan tree in build-tsan
 # (ccache keeps reruns quick), runs those tests, plus a deliberately racy kernel that TSan must
-# catch; also checks the CPU-only build's device errors.
+# catch. (The CPU-only build's device errors, Spec/DeviceErrors.*, run in scripts/asan.sh's tree,
+# CPU-only too, with the rest of test_ops.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -13,7 +14,7 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 # Portable code (RG_NATIVE=OFF): GCC 12 misreads AVX-512 intrinsics as uninitialised under TSan.
 cmake -S . -B build-tsan -DRG_CUDA=OFF -DRG_NATIVE=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread" >/dev/null
-cmake --build build-tsan -j"$(nproc)" --target test_kernels tsan_missing_syncthreads test_ops \
+cmake --build build-tsan -j"$(nproc)" --target test_kernels tsan_missing_syncthreads \
   test_core test_data test_parallel
 cd build-tsan
 # halt_on_error: the first race fails the run. The pointwise ops' functors (the pointwise engine's
@@ -32,6 +33,3 @@ TSAN_OPTIONS="halt_on_error=1" ./tests/test_data --gtest_filter='DataLoader.*'
 # overlapping backward.
 TSAN_OPTIONS="halt_on_error=1" ./tests/test_parallel \
   --gtest_filter='ThreadGroup.*:DataParallel.*:DDP.*:SyncBatchNorm.*'
-# This tree is also CI's CPU-only build (RG_CUDA=OFF): the ops link without any CUDA symbol, and
-# refuse cuda tensors with this build's errors.
-./tests/test_ops --gtest_filter='Spec/DeviceErrors.*'

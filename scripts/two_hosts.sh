@@ -16,7 +16,7 @@
 #
 # Root is needed (namespaces, veth). Where they cannot be made — not root, no `ip`, a container
 # without CAP_NET_ADMIN — the script says why and exits 77 (skipped). Everything it creates is
-# removed on exit. It is not part of CTest/CI (see parallel/README.md, "Several machines").
+# removed on exit. CI runs it (.ci/run; CI is root), after the test suites.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -57,7 +57,10 @@ ip -n "$a" link set "v$a" up && ip -n "$b" link set "v$b" up || die "cannot brin
 echo "two_hosts.sh: hosts $a (10.77.0.1) and $b (10.77.0.2), joined by a veth pair"
 
 # The remote-launch agent: called as `agent HOST COMMAND...` the way mpirun calls ssh; runs the
-# command in HOST's namespace (a shell joins the words, as ssh's remote shell does).
+# command in HOST's namespace (a shell joins the words, as ssh's remote shell does), under a
+# host name of its own (a UTS namespace): ringgrad watches the processes of ranks whose host
+# name is its own through /proc, and the pid namespace is shared here, so with one name the
+# ranks would see each other die where real hosts only see the timeout.
 cat >"$work/agent.sh" <<EOF
 #!/usr/bin/env bash
 host=\$1; shift
@@ -66,7 +69,7 @@ case "\$host" in
   10.77.0.2) ns=$b ;;
   *) echo "agent: unknown host \$host" >&2; exit 1 ;;
 esac
-exec ip netns exec "\$ns" /bin/sh -c "\$*"
+exec ip netns exec "\$ns" unshare --uts /bin/sh -c "hostname rg-\$ns && \$*"
 EOF
 chmod +x "$work/agent.sh"
 
@@ -85,13 +88,13 @@ two_hosts() {
     "$train" "${common[@]}" "$@"
 }
 
-echo "two_hosts.sh: where the ranks run (each must see only its own veth address):"
+echo "two_hosts.sh: where the ranks run (each must see only its own veth address and host name):"
 two_hosts_plain() {
   ip netns exec "$a" mpirun "${mpi_env[@]}" --host 10.77.0.1:1,10.77.0.2:1 -np 2 \
     --mca plm_rsh_agent "$work/agent.sh" --mca plm_rsh_no_tree_spawn 1 \
     --mca oob_tcp_if_include 10.77.0.0/24 "$@"
 }
-two_hosts_plain sh -c 'echo "  rank $OMPI_COMM_WORLD_RANK: $(ip -4 -brief addr show | grep 10.77)"' ||
+two_hosts_plain sh -c 'echo "  rank $OMPI_COMM_WORLD_RANK on host $(hostname): $(ip -4 -brief addr show | grep 10.77)"' ||
   die "mpirun cannot start a process on both hosts"
 
 echo "two_hosts.sh: [1/3] one host, 2 processes"
@@ -145,8 +148,13 @@ for _ in $(seq $(((timeout_s + 20) * 10))); do
 done
 elapsed_ms=$((($(date +%s%N) - cut_at) / 1000000))
 cat "$work/cut.log" | grep -E "ringgrad: rank|error" || true
-grep -Eq "ringgrad: rank [01] of 2: .*timed out after ${timeout_s}000 ms waiting for rank [01]" "$work/cut.log" ||
+# Rank r runs on the r-th host of --host: whoever reports names the rank on the other side.
+named=$(grep -Eo -m1 "ringgrad: rank [01] of 2: .*timed out after ${timeout_s}000 ms waiting for rank [01]" "$work/cut.log") ||
   { cat "$work/cut.log"; die "no rank named the timed-out collective and the other rank"; }
+reporter=${named#ringgrad: rank } reporter=${reporter%% *}
+lost=${named##* }
+((lost != reporter)) || die "rank $reporter named itself"
+hosts=(10.77.0.1 10.77.0.2)
 if [[ -z $ended ]]; then
   echo "two_hosts.sh: the ranks reported the cut, but mpirun was still running ${elapsed_ms} ms after it"
   ip netns pids "$a" | xargs -r kill -9 2>/dev/null
@@ -155,5 +163,5 @@ if [[ -z $ended ]]; then
 fi
 left=$( (ip netns pids "$a"; ip netns pids "$b") | xargs -r ps -o comm= -p 2>/dev/null | grep -c train_cifar)
 ((left == 0)) || die "$left train_cifar process(es) still alive after mpirun ended"
-echo "two_hosts.sh: the job ended ${elapsed_ms} ms after the cut, naming the collective and the rank"
+echo "two_hosts.sh: the job ended ${elapsed_ms} ms after the cut; rank $reporter (host ${hosts[reporter]}) named the collective and rank $lost, the rank on the lost host ${hosts[lost]}"
 echo "two_hosts.sh: PASS"

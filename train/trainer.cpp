@@ -39,6 +39,18 @@ Trainer::Trainer(TrainerParts parts, Task task, TrainerOptions options)
   best_index(task_);
   trained_ = parts_.model;
   if (!lead()) options_.progress = false;
+  if (options_.during_backward) {
+    std::vector<Tensor> params;
+    for (const Tensor& p : parts_.model->parameters())
+      if (p.requires_grad()) params.push_back(p);
+    RG_CHECK(!params.empty(), options_.program,
+             ": during_backward needs a parameter that gets a gradient");
+    // Parameters are in forward order, so backward reaches the middle one half-way.
+    params[params.size() / 2].register_post_accumulate_hook(
+        [hook = options_.during_backward, step = step_in_progress_](const Tensor&) {
+          hook(step->load());
+        });
+  }
   step_trace_ = std::make_unique<StepTrace>(options_.trace, parts_.group);  // checks the path
 }
 
@@ -158,6 +170,7 @@ const TrainingState& Trainer::fit(data::BatchSource& train_loader, data::BatchSo
         .progress = options_.progress,
         .before_step =
             [&](int64_t step) {
+              step_in_progress_->store(step);
               step_trace_->before_step(step);
               if (options_.before_step) options_.before_step(step);
             },
@@ -170,6 +183,7 @@ const TrainingState& Trainer::fit(data::BatchSource& train_loader, data::BatchSo
         .clip_gradients = zero_ ? std::function<void(double)>(
                                       [this](double max_norm) { zero_->clip_grad_norm(max_norm); })
                                 : nullptr};
+    const int64_t first_step = state_.step + 1;
     EpochResult train =
         train_epoch(*trained_, train_loader, task_, optimizer(), parts_.scheduler, parts_.amp,
                     parts_.device, epoch_options, state_.step, *parts_.group);
@@ -211,15 +225,26 @@ const TrainingState& Trainer::fit(data::BatchSource& train_loader, data::BatchSo
         tensorboard->flush();
       }
       if (data_parallel_) std::cout << data_parallel_->report();
-      trace::Span span("checkpoint", "write last.safetensors");
-      save_checkpoint(options_.out + "/last.safetensors", *parts_.model, &optimizer(),
-                      &parts_.scheduler, state_, &parts_.amp);
+      const auto during_write = [&](const std::string& file) -> BeforeRename {
+        if (!options_.during_checkpoint_write) return {};
+        return [&, file](const std::string&) {
+          options_.during_checkpoint_write(first_step, state_.step, file);
+        };
+      };
+      // last.safetensors goes last: it is what a resumed run starts from, so everything else
+      // the epoch writes (its log rows, best.safetensors) must be on disk before it. A crash
+      // before its rename replays the epoch, which writes the same again; written the other way
+      // round, a crash between the two files would leave best.safetensors without the epoch
+      // the resumed run's best_accuracy already counts, for good.
       // With amp: under O2 the f32 masters are the weights worth keeping.
       if (improved) {
         trace::Span best("checkpoint", "write best.safetensors");
         save_checkpoint(options_.out + "/best.safetensors", *parts_.model, nullptr, nullptr, state_,
-                        &parts_.amp);
+                        &parts_.amp, during_write("best.safetensors"));
       }
+      trace::Span last("checkpoint", "write last.safetensors");
+      save_checkpoint(options_.out + "/last.safetensors", *parts_.model, &optimizer(),
+                      &parts_.scheduler, state_, &parts_.amp, during_write("last.safetensors"));
     }
     if (options_.stop_after_epochs > 0 && ++epochs_this_run >= options_.stop_after_epochs) break;
   }

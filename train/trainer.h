@@ -16,6 +16,7 @@
 // and best.safetensors (when Task::best_metric improves). A resumed run cuts the logs back to
 // its checkpoint's epoch first (train/outputs.h), so they read as one uninterrupted run.
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -59,6 +60,15 @@ struct TrainerOptions {
   std::function<void(int64_t step)> before_step{};
   // Called on every rank after each optimizer step (and the schedule's) with its number.
   std::function<void(int64_t step)> after_step{};
+  // Fault points for tests (train_cifar --fault ...:at=backward / at=checkpoint). Empty: none.
+  // during_backward: on every rank during each step's backward, with the step's number, from
+  // the gradient hook of the model's middle parameter (half-way through backward).
+  std::function<void(int64_t step)> during_backward{};
+  // during_checkpoint_write: on rank 0 while it writes each checkpoint, the new file complete
+  // under its temporary name and not yet in place; with the steps of the epoch it ends and the
+  // file's name ("last.safetensors").
+  std::function<void(int64_t first_step, int64_t last_step, const std::string& file)>
+      during_checkpoint_write{};
   // Written into every checkpoint's metadata (train.<key>): e.g. the run's configuration.
   std::map<std::string, std::string> checkpoint_extra{};
   // --trace FILE --trace-steps A:B: a timeline of those steps (train/step_trace.h).
@@ -134,6 +144,9 @@ class Trainer {
   std::unique_ptr<StepTrace> step_trace_;
   TrainingState state_;
   int64_t peak_memory_bytes_ = 0;
+  // The step being run, for the during_backward hook (which the model may outlive).
+  std::shared_ptr<std::atomic<int64_t>> step_in_progress_ =
+      std::make_shared<std::atomic<int64_t>>(0);
 };
 
 // "device time: training 3.412 s + last evaluation 0.101 s = 3.513 s (CUDA events on cuda:0;

@@ -151,8 +151,9 @@ train::RunOptions<TrainConfig> declare() {
   o.add(
       "fault", &C::faults,
       "inject a fault (repeatable): kill:rank=R:step=S, exit:rank=R:step=S[:code=C], "
-      "delay:rank=R:step=S:seconds=T, stop:rank=R:step=S, error:rank=R:step=S "
-      "(parallel/faults.h)",
+      "delay:rank=R:step=S:seconds=T, stop:rank=R:step=S, error:rank=R:step=S; each fires "
+      "before step S, or with :at=backward during its backward, with :at=checkpoint (rank 0) "
+      "while writing its epoch's checkpoint (parallel/faults.h)",
       [](const std::string&, const std::vector<std::string>& specs) {
         (void)parallel::FaultPlan(specs);
       },

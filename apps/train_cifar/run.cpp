@@ -143,6 +143,18 @@ int run(const TrainConfig& options) {
            [&](int64_t step) {
              if (lookahead) airbench94_lookahead(*lookahead, step, total_steps);
            },
+       // --fault ...:at=backward and at=checkpoint (the hooks only where a fault needs them).
+       .during_backward =
+           faults.has(group->rank(), parallel::FaultPoint::backward)
+               ? std::function<void(int64_t)>([&, rank = group->rank()](int64_t step) {
+                   faults.in_backward(rank, step);
+                 })
+               : nullptr,
+       .during_checkpoint_write =
+           [&](int64_t first_step, int64_t last_step, const std::string& file) {
+             if (file == "last.safetensors")  // the checkpoint; best.safetensors is written first
+               faults.in_checkpoint_write(0, first_step, last_step, file);
+           },
        .checkpoint_extra = recorded,
        .trace = cfg.trace_options()});
   trainer.resume(checkpoint,

@@ -25,6 +25,8 @@ namespace {
 // same timeout, to print their own view of it first.
 constexpr milliseconds kAbortGrace{1000};
 constexpr milliseconds kLivenessPeriod{50};
+// The least time MPI_Init gets (Engine::start).
+constexpr milliseconds kMinStartTimeout{10000};
 
 class QueuedWork final : public Work {
  public:
@@ -105,20 +107,38 @@ Engine& Engine::start(milliseconds timeout, OnFault on_fault) {
   RG_CHECK(g_engine == nullptr, "parallel: the MPI engine is already running");
   // Never deleted: collectives may still be queued while static objects are destroyed.
   auto* engine = new Engine(timeout, on_fault);
-  std::promise<void> ready;
-  engine->thread_ = std::thread([engine, &ready] {
+  // Shared: the thread may outlive this call (below).
+  auto ready = std::make_shared<std::promise<void>>();
+  engine->thread_ = std::thread([engine, ready] {
     trace::name_this_thread("communication (MPI)");
     try {
       engine->set_up();
     } catch (...) {
-      ready.set_exception(std::current_exception());
+      ready->set_exception(std::current_exception());
       return;
     }
-    ready.set_value();
+    ready->set_value();
     engine->loop();
   });
+  // MPI_Init has no deadline of its own: a rank that dies while the job starts leaves the others
+  // in it for good when the launcher lets survivors speak (orte_abort_on_non_zero_status=0, as
+  // scripts/mpirun.sh runs jobs; found by tests/chaos). So the start gets the collectives'
+  // timeout, but at least kMinStartTimeout: on a loaded machine MPI_Init alone can take seconds,
+  // more than the short timeouts of tests. Past it the thread is left in MPI_Init — it cannot be
+  // interrupted — and the error ends the program; what set_up() does after MPI_Init has
+  // deadlines of its own.
+  const milliseconds start_timeout = std::max(timeout, kMinStartTimeout);
+  std::future<void> started = ready->get_future();
+  const auto deadline = Clock::now() + start_timeout;
+  while (started.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
+    if (!engine->mpi_started_ && Clock::now() >= deadline) {
+      engine->thread_.detach();  // never deleted: the thread still uses it
+      fail("parallel: MPI_Init did not return within ", start_timeout.count(),
+           " ms: a rank died, or never started, while the job was starting");
+    }
+  }
   try {
-    ready.get_future().get();
+    started.get();
   } catch (...) {
     engine->thread_.join();
     delete engine;
@@ -152,6 +172,7 @@ void Engine::set_up() {
              "; ringgrad calls MPI from its communication thread and needs "
              "MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE");
   }
+  mpi_started_ = true;
   RG_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   RG_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
   RG_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));

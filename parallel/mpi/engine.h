@@ -15,6 +15,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -95,7 +96,8 @@ class Engine {
   OnFault on_fault_;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   bool we_initialized_mpi_ = false;
-  MPI_Comm comm_ = MPI_COMM_NULL;  // the engine's own: set-up exchange and the final barrier
+  std::atomic<bool> mpi_started_{false};  // MPI_Init_thread has returned (or MPI was up)
+  MPI_Comm comm_ = MPI_COMM_NULL;         // the engine's own: set-up exchange and the final barrier
   std::vector<Peer> peers_;
   std::vector<int> hosts_;  // per rank: the lowest rank on its host
 

@@ -61,6 +61,41 @@ TEST(Safetensors, SaveReplacesAtomicallyAndLeavesNoTemporaries) {
                            {"/nonexistent-dir"}));
 }
 
+// The hook before the rename sees the new file complete under its temporary name while the
+// old one is still in place; if it throws (a crash there, as a test injects it), the old file
+// is untouched and the temporary gone.
+TEST(Safetensors, BeforeRenameSeesTheCompleteTemporaryAndTheOldFile) {
+  const std::string dir = rg::testing::temp_path("before_rename");
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/ckpt.safetensors";
+  save_safetensors(path, {{"a", ones({2})}});
+  int calls = 0;
+  save_safetensors(path, {{"a", zeros({3})}}, {{"epoch", "2"}}, [&](const std::string& tmp) {
+    ++calls;
+    EXPECT_EQ(std::filesystem::path(tmp).parent_path(), std::filesystem::path(dir));
+    EXPECT_TRUE(
+        std::filesystem::path(tmp).filename().string().starts_with(".ckpt.safetensors.tmp."))
+        << tmp;
+    const SafetensorsFile next = load_safetensors(tmp);  // complete
+    EXPECT_EQ(next.tensors.at("a").numel(), 3);
+    EXPECT_EQ(next.metadata.at("epoch"), "2");
+    EXPECT_EQ(load_safetensors(path).tensors.at("a").numel(), 2);  // the old file, whole
+  });
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(load_safetensors(path).tensors.at("a").numel(), 3);
+
+  EXPECT_TRUE(throws_error(
+      [&] {
+        save_safetensors(path, {{"a", zeros({4})}}, {},
+                         [](const std::string&) { fail("a crash before the rename"); });
+      },
+      {"a crash before the rename"}));
+  EXPECT_EQ(load_safetensors(path).tensors.at("a").numel(), 3);
+  int files = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file();
+  EXPECT_EQ(files, 1);  // no temporary left
+}
+
 TEST(Safetensors, RejectsTruncatedFiles) {
   EXPECT_TRUE(throws_error([] { parse_safetensors("abc", "t"); }, {"truncated", "3 bytes"}));
   const std::string good = serialize_safetensors({{"a", ones({4})}}, {});

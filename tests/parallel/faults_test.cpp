@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <functional>
 
 #include "tests/support/fixtures.h"
 
@@ -32,6 +33,10 @@ TEST(FaultPlan, ParsesEachKind) {
   EXPECT_EQ(delay.kind, FaultKind::delay);
   EXPECT_DOUBLE_EQ(delay.seconds, 2.5);
 
+  EXPECT_EQ(kill.at, FaultPoint::step);  // before the step, unless at= says otherwise
+  EXPECT_EQ(parse_fault("kill:rank=1:step=5:at=step").at, FaultPoint::step);
+  EXPECT_EQ(parse_fault("exit:rank=1:step=5:at=backward:code=2").at, FaultPoint::backward);
+  EXPECT_EQ(parse_fault("delay:rank=0:step=5:seconds=1:at=checkpoint").at, FaultPoint::checkpoint);
   EXPECT_EQ(parse_fault("stop:rank=3:step=9").kind, FaultKind::stop);
   EXPECT_EQ(parse_fault("error:rank=0:step=2").kind, FaultKind::error);
 
@@ -51,7 +56,11 @@ TEST(FaultPlan, BadSpecsAreNamedErrors) {
   EXPECT_TRUE(throws_error([] { parse_fault("kill:step=4"); }, {"kill needs rank="}));
   EXPECT_TRUE(throws_error([] { parse_fault("delay:rank=1:step=5"); }, {"delay needs seconds="}));
   EXPECT_TRUE(throws_error([] { parse_fault("kill:rank=1:step=5:seconds=3"); },
-                           {"kill takes no 'seconds'", "rank, step"}));
+                           {"kill takes no 'seconds'", "rank, step, at"}));
+  EXPECT_TRUE(throws_error([] { parse_fault("kill:rank=1:step=5:at=forward"); },
+                           {"at must be step, backward or checkpoint", "'forward'"}));
+  EXPECT_TRUE(throws_error([] { parse_fault("kill:rank=1:step=5:at=checkpoint"); },
+                           {"kill:rank=1:step=5:at=checkpoint", "at=checkpoint needs rank=0"}));
   EXPECT_TRUE(throws_error([] { parse_fault("delay:rank=1:step=5:seconds=3:code=2"); },
                            {"delay takes no 'code'"}));
   EXPECT_TRUE(
@@ -133,6 +142,51 @@ TEST(FaultPlan, AtStepDoesWhatTheSpecSays) {
     s = status_after(plan, rank, step);
     EXPECT_TRUE(WIFEXITED(s) && WEXITSTATUS(s) == 42) << "rank " << rank << " step " << step;
   }
+}
+
+// Each fault fires at its own point only: at=backward in the backward of its step, at=checkpoint
+// in the checkpoint of the epoch that holds its step; the fault before a step fires only there.
+TEST(FaultPlan, EachPointFiresOnlyItsOwnFaults) {
+  const FaultPlan plan({"kill:rank=1:step=3:at=backward", "exit:rank=0:step=6:at=checkpoint:code=5",
+                        "exit:rank=1:step=4:code=4"});
+  EXPECT_TRUE(plan.has(1, FaultPoint::backward));
+  EXPECT_TRUE(plan.has(0, FaultPoint::checkpoint));
+  EXPECT_TRUE(plan.has(1, FaultPoint::step));
+  EXPECT_FALSE(plan.has(0, FaultPoint::backward));
+  EXPECT_FALSE(plan.has(1, FaultPoint::checkpoint));
+  const auto status_of = [](const std::function<void()>& f) {
+    const pid_t child = fork();
+    if (child == 0) {
+      f();
+      _exit(42);
+    }
+    int status = 0;
+    EXPECT_EQ(waitpid(child, &status, 0), child);
+    return status;
+  };
+  int s = status_of([&] { plan.in_backward(1, 3); });
+  EXPECT_TRUE(WIFSIGNALED(s) && WTERMSIG(s) == SIGKILL) << s;
+  // The epoch of steps 5..8 holds step 6: its checkpoint write ends the process.
+  s = status_of([&] { plan.in_checkpoint_write(0, 5, 8, "last.safetensors"); });
+  EXPECT_TRUE(WIFEXITED(s) && WEXITSTATUS(s) == 5) << s;
+  s = status_of([&] { plan.at_step(1, 4); });
+  EXPECT_TRUE(WIFEXITED(s) && WEXITSTATUS(s) == 4) << s;
+  // Nothing fires at another point, step, epoch or rank.
+  for (const auto& nothing : std::vector<std::function<void()>>{
+           [&] { plan.at_step(1, 3); },      // before, not in
+           [&] { plan.in_backward(1, 4); },  // another step (whose fault fires before it)
+           [&] { plan.in_backward(0, 3); },  // another rank
+           [&] { plan.in_checkpoint_write(0, 1, 5, "last.safetensors"); },   // the epoch before
+           [&] { plan.in_checkpoint_write(0, 7, 10, "last.safetensors"); },  // the epoch after
+           [&] { plan.at_step(0, 6); }}) {                                   // not a checkpoint
+    s = status_of(nothing);
+    EXPECT_TRUE(WIFEXITED(s) && WEXITSTATUS(s) == 42) << s;
+  }
+  EXPECT_TRUE(throws_error(
+      [] { FaultPlan({"error:rank=0:step=2:at=checkpoint"}).in_checkpoint_write(0, 1, 4, "f"); },
+      {"injected fault error:rank=0:step=2:at=checkpoint while writing f", "rank 0's own"}));
+  EXPECT_TRUE(throws_error([] { FaultPlan({"error:rank=1:step=2:at=backward"}).in_backward(1, 2); },
+                           {"during the backward of step 2"}));
 }
 
 }  // namespace

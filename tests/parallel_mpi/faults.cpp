@@ -12,6 +12,9 @@
 //   mismatch   check_sequence on: rank 1 calls allreduce #2 with 5 elements where the others
 //              use 4; every rank reports the same mismatch naming both calls.
 //   skip       check_sequence on: rank 1 calls barrier #2 where the others call allreduce #2.
+//   start      rank 1 dies (exit status 3) before MPI_Init, as a rank killed while the job
+//              starts: the others, in MPI_Init for good, give up when the start's deadline
+//              passes (the timeout, 1.5 s here, but at least 10 s), naming the start.
 //
 // With the suffix _cuda (kill_cuda, timeout_cuda) the allreduces run on cuda:<local rank> over
 // NCCL, one GPU per rank: then the survivors' NCCL kernels wait for the dead or late rank, and
@@ -21,6 +24,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -39,9 +43,31 @@ void say(const std::string& text) {
   std::fflush(stdout);
 }
 
+// A job whose rank 1 never starts: MPI is not up, so the rank comes from the launcher.
+int run_start() {
+  const char* env_rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  const std::string me = env_rank ? env_rank : "?";
+  if (me == "1") _exit(3);
+  try {
+    init({.timeout = milliseconds(1500)});
+  } catch (const Error& e) {
+    const std::string line = "[rank " + me + "] caught: " + e.what() + "\n";
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    std::fflush(stdout);
+    return 1;
+  }
+  std::printf("[rank %s] started without rank 1 (unexpected)\n", me.c_str());
+  return 1;
+}
+
 int run(std::string scenario) {
   const bool cuda = scenario.ends_with("_cuda");
   if (cuda) scenario.resize(scenario.size() - 5);
+  if (scenario == "start") {  // before MPI, so before any GPU: there is no start_cuda
+    if (!cuda) return run_start();
+    std::fprintf(stderr, "mpi_faults: start has no _cuda variant\n");
+    return 2;
+  }
   const bool debug = scenario == "mismatch" || scenario == "skip";
   // NCCL's communicator starts within the first collective: give it time.
   const milliseconds timeout =
@@ -92,7 +118,7 @@ int run(std::string scenario) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: mpi_faults timeout|kill|exit|mismatch|skip[_cuda]\n");
+    std::fprintf(stderr, "usage: mpi_faults timeout|kill|exit|mismatch|skip[_cuda]|start\n");
     return 2;
   }
   try {

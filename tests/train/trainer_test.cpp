@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <sstream>
 #include <tuple>
 
@@ -115,6 +116,8 @@ struct TinyRun {
   std::function<void(Task&)> edit_task{};  // changes the task before the run
   AmpOptions amp_options{};
   std::vector<int64_t> hooks{};  // before_step(s) records -s, after_step(s) records s
+  std::function<void(int64_t)> during_backward{};  // the fault points
+  std::function<void(int64_t, int64_t, const std::string&)> during_checkpoint_write{};
   TraceOptions trace{};
   ZeroStage zero = ZeroStage::off;
   int64_t state_bytes = 0;  // the optimizer's, at the end
@@ -150,6 +153,8 @@ struct TinyRun {
                      .resumed = resume,
                      .before_step = [this](int64_t s) { hooks.push_back(-s); },
                      .after_step = [this](int64_t s) { hooks.push_back(s); },
+                     .during_backward = during_backward,
+                     .during_checkpoint_write = during_checkpoint_write,
                      .checkpoint_extra = {{"note", "tiny"}},
                      .trace = trace});
     trainer.resume(checkpoint);
@@ -212,6 +217,88 @@ TEST(Trainer, AResumedRunEndsLikeAnUninterruptedOne) {
   ASSERT_EQ(a.size(), b.size());
   for (const auto& [name, t] : a) EXPECT_TRUE(all_close(b.at(name), t, 0, 0)) << name;
   EXPECT_EQ(read_csv(second.out + "/metrics.csv").size(), 1u + 3u);
+}
+
+// The fault points: during_backward once in each step's backward; during_checkpoint_write in
+// each checkpoint write, with the new file complete under its temporary name and the old one
+// still in place — best.safetensors (when the epoch improved) before last.safetensors.
+TEST(Trainer, CallsTheFaultPointsInsideBackwardAndCheckpointWrites) {
+  TinyRun run{.out = rg::testing::temp_path("trainer_fault_points")};
+  fs::remove_all(run.out);
+  std::vector<int64_t> backward_steps;
+  run.during_backward = [&](int64_t step) {
+    backward_steps.push_back(step);
+    // Inside backward: this step's before_step has run, its after_step has not.
+    EXPECT_EQ(run.hooks.back(), -step);
+  };
+  std::vector<std::tuple<int64_t, int64_t, std::string>> writes;
+  run.during_checkpoint_write = [&](int64_t first, int64_t last, const std::string& file) {
+    writes.emplace_back(first, last, file);
+    int temporaries = 0;
+    for (const auto& e : fs::directory_iterator(run.out))
+      temporaries += e.path().filename().string().starts_with("." + file + ".tmp.");
+    EXPECT_EQ(temporaries, 1) << file;
+    const std::string path = run.out + "/" + file;
+    if (fs::exists(path)) {  // the previous file, still whole
+      EXPECT_LT(std::stoll(load_safetensors(path).metadata.at("train.step")), last) << file;
+    } else {
+      EXPECT_EQ(first, 1) << file;  // none yet: the first epoch
+    }
+  };
+  run.run();
+  std::vector<int64_t> steps(12);
+  std::iota(steps.begin(), steps.end(), 1);
+  EXPECT_EQ(backward_steps, steps);
+  std::vector<std::tuple<int64_t, int64_t, std::string>> lasts;
+  for (const auto& w : writes)
+    if (std::get<2>(w) == "last.safetensors") lasts.push_back(w);
+  EXPECT_EQ(
+      lasts,
+      (std::vector<std::tuple<int64_t, int64_t, std::string>>{
+          {1, 4, "last.safetensors"}, {5, 8, "last.safetensors"}, {9, 12, "last.safetensors"}}));
+  ASSERT_FALSE(writes.empty());
+  EXPECT_EQ(writes[0], std::make_tuple(int64_t{1}, int64_t{4}, std::string("best.safetensors")));
+  // Every best.safetensors comes before its epoch's last.safetensors.
+  for (std::size_t i = 0; i + 1 < writes.size(); ++i) {
+    if (std::get<2>(writes[i]) != "best.safetensors") continue;
+    EXPECT_EQ(writes[i + 1], std::make_tuple(std::get<0>(writes[i]), std::get<1>(writes[i]),
+                                             std::string("last.safetensors")));
+  }
+}
+
+// A crash while an epoch's checkpoints are written — here an error thrown from inside the write
+// of best.safetensors or of last.safetensors in epoch 1, whose accuracy (100 %) no later epoch
+// beats — then --resume auto: both files end as an uninterrupted run's. (With last.safetensors
+// written first, a crash in the write of best.safetensors left the epoch counted as done, with
+// its accuracy as the best so far, and best.safetensors was never written.)
+TEST(Trainer, ACrashWhileWritingCheckpointsLosesNothingOnResume) {
+  TinyRun straight{.out = rg::testing::temp_path("trainer_crash_straight"), .epochs = 2};
+  fs::remove_all(straight.out);
+  straight.run();
+  for (const std::string& file :
+       {std::string("best.safetensors"), std::string("last.safetensors")}) {
+    TinyRun first{.out = rg::testing::temp_path("trainer_crash_" + file), .epochs = 2};
+    fs::remove_all(first.out);
+    bool crashed = false;
+    first.during_checkpoint_write = [&](int64_t, int64_t last, const std::string& f) {
+      if (f != file || last != 4) return;
+      crashed = true;
+      fail("a crash in the write of ", f);
+    };
+    EXPECT_TRUE(throws_error([&] { first.run(); }, {"a crash in the write of " + file}));
+    ASSERT_TRUE(crashed) << "epoch 1 wrote no " << file;
+    TinyRun second{.out = first.out, .epochs = 2, .resume = true};
+    second.run();
+    for (const char* name : {"best.safetensors", "last.safetensors"}) {
+      const auto a = load_safetensors(straight.out + "/" + name);
+      const auto b = load_safetensors(second.out + "/" + name);
+      EXPECT_EQ(b.metadata.at("train.epoch"), a.metadata.at("train.epoch")) << file << ": " << name;
+      ASSERT_EQ(a.tensors.size(), b.tensors.size()) << file << ": " << name;
+      for (const auto& [key, t] : a.tensors)
+        EXPECT_TRUE(all_close(b.tensors.at(key), t, 0, 0)) << file << ": " << name << " " << key;
+    }
+    EXPECT_EQ(read_csv(second.out + "/metrics.csv").size(), 1u + 2u) << file;
+  }
 }
 
 // --trace: the window's steps and nothing else, across the end of epoch 1 (steps 1-4): its
