@@ -148,6 +148,12 @@ train::RunOptions<TrainConfig> declare() {
         "quick, resnet18 and airbench94 presets on a GPU")
       .negated_by("GPU convolutions through cuDNN's heuristics' first plan, also for a preset")
       .derived_default();
+  o.add("warm_up", &C::warm_up,
+        "before the timed run, choose the convolutions' plans on a throwaway copy of the model "
+        "(a training step of each batch size, the evaluations), as airbench94's warmup94; the "
+        "run trains as without. Default: on where cudnn_benchmark is")
+      .negated_by("no warm-up: plans are chosen inside the first epoch")
+      .derived_default();
   o.add(
       "fault", &C::faults,
       "inject a fault (repeatable): kill:rank=R:step=S, exit:rank=R:step=S[:code=C], "
@@ -168,6 +174,7 @@ train::RunOptions<TrainConfig> declare() {
     if (!given.contains("cudnn_benchmark"))
       t.cudnn_benchmark =
           benchmarks_convolutions_on_gpu(t.preset, t.device, t.dp_devices) && !t.deterministic;
+    if (!given.contains("warm_up")) t.warm_up = t.cudnn_benchmark;
   });
   o.check([](const C& t) {
     RG_CHECK(!t.tta_translate || t.tta, "tta_translate adds shifts to tta's mirror; set tta too");

@@ -49,6 +49,9 @@ struct TrainConfig : train::MachineOptions, train::PrecisionOptions, train::RunO
   // GPU convolutions through the fastest plan timed (not with the above); not given (or null):
   // on for the quick, resnet18 and airbench94 presets on a GPU (benchmarks_convolutions_on_gpu)
   bool cudnn_benchmark = false;
+  // Time the convolutions' plans before the timed run, on a throwaway model (train/warm_up.h);
+  // not given: on where cudnn_benchmark is (the plans it would otherwise time in epoch 1)
+  bool warm_up = false;
   // auto | on | off: the data set on the training device, batches made there (cifar_data.h);
   // auto: on for cuda devices (without --dp, when the set fits), off on the CPU
   std::string data_on_device = "auto";

@@ -27,8 +27,10 @@
 #include "train/common_options.h"
 #include "train/metrics_log.h"
 #include "train/outputs.h"
+#include "train/report.h"
 #include "train/schedule.h"
 #include "train/trainer.h"
+#include "train/warm_up.h"
 #include "train/world.h"
 
 namespace rg::apps {
@@ -118,11 +120,12 @@ int run(const TrainConfig& options) {
   std::map<std::string, std::string> recorded =  // what predict needs (train/model_card.h)
       train::model_card_metadata(cifar_model_card(cfg, *train_set, *test_set));
   recorded["config"] = options.to_json().dump();
-  train::Trainer trainer(
-      {group, device, model, amp, optimizer, *scheduler},
+  const train::Task task =
       cifar_task(cfg, *test_sampler,
                  device.is_cuda() || loaders.placement == DataPlacement::device ? EvalCounts::device
-                                                                                : EvalCounts::host),
+                                                                                : EvalCounts::host);
+  train::Trainer trainer(
+      {group, device, model, amp, optimizer, *scheduler}, task,
       {.program = "train_cifar",
        .out = cfg.out,
        .epochs = cfg.epochs,
@@ -146,9 +149,8 @@ int run(const TrainConfig& options) {
        // --fault ...:at=backward and at=checkpoint (the hooks only where a fault needs them).
        .during_backward =
            faults.has(group->rank(), parallel::FaultPoint::backward)
-               ? std::function<void(int64_t)>([&, rank = group->rank()](int64_t step) {
-                   faults.in_backward(rank, step);
-                 })
+               ? std::function<void(int64_t)>(
+                     [&, rank = group->rank()](int64_t step) { faults.in_backward(rank, step); })
                : nullptr,
        .during_checkpoint_write =
            [&](int64_t first_step, int64_t last_step, const std::string& file) {
@@ -209,6 +211,21 @@ int run(const TrainConfig& options) {
       std::cout << "test loss " << test.loss << "  accuracy " << 100 * test.values[0] << "% ("
                 << test.samples << " images)\n";
     return 0;
+  }
+
+  // ---- warm-up: the convolutions' plans chosen before the clock (train/warm_up.h) ----------
+  // DataParallel splits each batch over its replicas' devices: not warmed up (yet).
+  if (cfg.warm_up && dp_devices.empty()) {
+    const int64_t batches = train_loader.num_batches();
+    const double seconds = train::warm_up(
+        {.make_model = [&] { return nn::make_model(cfg.model, classes); },
+         .amp = cfg.amp_options(),
+         .batch_size = cfg.batch_size,
+         .last_batch_size = train_loader.num_samples() - (batches - 1) * cfg.batch_size},
+        task, test_loader, device, *group);
+    if (lead)
+      std::cout << "warm-up: " << train::format_fixed(seconds, 2)
+                << " s on a throwaway model before the timed run (--no-warm-up: none)\n";
   }
 
   // ---- the loop ---------------------------------------------------------------------------

@@ -83,6 +83,54 @@ TEST(TrainCifarDataOnDevice, TrainsAndScoresExactlyLikeTheHostDataLoader) {
   }
 }
 
+// The warm-up (train/warm_up.h) runs a throwaway model before the timed run; the run itself must
+// not notice: not through the default generator the throwaway draws from, the test loader it
+// evaluates with, or anything else. Also with airbench94's pieces (whitening, lookahead, TTA's
+// other batch shapes) and an epoch ending on a smaller batch (40 images in batches of 12).
+TEST(TrainCifarWarmUp, LeavesTheRunUnchangedToTheBit) {
+  const std::string data = tiny_cifar("data", 8);
+  for (const std::string model : {"resnet20@0.25", "airbench94"}) {
+    std::map<std::string, std::map<std::string, Tensor>> weights;
+    std::map<std::string, std::vector<std::map<std::string, std::string>>> metrics;
+    std::map<std::string, std::string> generator;
+    for (const bool warm_up : {false, true}) {
+      const std::string run_name = warm_up ? "warm" : "cold";
+      TrainConfig cfg =
+          tiny_config(data, rg::testing::temp_path("warmup_" + model.substr(0, 8) + run_name));
+      fs::remove_all(cfg.out);
+      cfg.epochs = 2;
+      cfg.batch_size = 12;
+      cfg.model = model;
+      cfg.device = "cpu:1";
+      cfg.data_on_device = "on";
+      cfg.tta = cfg.tta_translate = true;
+      cfg.tta_epochs = "last";
+      if (model == "airbench94") cfg.lookahead = true;
+      cfg.warm_up = warm_up;
+      ::testing::internal::CaptureStdout();
+      const int rc = run(cfg);
+      const std::string out = ::testing::internal::GetCapturedStdout();
+      ASSERT_EQ(rc, 0) << model << " " << run_name;
+      EXPECT_EQ(out.find("warm-up: ") != std::string::npos, warm_up) << out;
+      const SafetensorsFile checkpoint = load_safetensors(cfg.out + "/last.safetensors");
+      weights[run_name] = checkpoint.tensors;
+      generator[run_name] =
+          checkpoint.metadata.at("rng.seed") + "/" + checkpoint.metadata.at("rng.offset");
+      metrics[run_name] = read_metrics(cfg.out + "/metrics.csv");
+    }
+    // The default generator where the run left it (a later draw, say a dropout's, would differ).
+    EXPECT_EQ(generator["warm"], generator["cold"]) << model;
+    ASSERT_EQ(weights["warm"].size(), weights["cold"].size()) << model;
+    for (const auto& [key, t] : weights["cold"])
+      EXPECT_TRUE(all_close(weights["warm"].at(key), t, 0, 0)) << model << " " << key;
+    ASSERT_EQ(metrics["warm"].size(), 2u);
+    for (std::size_t e = 0; e < 2; ++e)
+      for (const std::string column :
+           {"train_loss", "train_accuracy", "test_loss", "test_accuracy"})
+        EXPECT_EQ(metrics["warm"][e][column], metrics["cold"][e][column]) << model << " " << column;
+  }
+}
+
 TEST(TrainCifarDataOnDevice, WhereTheDataGoesAndWhatIsRefused) {
   train::Json c = train_cifar_options().defaults();
   train_cifar_options().apply_set(c, "data_on_device=maybe");

@@ -117,6 +117,22 @@ TEST(TrainCifarOptions, GpuPresetsTimeCudnnPlansOnAGpuUnlessToldNo) {
       {"cudnn_benchmark", "a boolean", "3"}));
 }
 
+// airbench94's warmup94 chooses its plans before its timer: the warm-up follows the timed plans.
+TEST(TrainCifarOptions, TheWarmUpFollowsTheTimedPlansUnlessToldNo) {
+  const auto warm_up = [](std::vector<std::string> args) {
+    return parse(std::move(args)).config.warm_up;
+  };
+  EXPECT_TRUE(warm_up({"--preset", "airbench94", "--device", "cuda"}));
+  EXPECT_FALSE(warm_up({"--preset", "airbench94"}));  // the CPU has no plans to choose
+  EXPECT_FALSE(warm_up({"--preset", "airbench94", "--device", "cuda", "--no-cudnn-benchmark"}));
+  EXPECT_FALSE(warm_up({"--preset", "airbench94", "--device", "cuda", "--no-warm-up"}));
+  EXPECT_TRUE(warm_up({"--warm-up"}));  // as asked (tests run it on the CPU)
+  EXPECT_TRUE(warm_up({"--cudnn-benchmark"}));
+  EXPECT_FALSE(warm_up({"--cudnn-benchmark", "--set", "warm_up=false"}));
+  EXPECT_TRUE(
+      parse({"--preset", "quick", "--device", "cuda"}).config.to_json()["warm_up"].get<bool>());
+}
+
 TEST(TrainCifarOptions, BareCudaUnderMpirunTakesTheLocalRanksGpu) {
   EXPECT_EQ(training_device("cuda", 0, 1), Device::cuda(0));
   EXPECT_EQ(training_device("cuda", 2, 4), Device::cuda(2));    // one GPU per process

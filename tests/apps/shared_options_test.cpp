@@ -178,12 +178,16 @@ TEST(SharedOptions, CheckpointsRecordTheOptionsAsBeforeAndTheyReadBack) {
             R"("preset":"","progress":true,"resume":"","schedule":"cosine","seed":0,)"
             R"("stop_after_epochs":0,"sync_bn":false,"test_limit":0,"threads":0,"trace":"",)"
             R"("trace_steps":"2:4","train_limit":0,)"
-            R"("tta":false,"tta_epochs":"every","tta_translate":false,"warmup_epochs":0.0,)"
+            R"("tta":false,"tta_epochs":"every","tta_translate":false,"warm_up":false,)"
+            R"("warmup_epochs":0.0,)"
             R"("weight_decay":0.0005,"whiten_bias_epochs":0,"workers":2,"zero":0})");
-  // cudnn_benchmark's default is derived (null: on for the GPU presets on a GPU), as main's was.
+  // cudnn_benchmark's default is derived (null: on for the GPU presets on a GPU), as main's was;
+  // warm_up's follows it.
   Json defaults = train_cifar_options().defaults();
   EXPECT_TRUE(defaults.at("cudnn_benchmark").is_null());
+  EXPECT_TRUE(defaults.at("warm_up").is_null());
   defaults["cudnn_benchmark"] = false;
+  defaults["warm_up"] = false;
   EXPECT_EQ(defaults, TrainConfig{}.to_json());
   const TrainConfig airbench =
       parse(train_cifar_options(), {"--preset", "airbench94", "--amp", "O1", "--dp", "2"}).config;
