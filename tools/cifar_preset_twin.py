@@ -128,7 +128,16 @@ def channels_last_of(config):
     `memory_format` naming channels_last / nhwc."""
     if "channels_last" in config:
         return bool(config["channels_last"])
-    return str(config.get("memory_format", "")).lower() in ("channels_last", "nhwc")
+    if "memory_format" in config:
+        return str(config["memory_format"]).lower() in ("channels_last", "nhwc")
+    # Another spelling would leave the twin in NCHW unnoticed: refuse it instead.
+    unknown = [k for k in config if any(w in k.lower() for w in ("channel", "layout", "nhwc",
+                                                                 "format"))
+               and k != "data_format"]
+    if unknown:
+        sys.exit(f"cifar_preset_twin: the run's config has {unknown}: which layout is that? "
+                 "(the twin reads channels_last or memory_format; teach channels_last_of)")
+    return False
 
 
 def follow_run(run, recipe_name):
@@ -149,18 +158,17 @@ def follow_run(run, recipe_name):
 
 
 def check_lr_log(run, lrs_at_epoch_start):
-    """ringgrad's metrics.csv logs each epoch's lr at its first step: the twin's must agree."""
+    """ringgrad's metrics.csv logs each epoch's lr at its first step: the twin's must agree.
+    Checked before the twin trains; a run stopped early (its cap) logged fewer epochs, which
+    are checked as far as they go."""
     path = os.path.join(run, "metrics.csv")
     with open(path, newline="") as f:
         logged = [float(r["lr"]) for r in csv.DictReader(f)]
-    if len(logged) != len(lrs_at_epoch_start):
-        sys.exit(f"cifar_preset_twin: {path} has {len(logged)} epochs, the twin "
-                 f"{len(lrs_at_epoch_start)}")
     for epoch, (theirs, ours) in enumerate(zip(logged, lrs_at_epoch_start), 1):
         if not math.isclose(theirs, ours, rel_tol=1e-5, abs_tol=1e-9):
             sys.exit(f"cifar_preset_twin: epoch {epoch} starts at lr {ours!r} in the twin but "
                      f"{theirs!r} in {path}: not the same schedule")
-    return len(logged)
+    return min(len(logged), len(lrs_at_epoch_start))
 
 
 def load_split(directory, split, limit):
@@ -382,6 +390,19 @@ def main():
     # ---- the timed run -----------------------------------------------------------------------
     model = build()
     opt, schedule = make_optimizer(model)
+    if a.from_run:
+        # The twin's schedule (LambdaLR's lr, not only the formula) at each epoch's first step.
+        probe = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=recipe["lr"])
+        probe_schedule = torch.optim.lr_scheduler.LambdaLR(probe, schedule.lr_lambdas[0])
+        expected = []
+        for step in range(total_steps):
+            if step % steps_per_epoch == 0:
+                expected.append(probe.param_groups[0]["lr"])
+            probe.step()
+            probe_schedule.step()
+        checked = check_lr_log(a.from_run, expected)
+        print(f"cifar_preset_twin: the lr at the first step of epochs 1-{checked} equals "
+              f"{a.from_run}/metrics.csv's", flush=True)
     scaler = make_scaler()
     print(f"cifar_preset_twin: {a.recipe}: {recipe['model']}, {n_train} train / {n_test} test "
           f"images, batch {batch}, {epochs} epochs of {steps_per_epoch} steps, amp {amp}"
@@ -418,10 +439,6 @@ def main():
         print(f"epoch {epoch + 1}/{epochs}  lr {lrs_at_epoch_start[-1]:.6g}  test accuracy "
               f"{100 * epoch_accuracy[-1]:.2f}%  train {epoch_seconds[-1]:.3f} s", flush=True)
 
-    checked = check_lr_log(a.from_run, lrs_at_epoch_start) if a.from_run else 0
-    if checked:
-        print(f"cifar_preset_twin: the lr at each of the {checked} epochs' first step equals "
-              f"{a.from_run}/metrics.csv's", flush=True)
     result = {
         "framework": "pytorch",
         "recipe": a.recipe,
