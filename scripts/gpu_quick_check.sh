@@ -23,7 +23,8 @@
 #   predict  predict on cuda against the CPU: a UNet's logits and masks over sliding windows and
 #            a classifier's logits, f32, and masks under --amp O1 and O2 (test_apps'
 #            PredictOnGpu.*, which trains both on tiny data first)
-#   pytorch  tools/bench_train_vs_pytorch.py --device cuda, f32 and O1 (needs torch with CUDA)
+#   pytorch  tools/bench_train_vs_pytorch.py --device cuda, f32 and O1 (needs torch with CUDA),
+#            and O1/bf16 against PyTorch AMP in channels_last
 #   memcheck compute-sanitizer memcheck over the kernels' parity tests (the custom kernels', the
 #            cuBLAS and cuDNN ops')
 #   racecheck compute-sanitizer racecheck (shared-memory hazards) over the custom kernels' parity
@@ -314,7 +315,14 @@ if has pytorch; then
     step "vs_pytorch_$amp" 90 "$report/vs_pytorch.txt" python3 tools/bench_train_vs_pytorch.py \
       --device cuda --models resnet18:128 --steps 20 --rounds 2 --amp $amp
   done
-  grep -E '"(framework|amp|images_per_second|host_ms_per_step|speedup)"' "$report/vs_pytorch.txt"
+  # Issue 40's goal: ringgrad at O1/bf16 with channels-last >= 1.5x PyTorch AMP with
+  # channels_last. PyTorch's side in channels_last; ringgrad's bench_train gets its own layout
+  # flag through --ringgrad-arg once it has one (until then it runs NCHW: see extra_args).
+  step vs_pytorch_O1_bf16_channels_last 90 "$report/vs_pytorch.txt" python3 \
+    tools/bench_train_vs_pytorch.py --device cuda --models resnet18:128 --steps 20 --rounds 2 \
+    --amp O1 --amp-dtype bf16 --channels-last
+  grep -E '"(framework|amp|dtype|channels_last|images_per_second|host_ms_per_step|speedup)"' \
+    "$report/vs_pytorch.txt"
 fi
 
 if has memcheck; then
