@@ -208,8 +208,8 @@ def classic_augment(images_nhwc_u8, generator):
     return torch.where(flip[:, None, None, None], out.flip(2), out)
 
 
-def init_whitening(conv, images):
-    """nn/models/airbench.cpp's whitening_filters (centred covariance) into conv, frozen."""
+def whitening_filters(images):
+    """nn/models/airbench.cpp's whitening_filters (centred covariance): 24 x 3 x 2 x 2, f64."""
     import torch
 
     count, total, outer = 0, torch.zeros(12, dtype=torch.float64), torch.zeros(
@@ -225,14 +225,12 @@ def init_whitening(conv, images):
     values, vectors = torch.linalg.eigh(cov)  # ascending: the largest last
     values, vectors = values.flip(0), vectors.flip(1)
     filters = (vectors / torch.sqrt(values + WHITENING_EPS)).T  # row k: the k-th largest's
-    weight = torch.cat([filters, -filters]).reshape(24, 3, 2, 2)
-    with torch.no_grad():
-        conv.weight.copy_(weight.to(conv.weight.dtype))
-    conv.weight.requires_grad_(False)
+    return torch.cat([filters, -filters]).reshape(24, 3, 2, 2)
 
 
-def make_model(name, whitening_images=None):
-    """The twin of nn::make_model(name), initialised as nn/ initialises it."""
+def make_model(name, whitening=None):
+    """The twin of nn::make_model(name), initialised as nn/ initialises it; airbench's whitening
+    conv gets the filters `whitening` (whitening_filters) and is frozen, as init_whitening."""
     import torch
     import resnet_reference
 
@@ -244,7 +242,9 @@ def make_model(name, whitening_images=None):
             fan_out = m.weight.shape[0] * m.weight[0, 0].numel()
             torch.nn.init.normal_(m.weight, 0.0, math.sqrt(2.0 / fan_out))
     if base == "airbench":
-        init_whitening(model.whiten, whitening_images)
+        with torch.no_grad():
+            model.whiten.weight.copy_(whitening)
+        model.whiten.weight.requires_grad_(False)
     return model
 
 
@@ -326,7 +326,7 @@ def main():
     if recipe["model"].startswith("airbench"):
         # apps/train_cifar/cifar_task.cpp's sample_images: evenly spaced, test transform.
         keep = torch.tensor(evenly_spaced(n_train, min(WHITENING_IMAGES, n_train)), device=dev)
-        whitening = normalize(train_x[keep], mean, std, False)
+        whitening = whitening_filters(normalize(train_x[keep], mean, std, False))
 
     def build():
         return make_model(recipe["model"], whitening).to(dev, memory_format=layout)
