@@ -8,7 +8,9 @@
 #            decoded JPEGs, alternated, AIRBENCH_RUNS (3) timed runs each after one warm-up run
 #            each; CUDA-event time of every epoch's training plus the final evaluation, and each
 #            process's wall time; medians and accuracies as docs/gpu.md's table rows; the quick
-#            and resnet18 presets' ringgrad times; kernels per train_cifar step (ncu)
+#            and resnet18 presets, each run once beside its PyTorch twin (tools/
+#            cifar_preset_twin.py, in the precision and layout ringgrad's run used); kernels per
+#            train_cifar step (ncu)
 #   tests    every GPU test, one process per program; a program that crashes again one process
 #            per test (a crash costs one test, not the rest)
 #   nccl     the NCCL backend on cuda tensors, a rank per GPU under mpirun: every collective,
@@ -21,7 +23,8 @@
 #   predict  predict on cuda against the CPU: a UNet's logits and masks over sliding windows and
 #            a classifier's logits, f32, and masks under --amp O1 and O2 (test_apps'
 #            PredictOnGpu.*, which trains both on tiny data first)
-#   pytorch  tools/bench_train_vs_pytorch.py --device cuda, f32 and O1 (needs torch with CUDA)
+#   pytorch  tools/bench_train_vs_pytorch.py --device cuda, f32 and O1 (needs torch with CUDA),
+#            and O1/bf16 against PyTorch AMP in channels_last
 #   memcheck compute-sanitizer memcheck over the kernels' parity tests (the custom kernels', the
 #            cuBLAS and cuDNN ops')
 #   racecheck compute-sanitizer racecheck (shared-memory hazards) over the custom kernels' parity
@@ -135,26 +138,32 @@ if has airbench; then
     # train_cifar on the GPU with the data set on the device, as `--preset P --device cuda`.
     rg=(build/apps/train_cifar --device cuda --data-on-device on --no-progress --data "$data"
       --overwrite)
-    # PyTorch's side: the airbench sdist from the pack, on the pixels ringgrad decodes
-    # (export_dataset), as airbench's train.pt / test.pt.
-    pt=""
+    # PyTorch's side, on the pixels ringgrad decodes (export_dataset) as airbench's train.pt /
+    # test.pt: airbench94 from the pack's sdist ($pt), and the presets' twins
+    # (tools/cifar_preset_twin.py), which need only torch and the .pt files ($twins).
+    pt="" twins=""
     abpkg=$(ls .gpu_pack/airbench-*.tar.gz 2>/dev/null | head -n 1)
-    if [ -z "$abpkg" ]; then
-      echo "[airbench] PyTorch's side skipped: no .gpu_pack/airbench-*.tar.gz (gpu_pack.sh)"
-    elif ! python3 -c 'import torch; assert torch.cuda.is_available()' 2>>"$ab/pytorch.txt"; then
+    if ! python3 -c 'import torch; assert torch.cuda.is_available()' 2>>"$ab/pytorch.txt"; then
       echo "[airbench] PyTorch's side skipped: no torch with CUDA"
     else
       abdir=$(mktemp -d)
-      tar -xzf "$abpkg" -C "$abdir"
-      AIRBENCH_PATH=$(ls -d "$abdir"/airbench-*/ | head -n 1)
-      export AIRBENCH_PATH
       mkdir -p "$abdir/raw" "$abdir/pt"
       for split in train test; do
         step "airbench_export_$split" 60 "$ab/export.txt" build/apps/export_dataset --data "$data" \
           --split $split --out "$abdir/raw/$split"
       done
-      step airbench_pt_files 60 "$ab/export.txt" python3 tools/airbench94_reference.py \
-        --data "$abdir/raw" --make-pt "$abdir/pt" && pt=1
+      if step airbench_pt_files 60 "$ab/export.txt" python3 tools/airbench94_reference.py \
+        --data "$abdir/raw" --make-pt "$abdir/pt"; then
+        twins=1
+        if [ -z "$abpkg" ]; then
+          echo "[airbench] PyTorch's airbench94 skipped: no .gpu_pack/airbench-*.tar.gz"
+        else
+          tar -xzf "$abpkg" -C "$abdir"
+          AIRBENCH_PATH=$(ls -d "$abdir"/airbench-*/ | head -n 1)
+          export AIRBENCH_PATH
+          pt=1
+        fi
+      fi
     fi
     # One warm-up process each (not recorded), then the timed runs, alternated.
     step airbench_ringgrad_warmup 90 "$ab/warmup.txt" "${rg[@]}" --preset airbench94 \
@@ -196,10 +205,30 @@ if has airbench; then
         echo "[kernels per step, $preset] $(head -n 1 "$ab/kernels_$preset.txt")"
       done
     fi
-    # ringgrad's other presets, one run each (resnet18 last: it takes what is left).
+    # ab_twin PRESET CAP: the preset's PyTorch twin after ringgrad's run of it, in the precision
+    # and layout that run used: --from-run reads them (amp, amp_dtype, channels-last) from the
+    # resolved config in its checkpoint, so the twin follows the presets' GPU defaults as they
+    # change; it also refuses a run of another recipe and checks the run's logged lrs.
+    ab_twin() {
+      local preset=$1 cap=$2
+      [ -n "$twins" ] || return 0
+      if [ ! -f "$ab/rg_$preset/last.safetensors" ]; then
+        echo "[airbench] PyTorch twin of $preset skipped: ringgrad's run left no checkpoint"
+        return 1
+      fi
+      ab_run pytorch "$preset" "$ab/pt_$preset.json" "$cap" python3 tools/cifar_preset_twin.py \
+        --recipe "$preset" --device cuda --data "$abdir/pt" --from-run "$ab/rg_$preset" \
+        --json "$ab/pt_$preset.json"
+      grep "^cifar_preset_twin: $preset:" "$ab/pytorch.txt" | tail -n 1
+      tail -n 1 "$ab/pytorch.txt" | cut -c 1-240
+    }
+    # ringgrad's other presets, one run each, each followed by its PyTorch twin (resnet18 last:
+    # it takes what is left; at 30 epochs ringgrad took ~70 s on an H200, the twin ~40-60 s).
     ab_run ringgrad quick "$ab/rg_quick" 60 "${rg[@]}" --preset quick --out "$ab/rg_quick"
+    ab_twin quick 60
     ab_run ringgrad resnet18 "$ab/rg_resnet18" 150 "${rg[@]}" --preset resnet18 \
       --out "$ab/rg_resnet18"
+    ab_twin resnet18 120
     python3 tools/airbench_compare.py "$ab/runs.tsv" \
       --device "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)" >"$ab/rows.md" 2>&1
     cat "$ab/rows.md"
@@ -286,7 +315,14 @@ if has pytorch; then
     step "vs_pytorch_$amp" 90 "$report/vs_pytorch.txt" python3 tools/bench_train_vs_pytorch.py \
       --device cuda --models resnet18:128 --steps 20 --rounds 2 --amp $amp
   done
-  grep -E '"(framework|amp|images_per_second|host_ms_per_step|speedup)"' "$report/vs_pytorch.txt"
+  # Issue 40's goal: ringgrad at O1/bf16 with channels-last >= 1.5x PyTorch AMP with
+  # channels_last. PyTorch's side in channels_last; ringgrad's bench_train gets its own layout
+  # flag through --ringgrad-arg once it has one (until then it runs NCHW: see extra_args).
+  step vs_pytorch_O1_bf16_channels_last 90 "$report/vs_pytorch.txt" python3 \
+    tools/bench_train_vs_pytorch.py --device cuda --models resnet18:128 --steps 20 --rounds 2 \
+    --amp O1 --amp-dtype bf16 --channels-last
+  grep -E '"(framework|amp|dtype|channels_last|images_per_second|host_ms_per_step|speedup)"' \
+    "$report/vs_pytorch.txt"
 fi
 
 if has memcheck; then

@@ -4,6 +4,7 @@
     python3 tools/bench_train_vs_pytorch.py [--model resnet18] [--batch 128] [--threads 2]
                                             [--steps 5] [--rounds 2] [--device cpu|cuda[:N]]
                                             [--amp O0|O1] [--amp-dtype fp16|bf16]
+                                            [--channels-last] [--ringgrad-arg=--FLAG ...]
     python3 tools/bench_train_vs_pytorch.py --models resnet18:128,airbench@0.5:256,airbench:256 \\
                                             [--baseline OTHER/build/apps/bench_train]
 
@@ -25,6 +26,10 @@ run in TF32, so f32 is f32 on both sides. Both sides time each step to the devic
 --amp O1 is PyTorch's torch.autocast with a GradScaler beside ringgrad's O1 (the same policy);
 with --amp-dtype bf16 PyTorch runs without a GradScaler (its recommended use), while ringgrad's
 O1 scales the loss for bf16 too (a read back of the scaler's verdict every step).
+--channels-last puts PyTorch's model and input in torch.channels_last (NHWC), its fastest
+layout for convolutions on a GPU (issue 40 compares against PyTorch AMP with channels_last);
+it changes PyTorch's side only: give ringgrad's own layout flag to bench_train through
+--ringgrad-arg (repeatable, passed as it is), and the report says what each side ran.
 Each side also reports host_ms_per_step, the host's time until its step returns, before the wait
 for the device: on a GPU it shows which side's host waits for the GPU inside a step.
 The report names the machine (CPU model, its AVX2/AVX-512/AMX flags) and the load average,
@@ -55,7 +60,7 @@ def pytorch_model(model_name):
     return getattr(resnet_reference, base)(float(width) if width else 1.0)
 
 
-def pytorch_step(model_name, batch, threads, device, amp, amp_dtype):
+def pytorch_step(model_name, batch, threads, device, amp, amp_dtype, channels_last=False):
     """One PyTorch train step on random data, as bench_train's: a function of no arguments."""
     import torch
 
@@ -65,9 +70,10 @@ def pytorch_step(model_name, batch, threads, device, amp, amp_dtype):
     if dev.type == "cuda":
         torch.backends.cudnn.benchmark = True
         torch.backends.cudnn.allow_tf32 = False  # as ringgrad's f32 (ConvPlanOptions)
-    model = pytorch_model(model_name).to(dev)
+    layout = torch.channels_last if channels_last else torch.contiguous_format
+    model = pytorch_model(model_name).to(dev, memory_format=layout)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
-    x = torch.randn(batch, 3, 32, 32, device=dev)
+    x = torch.randn(batch, 3, 32, 32, device=dev).contiguous(memory_format=layout)
     y = torch.arange(batch, device=dev) % 10
     half = {"fp16": torch.float16, "bf16": torch.bfloat16}[amp_dtype]
     scaler = torch.amp.GradScaler(dev.type, enabled=amp == "O1" and half == torch.float16)
@@ -91,10 +97,11 @@ def pytorch_step(model_name, batch, threads, device, amp, amp_dtype):
     return step
 
 
-def pytorch_step_rate(model_name, batch, threads, steps, device, amp, amp_dtype, warmup=1):
+def pytorch_step_rate(model_name, batch, threads, steps, device, amp, amp_dtype,
+                      channels_last=False, warmup=1):
     import torch
 
-    step = pytorch_step(model_name, batch, threads, device, amp, amp_dtype)
+    step = pytorch_step(model_name, batch, threads, device, amp, amp_dtype, channels_last)
     if torch.device(device).type == "cuda":
         warmup = max(warmup, 3)  # the autotuner tries its algorithms in the first steps
     for _ in range(warmup):
@@ -109,22 +116,25 @@ def pytorch_step_rate(model_name, batch, threads, steps, device, amp, amp_dtype,
     return {"framework": "pytorch", "version": torch.__version__, "device": device,
             "model": model_name, "amp": amp, "dtype": amp_dtype if amp != "O0" else "fp32",
             "batch": batch, "threads": threads, "steps": steps,
-            "parameters": step.parameters,
+            "channels_last": channels_last, "parameters": step.parameters,
             "images_per_second": round(batch * steps / sum(times), 1),
             "best_images_per_second": round(batch / min(times), 1),
             "host_ms_per_step": round(1e3 * host / steps, 2),
             "cpu_ms_per_step": round(1e3 * cpu / steps, 1)}
 
 
-def ringgrad_step_rate(exe, model_name, batch, threads, steps, device, amp, amp_dtype):
+def ringgrad_step_rate(exe, model_name, batch, threads, steps, device, amp, amp_dtype,
+                       extra=()):
     args = [exe, "--model", model_name, "--batch", str(batch), "--threads", str(threads),
             "--steps", str(steps), "--device", device, "--amp", amp]
     if device != "cpu":
         args += ["--warmup", "3", "--cudnn-benchmark"]
     if amp != "O0":
         args += ["--amp-dtype", amp_dtype]
-    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+    out = subprocess.run(args + list(extra), check=True, capture_output=True, text=True).stdout
+    result = json.loads(out)
+    result["extra_args"] = list(extra)  # e.g. its layout flag: the report says what ran
+    return result
 
 
 def parse_models(a):
@@ -167,6 +177,10 @@ def main():
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N], for both frameworks")
     p.add_argument("--amp", default="O0", choices=["O0", "O1"])
     p.add_argument("--amp-dtype", default="fp16", choices=["fp16", "bf16"])
+    p.add_argument("--channels-last", action="store_true",
+                   help="PyTorch's model and input in torch.channels_last (PyTorch's side only)")
+    p.add_argument("--ringgrad-arg", action="append", default=[], metavar="ARG",
+                   help="one more argument for bench_train (repeatable; --ringgrad-arg=--FLAG)")
     p.add_argument("--exe", default=os.path.join(ROOT, "build", "apps", "bench_train"),
                    help="ringgrad's bench_train")
     p.add_argument("--baseline", help="a second bench_train, timed in the same alternation")
@@ -179,9 +193,9 @@ def main():
         for _ in range(a.rounds):
             for k, exe in exes.items():
                 runs[k].append(ringgrad_step_rate(exe, model, batch, a.threads, a.steps,
-                                                  a.device, a.amp, a.amp_dtype))
+                                                  a.device, a.amp, a.amp_dtype, a.ringgrad_arg))
             runs["pytorch"].append(pytorch_step_rate(model, batch, a.threads, a.steps, a.device,
-                                                     a.amp, a.amp_dtype))
+                                                     a.amp, a.amp_dtype, a.channels_last))
         theirs = runs["pytorch"][0]["parameters"]
         ours = runs["ringgrad"][0].get("parameters")
         if ours != theirs:
