@@ -170,6 +170,7 @@ if has airbench; then
       --out "$ab/rg_warmup"
     # The presets' cuDNN plans on a GPU (cudnn_benchmark on by default since issue 40's step 3).
     grep -m1 "^convolutions:" "$ab/warmup.txt"
+    grep -m1 "^warm-up:" "$ab/warmup.txt" || echo "[airbench] no warm-up line: plans chosen in epoch 1"
     [ -n "$pt" ] && step airbench_pytorch_warmup 90 "$ab/warmup.txt" python3 \
       tools/airbench94_reference.py --data "$abdir/pt"
     for i in $(seq 1 "${AIRBENCH_RUNS:-3}"); do
