@@ -45,6 +45,15 @@ Tensor BatchNorm2d::forward_relu(const Tensor& x) {
                          eps_);
 }
 
+Tensor BatchNorm2d::forward_gelu(const Tensor& x) {
+  if (typeid(*this) != typeid(BatchNorm2d)) return gelu(forward(x));
+  RG_CHECK(x.dim() == 4, "BatchNorm2d: expected input (N, C, H, W), got ", x.describe());
+  if (is_training()) count_batch(num_batches_tracked_);
+  return batch_norm_gelu(x, weight_, bias_, running_mean_, running_var_,
+                         is_training() ? BatchNormMode::train : BatchNormMode::eval, momentum_,
+                         eps_);
+}
+
 std::string BatchNorm2d::extra_repr() const {
   return std::to_string(weight_.size(0));
 }

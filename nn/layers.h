@@ -29,6 +29,9 @@ class BatchNorm2d : public Module {
   // output never stored). A subclass that overrides forward (SyncBatchNorm) gets
   // relu(forward(x)) instead, so its own normalisation still runs.
   Tensor forward_relu(const Tensor& x);
+  // gelu(forward(x)) through the fused op batch_norm_gelu (airbench94's BatchNorm→GELU), with
+  // the same fallback for subclasses.
+  Tensor forward_gelu(const Tensor& x);
   std::string type_name() const override { return "BatchNorm2d"; }
   std::string extra_repr() const override;
   bool keeps_float32() const override { return true; }

@@ -3,7 +3,7 @@
 // backward (gx, gweight, gbias): every dtype, the mixed mode (16-bit input, f32 parameters),
 // train and eval, with and without affine parameters and running stats; (N, C) and (N, C, H, W)
 // inputs, with a channel far from zero (the shifted sums keep its variance); batch_norm_relu's
-// fused relu, forward and backward. The per-channel sums
+// fused relu and batch_norm_gelu's fused gelu, forward and backward. The per-channel sums
 // split over several blocks (split_for) in most cases, as on a GPU.
 #include <gtest/gtest.h>
 
@@ -52,10 +52,12 @@ void expect_close(const Tensor& got, const Tensor& expected, double tol, const s
 }
 
 void check_case(const Case& c, DType dtype, DType param_dtype, detail::BnActivation act) {
-  const bool relu = act == detail::BnActivation::relu;
   const std::string what = std::string(dtype_name(dtype)) + "/" +
                            std::string(dtype_name(param_dtype)) + " " + shape_str(c.shape) +
-                           (c.train ? " train" : " eval") + (relu ? " relu" : "");
+                           (c.train ? " train" : " eval") +
+                           (act == detail::BnActivation::relu   ? " relu"
+                            : act == detail::BnActivation::gelu ? " gelu"
+                                                                : "");
   const double tol = device_parity_tolerance(dtype);
   const int64_t ch = c.shape[1];
   const Tensor x = input_for(c.shape, dtype);
@@ -71,8 +73,8 @@ void check_case(const Case& c, DType dtype, DType param_dtype, detail::BnActivat
   expect_close(got.y, expected.y, tol, "y " + what);
   expect_close(got.mean, expected.mean, 1e-12, "mean " + what);
   expect_close(got.invstd, expected.invstd, 1e-9, "invstd " + what);
-  expect_close(got.scale, expected.scale, 1e-9, "relu scale " + what);
-  expect_close(got.shift, expected.shift, 1e-9, "relu shift " + what);
+  expect_close(got.scale, expected.scale, 1e-9, "activation's scale " + what);
+  expect_close(got.shift, expected.shift, 1e-9, "activation's shift " + what);
   expect_close(rm_gpu, rm, device_parity_tolerance(param_dtype), "running_mean " + what);
   expect_close(rv_gpu, rv, device_parity_tolerance(param_dtype), "running_var " + what);
 
@@ -81,16 +83,20 @@ void check_case(const Case& c, DType dtype, DType param_dtype, detail::BnActivat
        {detail::BnWants{true, true, true}, detail::BnWants{true, false, false},
         detail::BnWants{false, true, true}}) {
     if (!c.affine && (wants.weight || wants.bias)) continue;
-    // batch_norm_relu's backward masks gy with the forward's scale and shift.
-    const detail::BnBackward e =
-        detail::bn_backward(OnCpu{}, gy, x, w, expected.mean, expected.invstd, c.train, wants,
-                            param_dtype, expected.scale, expected.shift);
-    const detail::BnBackward g =
-        launch_bn_backward(gy, x, w, expected.mean, expected.invstd, c.train, wants, param_dtype,
-                           nullptr, expected.scale, expected.shift);
+    // The fused ops' backward reads gy through the activation at the forward's value, from
+    // the forward's scale and shift.
+    const detail::BnActSaved fused{act, expected.scale, expected.shift};
+    const detail::BnBackward e = detail::bn_backward(
+        OnCpu{}, gy, x, w, expected.mean, expected.invstd, c.train, wants, param_dtype, fused);
+    const detail::BnBackward g = launch_bn_backward(gy, x, w, expected.mean, expected.invstd,
+                                                    c.train, wants, param_dtype, nullptr, fused);
     expect_close(g.gx, e.gx, tol, "gx " + what);
-    expect_close(g.gweight, e.gweight, 1e-9, "gweight " + what);
-    expect_close(g.gbias, e.gbias, 1e-9, "gbias " + what);
+    // gelu's derivative is computed in compute_t on both, but at a v that the CPU gets from f64
+    // arithmetic and the GPU from f32 (as y): its sums agree within the dtype's parity, not the
+    // f64 sums' 1e-9 (relu's mask is the same on both, so its sums are).
+    const double sum_tol = act == detail::BnActivation::gelu ? tol : 1e-9;
+    expect_close(g.gweight, e.gweight, sum_tol, "gweight " + what);
+    expect_close(g.gbias, e.gbias, sum_tol, "gbias " + what);
   }
 }
 
@@ -108,6 +114,18 @@ TEST(BatchNormKernels, MatchTheCpu) {
 TEST(BatchNormKernels, FusedReluMatchesTheCpu) {
   for (DType dtype : kFloatingDtypes)
     for (const Case& c : kCases) check_case(c, dtype, dtype, detail::BnActivation::relu);
+}
+
+// batch_norm_gelu: gelu fused into the element pass (CUDA's erff and expf on a GPU, the host's
+// f32 math emulated), and the backward's two passes reading gy through gelu's derivative at the
+// value recomputed from x; the mixed mode too, as airbench94 runs under O2.
+TEST(BatchNormKernels, FusedGeluMatchesTheCpu) {
+  for (DType dtype : kFloatingDtypes)
+    for (const Case& c : kCases) {
+      check_case(c, dtype, dtype, detail::BnActivation::gelu);
+      if (dtype == DType::f16 || dtype == DType::bf16)
+        check_case(c, dtype, DType::f32, detail::BnActivation::gelu);
+    }
 }
 
 // The per-pass kernels that the SyncBatchNorm pieces run, one by one.
