@@ -6,6 +6,7 @@
 
 #include "core/autograd.h"
 #include "nn/init.h"
+#include "ops/batch_norm/batch_norm_count.h"
 
 namespace rg::nn {
 
@@ -25,8 +26,7 @@ BatchNorm2d::BatchNorm2d(int64_t channels, double momentum, double eps)
 }
 
 void count_batch(const Tensor& num_batches_tracked) {
-  NoGradGuard no_grad;
-  copy_strided(num_batches_tracked, add(num_batches_tracked.to(DType::f64), 1.0).to(DType::i64));
+  batch_norm_count_batch(num_batches_tracked);
 }
 
 Tensor BatchNorm2d::forward(const Tensor& x) {

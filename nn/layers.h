@@ -14,9 +14,8 @@
 namespace rg::nn {
 
 // Adds one to a BatchNorm's num_batches_tracked (an i64 scalar) on its own device, without
-// reading it back: on a GPU a read per layer per step would stall every step. The sum goes
-// through f64 (exact for any count below 2^53) because the pointwise kernels are floating only.
-// SyncBatchNorm counts the same way.
+// reading it back (ops/batch_norm/batch_norm_count.h: one kernel on a GPU). SyncBatchNorm counts
+// the same way.
 void count_batch(const Tensor& num_batches_tracked);
 
 // Batch statistics in train mode (and a momentum update of the running ones), running

@@ -1,4 +1,5 @@
 #include "ops/batch_norm/batch_norm.h"
+#include "ops/batch_norm/batch_norm_count.h"
 
 #include <algorithm>
 #include <cmath>
@@ -341,6 +342,17 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
                   double momentum, double eps) {
   return batch_norm_with("batch_norm", detail::BnActivation::none, x, weight, bias, running_mean,
                          running_var, mode, momentum, eps);
+}
+
+void batch_norm_count_batch(const Tensor& num_batches_tracked) {
+  constexpr std::string_view op = "batch_norm_count_batch";
+  RG_CHECK(num_batches_tracked.defined() && num_batches_tracked.dtype() == DType::i64 &&
+               num_batches_tracked.is_contiguous(),
+           op, ": num_batches_tracked must be a contiguous i64 tensor, got ",
+           num_batches_tracked.describe());
+  dispatch_device<Kernels::cpu_and_cuda>(op, num_batches_tracked.device(), [&](auto on) {
+    detail::bn_count(on, num_batches_tracked);
+  });
 }
 
 // ---- pieces for SyncBatchNorm --------------------------------------------------------------

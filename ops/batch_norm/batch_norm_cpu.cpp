@@ -307,6 +307,11 @@ void bn_backward_elemt_cpu(const Tensor& gy, const Tensor& x, const Tensor& gx, 
   });
 }
 
+void bn_count(OnCpu, const Tensor& counter) {
+  int64_t* n = counter.data<int64_t>();
+  for (int64_t i = 0; i < counter.numel(); ++i) ++n[i];
+}
+
 void bn_stats(OnCpu, const Tensor& x, const Tensor& mean, const Tensor& m2) {
   bn_stats_cpu(x, mean.data<double>(), m2.data<double>());
 }

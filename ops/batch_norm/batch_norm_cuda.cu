@@ -22,6 +22,11 @@ BnBackward bn_backward(OnCuda, const Tensor& gy, const Tensor& x, const Tensor& 
                             fused);
 }
 
+void bn_count(OnCuda, const Tensor& counter) {
+  cuda::DeviceGuard guard(counter.device().index);
+  launch_bn_count(counter, cuda::current_stream(counter.device().index));
+}
+
 void bn_stats(OnCuda, const Tensor& x, const Tensor& mean, const Tensor& m2) {
   cuda::DeviceGuard guard(x.device().index);
   launch_bn_stats(x, mean, m2, cuda::current_stream(x.device().index));

@@ -248,6 +248,15 @@ __global__ void backward_reduce_parts_kernel(const T* gy, const T* x, Dims d, Sp
       s1_parts, s2_parts);
 }
 
+// The batch counters += 1 (batch_norm_count_batch): one launch, where to(f64), add, to(i64) and
+// a copy took four.
+template <class I>
+__global__ void count_kernel(I* counter, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x)
+    counter[i] += 1;
+}
+
 template <class Acc>
 __global__ void sum_parts_kernel(int64_t channels, int64_t parts, const Acc* s1_parts,
                                  const Acc* s2_parts, Acc* s1, Acc* s2) {
@@ -348,6 +357,13 @@ inline int64_t stride_or_zero(const Tensor& t) {
 }
 
 }  // namespace bn_cuda
+
+// counter (contiguous i64) += 1.
+inline void launch_bn_count(const Tensor& counter, cudaStream_t stream) {
+  if (counter.numel() == 0) return;
+  cuda::launch(bn_cuda::count_kernel<int64_t>, dim3(cuda::grid_for(counter.numel())),
+               dim3(cuda::kBlockThreads), 0, stream, counter.data<int64_t>(), counter.numel());
+}
 
 // mean, m2 ((C) f64) of x (contiguous; zeros when x has no values).
 inline void launch_bn_stats(const Tensor& x, const Tensor& mean, const Tensor& m2,

@@ -79,6 +79,10 @@ void bn_backward_elemt(OnCpu, const Tensor& gy, const Tensor& x, const Tensor& g
 void bn_backward_elemt(OnCuda, const Tensor& gy, const Tensor& x, const Tensor& gx,
                        const Tensor& mean, const Tensor& k, const Tensor& a, const Tensor& b);
 
+// num_batches_tracked += 1 (batch_norm_count.h): n contiguous i64 counters.
+void bn_count(OnCpu, const Tensor& counter);
+void bn_count(OnCuda, const Tensor& counter);
+
 struct BnDims {
   int64_t n = 0, c = 0, s = 1;
 };

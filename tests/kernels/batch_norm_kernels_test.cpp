@@ -128,6 +128,20 @@ TEST(BatchNormKernels, FusedGeluMatchesTheCpu) {
     }
 }
 
+// The batch counters' increment (batch_norm_count_batch): every element, once.
+TEST(BatchNormKernels, CountMatchesTheCpu) {
+  for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{300}}) {
+    std::vector<int64_t> start(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) start[static_cast<std::size_t>(i)] = i * 1000003 - 7;
+    const Tensor cpu = from_vector(start, {n}, {DType::i64}),
+                 gpu = from_vector(start, {n}, {DType::i64});
+    detail::bn_count(OnCpu{}, cpu);
+    launch_bn_count(gpu, nullptr);
+    EXPECT_EQ(gpu.to_vector<int64_t>(), cpu.to_vector<int64_t>()) << n;
+    EXPECT_EQ(cpu.to_vector<int64_t>()[0], start[0] + 1);
+  }
+}
+
 // The per-pass kernels that the SyncBatchNorm pieces run, one by one.
 TEST(BatchNormKernels, PassesMatchTheCpu) {
   for (DType dtype : kFloatingDtypes) {
