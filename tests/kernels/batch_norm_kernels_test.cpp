@@ -7,6 +7,7 @@
 // split over several blocks (split_for) in most cases, as on a GPU.
 #include <gtest/gtest.h>
 
+#include "core/launch_counts.h"
 #include "ops/batch_norm/batch_norm_kernels.cuh"
 #include "ops/ops.h"
 #include "tests/kernels/kernel_test_util.h"
@@ -140,6 +141,32 @@ TEST(BatchNormKernels, CountMatchesTheCpu) {
     EXPECT_EQ(gpu.to_vector<int64_t>(), cpu.to_vector<int64_t>()) << n;
     EXPECT_EQ(cpu.to_vector<int64_t>()[0], start[0] + 1);
   }
+}
+
+// What a fused BatchNorm launches (core/launch_counts.h counts every emulated launch): 4 kernels
+// forward (stats in parts, their sum, the per-channel coefficients, the element pass with the
+// activation) and 4 backward (the same shape), whatever the activation — gelu(batch_norm) took
+// one more pointwise kernel each way; the batch counter 1 (4 before: to f64, +1, to i64, copy).
+TEST(BatchNormKernels, LaunchesPerCall) {
+  const Tensor x = input_for({4, 3, 3, 5}, DType::f32), gy = input_for({4, 3, 3, 5}, DType::f32);
+  const Tensor w = channels(3, DType::f32, 0.5), b = channels(3, DType::f32, -0.5);
+  for (detail::BnActivation act :
+       {detail::BnActivation::none, detail::BnActivation::relu, detail::BnActivation::gelu}) {
+    LaunchCounts before = launch_counts();
+    const detail::BnForward f =
+        launch_bn_forward(x, w, b, Tensor(), Tensor(), {true, 0.1, 1e-5, act}, nullptr);
+    EXPECT_EQ((launch_counts() - before).kernels, 4);
+    before = launch_counts();
+    launch_bn_backward(gy, x, w, f.mean, f.invstd, true, {}, DType::f32, nullptr,
+                       {act, f.scale, f.shift});
+    EXPECT_EQ((launch_counts() - before).kernels, 4);
+  }
+  const Tensor counter = zeros({}, {DType::i64});
+  const LaunchCounts before = launch_counts();
+  launch_bn_count(counter, nullptr);
+  const LaunchCounts launched = launch_counts() - before;
+  EXPECT_EQ(launched.kernels, 1);
+  EXPECT_EQ(launched.library_calls + launched.copies, 0);
 }
 
 // The per-pass kernels that the SyncBatchNorm pieces run, one by one.
