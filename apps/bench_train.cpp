@@ -6,6 +6,8 @@
 //   ./build/apps/bench_train --model resnet20 --amp all      # O0, then O1-O3 in fp16 and bf16
 //   ./build/apps/bench_train --device cuda --amp all         # on a GPU (cuDNN, cuBLAS)
 //   ./build/apps/bench_train --device cuda --cudnn-benchmark # each conv's fastest cuDNN plan
+//   ./build/apps/bench_train --device cuda --model airbench94 --count-launches
+//                                  # kernels, cuDNN/cuBLAS calls and copies per timed step
 //
 // 16 bits on the CPU are a storage format: every conv/GEMM widens its operands to f32, so the
 // AMP rows measure the cost of the conversions and the memory that 16-bit activations save,
@@ -22,6 +24,7 @@
 #include <iostream>
 
 #include "core/allocator.h"
+#include "core/launch_counts.h"
 #include "core/rng.h"
 #include "core/thread_pool.h"
 #include "core/trace.h"
@@ -35,7 +38,8 @@ namespace {
 struct Result {
   double images_per_second, best_images_per_second, peak_mib, host_ms_per_step;
   int64_t skipped, parameters;
-  double cpu_ms_per_step;  // CPU time of the process (all threads) per timed step
+  double cpu_ms_per_step;     // CPU time of the process (all threads) per timed step
+  rg::LaunchCounts launches;  // over the timed steps (core/launch_counts.h)
 };
 
 double process_cpu_seconds() {
@@ -99,6 +103,7 @@ Result run(const std::string& model_name, const rg::AmpOptions& options, const r
   double best = 1e30, total = 0, host = 0;
   using Clock = std::chrono::steady_clock;
   const double cpu0 = process_cpu_seconds();
+  const rg::LaunchCounts launches0 = rg::launch_counts();
   for (int64_t i = 0; i < steps; ++i) {
     const auto t0 = Clock::now();
     step();
@@ -109,6 +114,7 @@ Result run(const std::string& model_name, const rg::AmpOptions& options, const r
     total += s;
   }
   const double cpu = process_cpu_seconds() - cpu0;
+  const rg::LaunchCounts launches = rg::launch_counts() - launches0;
   if (!window.path.empty() && taken >= window.first && taken < window.last) {  // ended inside
     rg::trace::stop();
     rg::trace::write_file(window.path, rg::trace::json_file({rg::trace::to_json_objects(
@@ -120,7 +126,8 @@ Result run(const std::string& model_name, const rg::AmpOptions& options, const r
           1e3 * host / static_cast<double>(steps),
           amp.scaler() ? amp.scaler()->skipped_steps() : 0,
           parameters,
-          1e3 * cpu / static_cast<double>(steps)};
+          1e3 * cpu / static_cast<double>(steps),
+          launches};
 }
 
 }  // namespace
@@ -150,6 +157,10 @@ int main(int argc, char** argv) {
                  "write a timeline of --trace-steps (of the first configuration) to this file");
   app.add_option("--trace-steps", trace_steps, "A:B, counted from 1 over warm-up and timed steps")
       ->capture_default_str();
+  bool count_launches = false;
+  app.add_flag("--count-launches", count_launches,
+               "also print kernel launches, cuDNN/cuBLAS calls and device copies per timed step "
+               "(core/launch_counts.h; 0 on the CPU)");
   CLI11_PARSE(app, argc, argv);
   try {
     if (!window.path.empty()) {
@@ -193,6 +204,18 @@ int main(int argc, char** argv) {
           r.host_ms_per_step, r.peak_mib, static_cast<long long>(r.skipped),
           static_cast<long long>(r.parameters), cudnn_benchmark ? "true" : "false",
           r.cpu_ms_per_step);
+      if (count_launches) {
+        const double n = static_cast<double>(steps);
+        std::printf(
+            "{\"model\": \"%s\", \"device\": \"%s\", \"batch\": %lld, \"amp\": \"%s\", "
+            "\"kernels_per_step\": %.1f, \"library_calls_per_step\": %.1f, "
+            "\"copies_per_step\": %.1f}\n",
+            model_name.c_str(), device.str().c_str(), static_cast<long long>(batch),
+            std::string(rg::opt_level_name(c.level)).c_str(),
+            static_cast<double>(r.launches.kernels) / n,
+            static_cast<double>(r.launches.library_calls) / n,
+            static_cast<double>(r.launches.copies) / n);
+      }
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

@@ -6,6 +6,7 @@
 
 #include "core/autograd.h"
 #include "nn/init.h"
+#include "ops/batch_norm/batch_norm_count.h"
 
 namespace rg::nn {
 
@@ -25,8 +26,7 @@ BatchNorm2d::BatchNorm2d(int64_t channels, double momentum, double eps)
 }
 
 void count_batch(const Tensor& num_batches_tracked) {
-  NoGradGuard no_grad;
-  copy_strided(num_batches_tracked, add(num_batches_tracked.to(DType::f64), 1.0).to(DType::i64));
+  batch_norm_count_batch(num_batches_tracked);
 }
 
 Tensor BatchNorm2d::forward(const Tensor& x) {
@@ -41,6 +41,15 @@ Tensor BatchNorm2d::forward_relu(const Tensor& x) {
   RG_CHECK(x.dim() == 4, "BatchNorm2d: expected input (N, C, H, W), got ", x.describe());
   if (is_training()) count_batch(num_batches_tracked_);
   return batch_norm_relu(x, weight_, bias_, running_mean_, running_var_,
+                         is_training() ? BatchNormMode::train : BatchNormMode::eval, momentum_,
+                         eps_);
+}
+
+Tensor BatchNorm2d::forward_gelu(const Tensor& x) {
+  if (typeid(*this) != typeid(BatchNorm2d)) return gelu(forward(x));
+  RG_CHECK(x.dim() == 4, "BatchNorm2d: expected input (N, C, H, W), got ", x.describe());
+  if (is_training()) count_batch(num_batches_tracked_);
+  return batch_norm_gelu(x, weight_, bias_, running_mean_, running_var_,
                          is_training() ? BatchNormMode::train : BatchNormMode::eval, momentum_,
                          eps_);
 }

@@ -14,9 +14,8 @@
 namespace rg::nn {
 
 // Adds one to a BatchNorm's num_batches_tracked (an i64 scalar) on its own device, without
-// reading it back: on a GPU a read per layer per step would stall every step. The sum goes
-// through f64 (exact for any count below 2^53) because the pointwise kernels are floating only.
-// SyncBatchNorm counts the same way.
+// reading it back (ops/batch_norm/batch_norm_count.h: one kernel on a GPU). SyncBatchNorm counts
+// the same way.
 void count_batch(const Tensor& num_batches_tracked);
 
 // Batch statistics in train mode (and a momentum update of the running ones), running
@@ -29,6 +28,9 @@ class BatchNorm2d : public Module {
   // output never stored). A subclass that overrides forward (SyncBatchNorm) gets
   // relu(forward(x)) instead, so its own normalisation still runs.
   Tensor forward_relu(const Tensor& x);
+  // gelu(forward(x)) through the fused op batch_norm_gelu (airbench94's BatchNorm→GELU), with
+  // the same fallback for subclasses.
+  Tensor forward_gelu(const Tensor& x);
   std::string type_name() const override { return "BatchNorm2d"; }
   std::string extra_repr() const override;
   bool keeps_float32() const override { return true; }

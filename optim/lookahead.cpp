@@ -5,6 +5,7 @@
 #include "core/autograd.h"
 #include "core/error.h"
 #include "ops/ops.h"
+#include "optim/update_items.h"
 
 namespace rg {
 
@@ -21,13 +22,20 @@ Lookahead::Lookahead(std::vector<Tensor> tensors) : tensors_(std::move(tensors))
 void Lookahead::update(double decay) {
   RG_CHECK(decay >= 0 && decay <= 1, "Lookahead: decay must be in [0, 1], got ", decay);
   NoGradGuard no_grad;
+  // a + (1 − decay)·(t − a): torch.lerp_'s form, which airbench94 uses; one fused pass over all
+  // tensors (a CUDA device: one launch), with the rounding of sub, mul and add in turn.
+  std::vector<detail::LookaheadItem> items;
+  std::vector<std::size_t> through_copy;  // tensors not contiguous: updated as contiguous copies
   for (std::size_t i = 0; i < tensors_.size(); ++i) {
-    Tensor& a = averages_[i];
-    const Tensor t = tensors_[i].detach();
-    // a + (1 − decay)·(t − a): torch.lerp_'s form, which airbench94 uses.
-    copy_strided(a, add(a, mul(sub(t, a), 1 - decay)));
-    copy_strided(t, a);
+    Tensor t = tensors_[i].detach();
+    if (!t.is_contiguous()) {
+      t = t.contiguous();
+      through_copy.push_back(i);
+    }
+    items.push_back({t, averages_[i]});
   }
+  detail::lookahead_update(items, decay);
+  for (std::size_t i : through_copy) copy_strided(tensors_[i].detach(), items[i].tensor);
 }
 
 double lookahead_decay(int64_t step, int64_t total_steps) {

@@ -8,7 +8,8 @@
 // which grows from 0 to 0.95⁵ as (step / total)³ — little averaging early, much late — and once
 // more after the last step with decay 1 (the weights become the average). It tracks every
 // floating tensor of the model's state: the parameters and BatchNorm's running statistics.
-// The averages start as copies of the tensors when the Lookahead is made.
+// The averages start as copies of the tensors when the Lookahead is made. An update is one fused
+// pass over all tensors: on a GPU one multi-tensor launch (optim_kernels.cuh) per device.
 
 #include <cstdint>
 #include <vector>

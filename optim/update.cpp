@@ -20,13 +20,24 @@ std::map<std::pair<int, int>, std::vector<std::size_t>> by_device(std::size_t n,
   return groups;
 }
 
+// The item's device: its parameter's (the optimizers) or its tensor's (Lookahead).
+Device device_of(const SgdItem& item) {
+  return item.param.device();
+}
+Device device_of(const AdamWItem& item) {
+  return item.param.device();
+}
+Device device_of(const LookaheadItem& item) {
+  return item.tensor.device();
+}
+
 template <class Item, class Step>
 void step_by_device(const char* op, const std::vector<Item>& items, Step step) {
   for (const auto& [key, positions] :
-       by_device(items.size(), [&](std::size_t i) { return items[i].param.device(); })) {
+       by_device(items.size(), [&](std::size_t i) { return device_of(items[i]); })) {
     std::vector<Item> group;
     for (std::size_t i : positions) group.push_back(items[i]);
-    const Device device = group.front().param.device();
+    const Device device = device_of(group.front());
     dispatch_device<Kernels::cpu_and_cuda>(op, device, [&](auto on) { step(on, group); });
   }
 }
@@ -39,6 +50,11 @@ void sgd_step(const std::vector<SgdItem>& items) {
 
 void adamw_step(const std::vector<AdamWItem>& items) {
   step_by_device("AdamW.step", items, [](auto on, const auto& group) { adamw_step(on, group); });
+}
+
+void lookahead_update(const std::vector<LookaheadItem>& items, double decay) {
+  step_by_device("Lookahead.update", items,
+                 [&](auto on, const auto& group) { lookahead_update(on, group, decay); });
 }
 
 int64_t unscale_grads(const std::vector<Tensor>& grads, const std::vector<int64_t>& indices,

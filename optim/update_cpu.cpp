@@ -77,6 +77,21 @@ void adamw_step(OnCpu, const std::vector<AdamWItem>& items) {
   }
 }
 
+void lookahead_update(OnCpu, const std::vector<LookaheadItem>& items, double decay) {
+  for (const LookaheadItem& it : items) {
+    dispatch_floating(it.tensor.dtype(), "Lookahead.update", [&](auto tag) {
+      using T = decltype(tag);
+      using C = compute_t<T>;
+      T* t = it.tensor.data<T>();
+      T* a = it.average.data<T>();
+      const C w = static_cast<C>(1 - decay);
+      parallel_for(it.tensor.numel(), kGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t k = begin; k < end; ++k) lookahead_element(t, a, k, w);
+      });
+    });
+  }
+}
+
 int64_t unscale_grads(OnCpu, const std::vector<Tensor>& grads, const std::vector<int64_t>& indices,
                       double inv_scale) {
   int64_t first_bad = -1;

@@ -19,6 +19,12 @@ void adamw_step(OnCuda, const std::vector<AdamWItem>& items) {
   launch_adamw(items, cuda::current_stream(index));
 }
 
+void lookahead_update(OnCuda, const std::vector<LookaheadItem>& items, double decay) {
+  const int index = items.front().tensor.device().index;
+  cuda::DeviceGuard guard(index);
+  launch_lookahead(items, decay, cuda::current_stream(index));
+}
+
 int64_t unscale_grads(OnCuda, const std::vector<Tensor>& grads, const std::vector<int64_t>& indices,
                       double inv_scale) {
   const Device device = grads.front().device();

@@ -34,6 +34,17 @@ void adamw_step(const std::vector<AdamWItem>& items);
 void adamw_step(OnCpu, const std::vector<AdamWItem>& items);
 void adamw_step(OnCuda, const std::vector<AdamWItem>& items);
 
+// Lookahead::update on one tensor: its average (a contiguous clone of the same shape and dtype).
+struct LookaheadItem {
+  Tensor tensor, average;
+};
+
+// Every item's average ← average + (1 − decay)·(tensor − average), then tensor ← average: the
+// CPU loops, or one launch per CUDA device.
+void lookahead_update(const std::vector<LookaheadItem>& items, double decay);
+void lookahead_update(OnCpu, const std::vector<LookaheadItem>& items, double decay);
+void lookahead_update(OnCuda, const std::vector<LookaheadItem>& items, double decay);
+
 // grads[i] ← grads[i] / S (inv_scale = 1/S) in place; returns the smallest indices[i] whose
 // gradient held inf or NaN before, or -1. The CUDA path reads one integer back per device.
 int64_t unscale_grads(const std::vector<Tensor>& grads, const std::vector<int64_t>& indices,

@@ -116,6 +116,19 @@ RG_HOST_DEVICE inline void adamw_element(T* p, const T* g, T* m, T* v, T* x, int
   p[k] = static_cast<T>(pk + c.neg_step * mk / denom);
 }
 
+// ---- Lookahead (airbench94's): a running average of the weights, the weights reset to it ------
+
+// a ← a + w·(t − a) (w = 1 − decay rounded to C: torch.lerp_'s form, and the rounding of ops'
+// sub, scalar mul and add, one after another), then t ← a.
+template <class T, class C>
+RG_HOST_DEVICE inline void lookahead_element(T* t, T* a, int64_t k, C w) {
+  const C ak = static_cast<C>(a[k]);
+  const C d = static_cast<C>(t[k]) - ak;
+  const T average = static_cast<T>(ak + d * w);
+  a[k] = average;
+  t[k] = average;
+}
+
 // ---- the loss scaler and gradient clipping ----------------------------------------------------
 
 // g[k] ← g[k] · inv (inv = 1/S rounded to C); returns whether g[k] was inf or NaN before.

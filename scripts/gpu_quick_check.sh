@@ -17,6 +17,7 @@
 #            ring and NCCL's own, DDP with SyncBatchNorm (test_parallel_mpi's Nccl* tests), and
 #            bench_allreduce --device cuda (needs Open MPI's mpirun)
 #   bench    bench_train --device cuda --amp all (ResNet18), and O0, O1 with --cudnn-benchmark;
+#            airbench94's kernels, cuDNN/cuBLAS calls and copies per step (--count-launches);
 #            bench_ops --device cuda f32/f16/bf16
 #   train    train_cifar --device cuda, quick and airbench94 presets (needs .gpu_pack's data)
 #            and train_unet --device cuda on its generated shapes
@@ -281,8 +282,11 @@ if has bench; then
     --batch 128 --steps 20 --warmup 3 --amp all
   step bench_train_cudnn_benchmark 60 "$report/bench.txt" build/apps/bench_train --device cuda \
     --model resnet18 --batch 128 --steps 20 --warmup 3 --amp O0 O1 --cudnn-benchmark
+  step bench_train_launches 60 "$report/bench.txt" build/apps/bench_train --device cuda \
+    --model airbench94 --batch 1024 --steps 5 --warmup 2 --count-launches
   grep -o -e '"amp": "[^"]*", "dtype": "[^"]*".*"images_per_second": [0-9.]*' \
-    -e '"host_ms_per_step": [0-9.]*' -e '"cudnn_benchmark": [a-z]*' "$report/bench.txt"
+    -e '"host_ms_per_step": [0-9.]*' -e '"cudnn_benchmark": [a-z]*' \
+    -e '"kernels_per_step".*' "$report/bench.txt"
   for dtype in f32 f16 bf16; do
     step "bench_ops_$dtype" 60 "$report/bench.txt" build/apps/bench_ops --device cuda --dtype $dtype
   done

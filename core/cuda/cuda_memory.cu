@@ -7,6 +7,7 @@
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/stream.h"
 #include "core/dispatch.h"
+#include "core/launch_counts.h"
 #include "core/tensor.h"
 
 namespace rg {
@@ -35,6 +36,7 @@ void cuda_copy_bytes(void* dst, const Device& dst_device, const void* src, const
   const int index = dst_device.is_cuda() ? dst_device.index : src_device.index;
   cuda::DeviceGuard guard(index);
   const cudaStream_t stream = cuda::current_stream(index);
+  count_launch(Launch::copy);
   if (src_device == dst_device) {
     check_copy(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, stream),
                "cudaMemcpyAsync", src_device, dst_device, nbytes);
@@ -59,6 +61,7 @@ void cuda_copy_to_device_async(void* dst, const Device& dst_device, const void* 
                                std::size_t nbytes) {
   cuda::DeviceGuard guard(dst_device.index);
   const cudaStream_t stream = cuda::current_stream(dst_device.index);
+  count_launch(Launch::copy);
   check_copy(cudaMemcpyAsync(dst, pinned_src, nbytes, cudaMemcpyHostToDevice, stream),
              "cudaMemcpyAsync", Device::cpu(), dst_device, nbytes);
   cuda::record_pinned_use(pinned_src, stream);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/launch_counts.h"
 #include "core/macros.h"
 
 #if defined(__CUDACC__)
@@ -118,6 +119,7 @@ StridedGeometry<K> strided_geometry(std::string_view op, const std::vector<int64
 template <class... KernelArgs, class... Args>
 void launch(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, std::size_t shared_bytes,
             cudaStream_t stream, Args&&... args) {
+  count_launch(Launch::kernel);
 #if defined(__CUDACC__)
   kernel<<<grid, block, shared_bytes, stream>>>(std::forward<Args>(args)...);
   RG_CUDA_CHECK(cudaGetLastError());

@@ -1,4 +1,5 @@
 #include "ops/batch_norm/batch_norm.h"
+#include "ops/batch_norm/batch_norm_count.h"
 
 #include <algorithm>
 #include <cmath>
@@ -116,14 +117,14 @@ Tensor elemt(const Tensor& x, const Channels& w, const Channels& b, const Channe
   return y;
 }
 
-// sum_dy = Σ gy, sum_dy_xhat = invstd·Σ gy·(x − mean); gy, x contiguous. With `relu`
-// (batch_norm_relu's backward), gy masked by the forward's relu.
+// sum_dy = Σ gy, sum_dy_xhat = invstd·Σ gy·(x − mean); gy, x contiguous. With an activation
+// (the fused ops' backward, CPU only), gy read through its derivative.
 void grad_sums(const Tensor& gy, const Tensor& x, const Channels& mean, const Channels& invstd,
-               Channels& sum_dy, Channels& sum_dy_xhat, const detail::BnReluMask* relu = nullptr) {
+               Channels& sum_dy, Channels& sum_dy_xhat, const detail::BnActGrad& act = {}) {
   const TensorOptions f64{DType::f64, x.device()};
   const Tensor s1 = empty({x.size(1)}, f64), s2 = empty({x.size(1)}, f64);
-  if (relu) {
-    detail::bn_backward_reduce_cpu(gy, x, mean.data(), s1.data<double>(), s2.data<double>(), relu);
+  if (act.act != detail::BnActivation::none) {
+    detail::bn_backward_reduce_cpu(gy, x, mean.data(), s1.data<double>(), s2.data<double>(), act);
   } else {
     on_device_of(x, [&](auto on) {
       detail::bn_backward_reduce(on, gy, x, f64_tensor(mean, x.device()), s1, s2);
@@ -137,7 +138,7 @@ void grad_sums(const Tensor& gy, const Tensor& x, const Channels& mean, const Ch
 // gx = (w·invstd)·(gy − sum_dy/M − x̂·sum_dy_xhat/M); without sums: gx = gy·w·invstd.
 Tensor grad_input(const Tensor& gy, const Tensor& x, const Channels& w, const Channels& mean,
                   const Channels& invstd, const Channels* sum_dy, const Channels* sum_dy_xhat,
-                  int64_t count, const detail::BnReluMask* relu = nullptr) {
+                  int64_t count, const detail::BnActGrad& act = {}) {
   const std::size_t c_count = mean.size();
   Channels k(c_count), a(c_count, 0.0), b(c_count, 0.0);
   const double inv_m = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
@@ -150,8 +151,8 @@ Tensor grad_input(const Tensor& gy, const Tensor& x, const Channels& w, const Ch
     b[c] = coefs.b;
   }
   Tensor gx = empty_like(x);
-  if (relu) {
-    detail::bn_backward_elemt_cpu(gy, x, gx, mean.data(), k.data(), a.data(), b.data(), relu);
+  if (act.act != detail::BnActivation::none) {
+    detail::bn_backward_elemt_cpu(gy, x, gx, mean.data(), k.data(), a.data(), b.data(), act);
     return gx;
   }
   const Device& d = x.device();
@@ -165,42 +166,49 @@ Tensor grad_input(const Tensor& gy, const Tensor& x, const Channels& w, const Ch
 class BatchNormBackward : public Node {
  public:
   BatchNormBackward(Tensor x, Tensor weight, Tensor mean, Tensor invstd, BatchNormMode mode,
-                    DType param_dtype, Tensor relu_scale = {}, Tensor relu_shift = {})
+                    DType param_dtype, detail::BnActSaved fused)
       : x_(std::move(x)),
         weight_(std::move(weight)),
         mean_(std::move(mean)),
         invstd_(std::move(invstd)),
-        relu_scale_(std::move(relu_scale)),
-        relu_shift_(std::move(relu_shift)),
+        fused_(std::move(fused)),
         mode_(mode),
         param_dtype_(param_dtype) {}
   std::string name() const override {
-    return relu_scale_.defined() ? "BatchNormReluBackward" : "BatchNormBackward";
+    switch (fused_.act) {
+      case detail::BnActivation::relu:
+        return "BatchNormReluBackward";
+      case detail::BnActivation::gelu:
+        return "BatchNormGeluBackward";
+      case detail::BnActivation::none:
+        break;
+    }
+    return "BatchNormBackward";
   }
   std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
     const detail::BnWants wants{next_edges[0].node != nullptr, next_edges[1].node != nullptr,
                                 next_edges[2].node != nullptr};
-    // relu_scale_, relu_shift_ undefined (batch_norm): no mask.
     const std::string_view op =
-        relu_scale_.defined() ? "batch_norm_relu_backward" : "batch_norm_backward";
+        fused_.act == detail::BnActivation::relu   ? "batch_norm_relu_backward"
+        : fused_.act == detail::BnActivation::gelu ? "batch_norm_gelu_backward"
+                                                   : "batch_norm_backward";
     const detail::BnBackward r =
         dispatch_device<Kernels::cpu_and_cuda>(op, x_.device(), [&](auto on) {
           return detail::bn_backward(on, g[0].contiguous(), x_, weight_, mean_, invstd_,
-                                     mode_ == BatchNormMode::train, wants, param_dtype_,
-                                     relu_scale_, relu_shift_);
+                                     mode_ == BatchNormMode::train, wants, param_dtype_, fused_);
         });
     return {r.gx, r.gweight, r.gbias};
   }
   void release_saved() override {
-    x_ = weight_ = mean_ = invstd_ = relu_scale_ = relu_shift_ = Tensor();
+    x_ = weight_ = mean_ = invstd_ = fused_.scale = fused_.shift = Tensor();
   }
 
  private:
   Tensor x_, weight_;     // x contiguous; weight only when x needs a gradient
   Tensor mean_, invstd_;  // (C) f64 on x's device
-  // batch_norm_relu only: (C) f64, the forward's invstd·weight and bias, from which the
-  // backward recomputes the relu's mask (no saved output).
-  Tensor relu_scale_, relu_shift_;
+  // The fused ops only: the activation and (C) f64 the forward's invstd·weight and bias, from
+  // which the backward recomputes the activation's input (no saved output).
+  detail::BnActSaved fused_;
   BatchNormMode mode_;
   DType param_dtype_;  // of weight and bias
 };
@@ -227,12 +235,12 @@ BnForward bn_forward(OnCpu, const Tensor& xc, const Tensor& weight, const Tensor
     mean = running_mean.to_vector<double>();
     invstd = invstd_of(running_var.to_vector<double>(), config.eps);
   }
-  if (config.act == BnActivation::relu) {
+  if (config.act != BnActivation::none) {
     const Channels w = values(weight, c, 1.0), shift = values(bias, c, 0.0);
     Channels scale(w.size());
     for (std::size_t i = 0; i < w.size(); ++i) scale[i] = invstd[i] * w[i];
     Tensor y = empty_like(xc);
-    bn_elemt_cpu(xc, y, mean.data(), scale.data(), shift.data(), BnActivation::relu);
+    bn_elemt_cpu(xc, y, mean.data(), scale.data(), shift.data(), config.act);
     return {y, f64_tensor(mean, xc.device()), f64_tensor(invstd, xc.device()),
             f64_tensor(scale, xc.device()), f64_tensor(shift, xc.device())};
   }
@@ -242,19 +250,17 @@ BnForward bn_forward(OnCpu, const Tensor& xc, const Tensor& weight, const Tensor
 
 BnBackward bn_backward(OnCpu, const Tensor& gy, const Tensor& x, const Tensor& weight,
                        const Tensor& mean_t, const Tensor& invstd_t, bool train, BnWants wants,
-                       DType param_dtype, const Tensor& relu_scale, const Tensor& relu_shift) {
+                       DType param_dtype, const BnActSaved& fused) {
   const Channels mean = mean_t.to_vector<double>(), invstd = invstd_t.to_vector<double>();
-  const BnReluMask mask{relu_scale.defined() ? relu_scale.data<double>() : nullptr,
-                        relu_shift.defined() ? relu_shift.data<double>() : nullptr};
-  const BnReluMask* relu = relu_scale.defined() ? &mask : nullptr;
+  const BnActGrad act = act_grad_of(fused);
   Channels sum_dy, sum_dy_xhat;
   if (wants.weight || wants.bias || (train && wants.x))
-    grad_sums(gy, x, mean, invstd, sum_dy, sum_dy_xhat, relu);
+    grad_sums(gy, x, mean, invstd, sum_dy, sum_dy_xhat, act);
   BnBackward r;
   if (wants.x) {
     const Channels w = values(weight, x.size(1), 1.0);
-    r.gx = train ? grad_input(gy, x, w, mean, invstd, &sum_dy, &sum_dy_xhat, count_of(x), relu)
-                 : grad_input(gy, x, w, mean, invstd, nullptr, nullptr, count_of(x), relu);
+    r.gx = train ? grad_input(gy, x, w, mean, invstd, &sum_dy, &sum_dy_xhat, count_of(x), act)
+                 : grad_input(gy, x, w, mean, invstd, nullptr, nullptr, count_of(x), act);
   }
   // In the parameters' dtype: f32 in mixed mode, where the f64 sums are rounded only once.
   if (wants.weight) r.gweight = f64_tensor(sum_dy_xhat, x.device()).to(param_dtype);
@@ -286,10 +292,11 @@ void check_batch_norm(std::string_view op, const Tensor& x, const Tensor& weight
   }
 }
 
-// batch_norm, or batch_norm_relu with `activation` relu (both devices' kernels fuse the relu
-// into batch_norm's passes: bn_elemt_cpu, elemt_kernel). Records the backward node when a
-// gradient is wanted; with the relu the node keeps f.scale and f.shift, from which its backward
-// recomputes the relu's mask (no weight needed: scale = invstd·weight, as used).
+// batch_norm, or batch_norm_relu / batch_norm_gelu with `activation` relu / gelu (both devices'
+// kernels fuse the activation into batch_norm's passes: bn_elemt_cpu, elemt_kernel). Records the
+// backward node when a gradient is wanted; with an activation the node keeps f.scale and
+// f.shift, from which its backward recomputes the activation's input (no weight needed:
+// scale = invstd·weight, as used).
 Tensor batch_norm_with(std::string_view op, detail::BnActivation activation, const Tensor& x,
                        const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                        const Tensor& running_var, BatchNormMode mode, double momentum, double eps) {
@@ -300,14 +307,15 @@ Tensor batch_norm_with(std::string_view op, detail::BnActivation activation, con
     return detail::bn_forward(on, xc, weight, bias, running_mean, running_var, config);
   });
   if (needs_grad({x, weight, bias})) {
-    const bool relu = activation == detail::BnActivation::relu;
+    const bool fused = activation != detail::BnActivation::none;
     auto node = std::make_shared<BatchNormBackward>(
         saved(xc), x.requires_grad() ? saved(weight) : Tensor(), std::move(f.mean),
         std::move(f.invstd), mode,
         weight.defined() ? weight.dtype()
         : bias.defined() ? bias.dtype()
                          : x.dtype(),
-        relu ? std::move(f.scale) : Tensor(), relu ? std::move(f.shift) : Tensor());
+        fused ? detail::BnActSaved{activation, std::move(f.scale), std::move(f.shift)}
+              : detail::BnActSaved{});
     record(node, {x, weight, bias}, {&f.y});
   }
   return f.y;
@@ -322,11 +330,29 @@ Tensor batch_norm_relu(const Tensor& x, const Tensor& weight, const Tensor& bias
                          running_mean, running_var, mode, momentum, eps);
 }
 
+Tensor batch_norm_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                       const Tensor& running_mean, const Tensor& running_var, BatchNormMode mode,
+                       double momentum, double eps) {
+  return batch_norm_with("batch_norm_gelu", detail::BnActivation::gelu, x, weight, bias,
+                         running_mean, running_var, mode, momentum, eps);
+}
+
 Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
                   const Tensor& running_mean, const Tensor& running_var, BatchNormMode mode,
                   double momentum, double eps) {
   return batch_norm_with("batch_norm", detail::BnActivation::none, x, weight, bias, running_mean,
                          running_var, mode, momentum, eps);
+}
+
+void batch_norm_count_batch(const Tensor& num_batches_tracked) {
+  constexpr std::string_view op = "batch_norm_count_batch";
+  RG_CHECK(num_batches_tracked.defined() && num_batches_tracked.dtype() == DType::i64 &&
+               num_batches_tracked.is_contiguous(),
+           op, ": num_batches_tracked must be a contiguous i64 tensor, got ",
+           num_batches_tracked.describe());
+  dispatch_device<Kernels::cpu_and_cuda>(op, num_batches_tracked.device(), [&](auto on) {
+    detail::bn_count(on, num_batches_tracked);
+  });
 }
 
 // ---- pieces for SyncBatchNorm --------------------------------------------------------------

@@ -59,6 +59,17 @@ Tensor batch_norm_relu(const Tensor& x, const Tensor& weight, const Tensor& bias
                        const Tensor& running_mean, const Tensor& running_var, BatchNormMode mode,
                        double momentum = 0.1, double eps = 1e-5);
 
+// gelu(batch_norm(...)) as one op, the BatchNorm→GELU of airbench94 (gelu: PyTorch's exact, erf
+// nn.GELU, ops/gelu), fused as batch_norm_relu is — the same passes with gelu for the relu:
+// forward y = gelu(v), v = (x − μ)·(w/σ) + b written once; backward recomputes v from x and the
+// forward's per-channel coefficients and reads gy as gy·gelu'(v) in both of its passes (no gelu
+// input, output or gradient stored). gelu runs in the type gelu(batch_norm(...)) runs it in (f32
+// for f32 and 16-bit data, f64 for f64) on v rounded to it, so against the unfused pair results
+// differ only where v's fma rounds differently from batch_norm's multiply-add.
+Tensor batch_norm_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                       const Tensor& running_mean, const Tensor& running_var, BatchNormMode mode,
+                       double momentum = 0.1, double eps = 1e-5);
+
 // ---- pieces for SyncBatchNorm --------------------------------------------------------------
 
 // Per-channel statistics of one shard of the batch. M2 (not the variance) so shards of

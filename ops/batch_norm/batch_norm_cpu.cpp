@@ -107,9 +107,19 @@ void channel_sums(const BnDims& d, Plane plane, std::array<double*, NS> totals) 
     }
 }
 
-template <class A>
-inline A relu_of(A v) {
-  return v > A(0) ? v : A(0);
+// f(std::integral_constant<BnActivation, act>{}): the element loops get the activation as a
+// constant, so that each is compiled (and vectorised) without a branch per element.
+template <class F>
+void with_activation(BnActivation act, F f) {
+  using enum BnActivation;
+  switch (act) {
+    case none:
+      return f(std::integral_constant<BnActivation, none>{});
+    case relu:
+      return f(std::integral_constant<BnActivation, relu>{});
+    case gelu:
+      return f(std::integral_constant<BnActivation, gelu>{});
+  }
 }
 
 // Planes per parallel_for chunk: enough values that a chunk outweighs the thread hand-off.
@@ -162,83 +172,95 @@ void bn_stats_cpu(const Tensor& x, double* mean, double* m2) {
   });
 }
 
+BnActGrad act_grad_of(const BnActSaved& saved) {
+  if (saved.act == BnActivation::none) return {};
+  return {saved.act, saved.scale.data<double>(), saved.shift.data<double>()};
+}
+
 void bn_elemt_cpu(const Tensor& x, const Tensor& y, const double* mean, const double* scale,
                   const double* shift, BnActivation act) {
-  const bool relu = act == BnActivation::relu;
   const BnDims d = bn_dims(x);
   dispatch_floating(x.dtype(), "batch_norm", [&](auto tag) {
     using T = decltype(tag);
     const T* px = static_cast<const T*>(x.data_ptr());
     T* py = static_cast<T*>(y.data_ptr());
     using A = ElemtType<T>;
-    parallel_for(d.n * d.c, plane_grain(d), [&](int64_t r0, int64_t r1) {
-      std::vector<float> row(std::is_same_v<T, Half> ? static_cast<std::size_t>(d.s) : 0);
-      for (int64_t r = r0; r < r1; ++r) {
-        const int64_t c = r % d.c;
-        const A mu = static_cast<A>(mean[c]), k = static_cast<A>(scale[c]);
-        const A b = static_cast<A>(shift[c]);
-        const T* p = px + r * d.s;
-        T* q = py + r * d.s;
-        if constexpr (std::is_same_v<T, Half>) {  // through f32 rows: vectorised conversions
-          widen(p, row.data(), d.s);
-          if (relu) {
-            for (int64_t i = 0; i < d.s; ++i) row[i] = relu_of(bn_math::affine(row[i], mu, k, b));
+    using G = compute_t<T>;  // the activation's type (bn_math::activate)
+    with_activation(act, [&](auto act_tag) {
+      constexpr BnActivation kAct = decltype(act_tag)::value;
+      // Without an activation, batch_norm's multiply-add (the fused ops' fma is for their
+      // backward's recomputation).
+      auto value = [](A xv, A mu, A k, A b) {
+        if constexpr (kAct == BnActivation::none) return (xv - mu) * k + b;
+        return bn_math::activate<G>(kAct, bn_math::affine(xv, mu, k, b));
+      };
+      parallel_for(d.n * d.c, plane_grain(d), [&](int64_t r0, int64_t r1) {
+        std::vector<float> row(std::is_same_v<T, Half> ? static_cast<std::size_t>(d.s) : 0);
+        for (int64_t r = r0; r < r1; ++r) {
+          const int64_t c = r % d.c;
+          const A mu = static_cast<A>(mean[c]), k = static_cast<A>(scale[c]);
+          const A b = static_cast<A>(shift[c]);
+          const T* p = px + r * d.s;
+          T* q = py + r * d.s;
+          if constexpr (std::is_same_v<T, Half>) {  // through f32 rows: vectorised conversions
+            widen(p, row.data(), d.s);
+            for (int64_t i = 0; i < d.s; ++i) row[i] = value(row[i], mu, k, b);
+            narrow(row.data(), q, d.s);
           } else {
-            for (int64_t i = 0; i < d.s; ++i) row[i] = (row[i] - mu) * k + b;
+            for (int64_t i = 0; i < d.s; ++i) q[i] = convert<T>(value(convert<A>(p[i]), mu, k, b));
           }
-          narrow(row.data(), q, d.s);
-        } else if (relu) {
-          for (int64_t i = 0; i < d.s; ++i)
-            q[i] = convert<T>(relu_of(bn_math::affine(convert<A>(p[i]), mu, k, b)));
-        } else {
-          for (int64_t i = 0; i < d.s; ++i) q[i] = convert<T>((convert<A>(p[i]) - mu) * k + b);
         }
-      }
+      });
     });
   });
 }
 
 void bn_backward_reduce_cpu(const Tensor& gy, const Tensor& x, const double* mean, double* sum_dy,
-                            double* sum_dy_xmu, const BnReluMask* relu) {
+                            double* sum_dy_xmu, const BnActGrad& act) {
   const BnDims d = bn_dims(x);
   dispatch_floating(x.dtype(), "batch_norm_backward", [&](auto tag) {
     using T = decltype(tag);
     const T* px = static_cast<const T*>(x.data_ptr());
     const T* pg = static_cast<const T*>(gy.data_ptr());
-    channel_sums<2>(d,
-                    [&](int64_t n, int64_t c, Lanes* sums) {
-                      const int64_t base = (n * d.c + c) * d.s;
-                      thread_local std::vector<float> x_buffer, g_buffer;
-                      const auto* p = readable(px + base, d.s, x_buffer);
-                      const auto* g = readable(pg + base, d.s, g_buffer);
-                      const double mu = mean[c];
-                      if (relu) {
-                        // gy through the mask into a row first (a select the compiler
-                        // vectorises), then the unmasked sums over that row. The mask in the
-                        // forward's arithmetic type: the same v as it computed.
-                        using A = ElemtType<T>;
-                        const A am = static_cast<A>(mu), k = static_cast<A>(relu->scale[c]);
-                        const A b = static_cast<A>(relu->shift[c]);
-                        thread_local std::vector<double> masked;
-                        masked.resize(static_cast<std::size_t>(d.s));
-                        for (int64_t i = 0; i < d.s; ++i)
-                          masked[i] =
-                              bn_math::affine(convert<A>(p[i]), am, k, b) > A(0) ? ld(g[i]) : 0.0;
-                        const double* gm = masked.data();
-                        sums[0].add(d.s, [&](int64_t i) { return gm[i]; });
-                        sums[1].add(d.s, [&](int64_t i) { return gm[i] * (ld(p[i]) - mu); });
-                        return;
-                      }
-                      sums[0].add(d.s, [&](int64_t i) { return ld(g[i]); });
-                      sums[1].add(d.s, [&](int64_t i) { return ld(g[i]) * (ld(p[i]) - mu); });
-                    },
-                    {sum_dy, sum_dy_xmu});
+    with_activation(act.act, [&](auto act_tag) {
+      constexpr BnActivation kAct = decltype(act_tag)::value;
+      channel_sums<2>(
+          d,
+          [&](int64_t n, int64_t c, Lanes* sums) {
+            const int64_t base = (n * d.c + c) * d.s;
+            thread_local std::vector<float> x_buffer, g_buffer;
+            const auto* p = readable(px + base, d.s, x_buffer);
+            const auto* g = readable(pg + base, d.s, g_buffer);
+            const double mu = mean[c];
+            if constexpr (kAct != BnActivation::none) {
+              // gy through the activation's derivative into a row first (a select or gelu's
+              // select-based math, both of which the compiler vectorises), then the plain sums
+              // over that row. v in the forward's arithmetic type: the same v as it computed.
+              using A = ElemtType<T>;
+              using G = compute_t<T>;
+              const A am = static_cast<A>(mu), k = static_cast<A>(act.scale[c]);
+              const A b = static_cast<A>(act.shift[c]);
+              thread_local std::vector<double> through;
+              through.resize(static_cast<std::size_t>(d.s));
+              for (int64_t i = 0; i < d.s; ++i)
+                through[i] = static_cast<double>(bn_math::activation_grad<G>(
+                    kAct, convert<A>(g[i]), bn_math::affine(convert<A>(p[i]), am, k, b)));
+              const double* gt = through.data();
+              sums[0].add(d.s, [&](int64_t i) { return gt[i]; });
+              sums[1].add(d.s, [&](int64_t i) { return gt[i] * (ld(p[i]) - mu); });
+              return;
+            }
+            sums[0].add(d.s, [&](int64_t i) { return ld(g[i]); });
+            sums[1].add(d.s, [&](int64_t i) { return ld(g[i]) * (ld(p[i]) - mu); });
+          },
+          {sum_dy, sum_dy_xmu});
+    });
   });
 }
 
 void bn_backward_elemt_cpu(const Tensor& gy, const Tensor& x, const Tensor& gx, const double* mean,
                            const double* k, const double* a, const double* b,
-                           const BnReluMask* relu) {
+                           const BnActGrad& act) {
   const BnDims d = bn_dims(x);
   dispatch_floating(x.dtype(), "batch_norm_backward", [&](auto tag) {
     using T = decltype(tag);
@@ -246,45 +268,48 @@ void bn_backward_elemt_cpu(const Tensor& gy, const Tensor& x, const Tensor& gx, 
     const T* pg = static_cast<const T*>(gy.data_ptr());
     T* out = static_cast<T*>(gx.data_ptr());
     using A = ElemtType<T>;
-    parallel_for(d.n * d.c, plane_grain(d), [&](int64_t r0, int64_t r1) {
-      const std::size_t len = std::is_same_v<T, Half> ? static_cast<std::size_t>(d.s) : 0;
-      std::vector<float> row(len), grow(len);
-      for (int64_t r = r0; r < r1; ++r) {
-        const int64_t c = r % d.c;
-        const A mu = static_cast<A>(mean[c]), kc = static_cast<A>(k[c]);
-        const A ac = static_cast<A>(a[c]), bc = static_cast<A>(b[c]);
-        const T* p = px + r * d.s;
-        const T* g = pg + r * d.s;
-        T* q = out + r * d.s;
-        if (relu) {
-          const A fk = static_cast<A>(relu->scale[c]), fb = static_cast<A>(relu->shift[c]);
-          if constexpr (std::is_same_v<T, Half>) {
+    using G = compute_t<T>;
+    with_activation(act.act, [&](auto act_tag) {
+      constexpr BnActivation kAct = decltype(act_tag)::value;
+      parallel_for(d.n * d.c, plane_grain(d), [&](int64_t r0, int64_t r1) {
+        const std::size_t len = std::is_same_v<T, Half> ? static_cast<std::size_t>(d.s) : 0;
+        std::vector<float> row(len), grow(len);
+        for (int64_t r = r0; r < r1; ++r) {
+          const int64_t c = r % d.c;
+          const A mu = static_cast<A>(mean[c]), kc = static_cast<A>(k[c]);
+          const A ac = static_cast<A>(a[c]), bc = static_cast<A>(b[c]);
+          // The forward's scale and shift (unused without an activation).
+          const A fk = kAct == BnActivation::none ? A(0) : static_cast<A>(act.scale[c]);
+          const A fb = kAct == BnActivation::none ? A(0) : static_cast<A>(act.shift[c]);
+          // gy through the activation at the forward's v (gy itself without one).
+          auto through = [&](A gv, A xv) {
+            if constexpr (kAct == BnActivation::none) return gv;
+            return bn_math::activation_grad<G>(kAct, gv, bn_math::affine(xv, mu, fk, fb));
+          };
+          const T* p = px + r * d.s;
+          const T* g = pg + r * d.s;
+          T* q = out + r * d.s;
+          if constexpr (std::is_same_v<T, Half>) {  // through f32 rows: vectorised conversions
             widen(g, grow.data(), d.s);
             widen(p, row.data(), d.s);
-            for (int64_t i = 0; i < d.s; ++i) {
-              const float gm = bn_math::affine(row[i], mu, fk, fb) > 0.0f ? grow[i] : 0.0f;
-              row[i] = (gm - ac - (row[i] - mu) * bc) * kc;
-            }
+            for (int64_t i = 0; i < d.s; ++i)
+              row[i] = (through(grow[i], row[i]) - ac - (row[i] - mu) * bc) * kc;
             narrow(row.data(), q, d.s);
           } else {
             for (int64_t i = 0; i < d.s; ++i) {
               const A xv = convert<A>(p[i]);
-              const A gm = bn_math::affine(xv, mu, fk, fb) > A(0) ? convert<A>(g[i]) : A(0);
-              q[i] = convert<T>((gm - ac - (xv - mu) * bc) * kc);
+              q[i] = convert<T>((through(convert<A>(g[i]), xv) - ac - (xv - mu) * bc) * kc);
             }
           }
-        } else if constexpr (std::is_same_v<T, Half>) {  // through f32 rows: vectorised conversions
-          widen(g, grow.data(), d.s);
-          widen(p, row.data(), d.s);
-          for (int64_t i = 0; i < d.s; ++i) row[i] = (grow[i] - ac - (row[i] - mu) * bc) * kc;
-          narrow(row.data(), q, d.s);
-        } else {
-          for (int64_t i = 0; i < d.s; ++i)
-            q[i] = convert<T>((convert<A>(g[i]) - ac - (convert<A>(p[i]) - mu) * bc) * kc);
         }
-      }
+      });
     });
   });
+}
+
+void bn_count(OnCpu, const Tensor& counter) {
+  int64_t* n = counter.data<int64_t>();
+  for (int64_t i = 0; i < counter.numel(); ++i) ++n[i];
 }
 
 void bn_stats(OnCpu, const Tensor& x, const Tensor& mean, const Tensor& m2) {

@@ -15,11 +15,16 @@ BnForward bn_forward(OnCuda, const Tensor& x, const Tensor& weight, const Tensor
 
 BnBackward bn_backward(OnCuda, const Tensor& gy, const Tensor& x, const Tensor& weight,
                        const Tensor& mean, const Tensor& invstd, bool train, BnWants wants,
-                       DType param_dtype, const Tensor& relu_scale, const Tensor& relu_shift) {
+                       DType param_dtype, const BnActSaved& fused) {
   cuda::DeviceGuard guard(x.device().index);
   return launch_bn_backward(gy, x, weight.defined() ? weight.contiguous() : Tensor(), mean, invstd,
                             train, wants, param_dtype, cuda::current_stream(x.device().index),
-                            relu_scale, relu_shift);
+                            fused);
+}
+
+void bn_count(OnCuda, const Tensor& counter) {
+  cuda::DeviceGuard guard(counter.device().index);
+  launch_bn_count(counter, cuda::current_stream(counter.device().index));
 }
 
 void bn_stats(OnCuda, const Tensor& x, const Tensor& mean, const Tensor& m2) {

@@ -5,14 +5,14 @@
 //             value of the channel, as the CPU does; a thread per channel adds the parts)
 //             -> a thread per channel: invstd, the running stats' update, scale = invstd·w and
 //             shift = b (eval: from the running stats)
-//             -> a thread per element: y = (x − mean)·scale + shift (batch_norm_relu:
-//             max(y, 0), fused)
+//             -> a thread per element: y = (x − mean)·scale + shift (batch_norm_relu,
+//             batch_norm_gelu: relu(y), gelu(y), fused)
 //   backward: blocks sum gy and gy·(x − mean) in f64 over parts of a channel, a thread per
 //             channel adds the parts -> a thread per channel: the coefficients k, a, b
 //             (bn_math::grad_coefs) and gweight, gbias
 //             -> a thread per element: gx = (gy − a − (x − mean)·b)·k
-//   batch_norm_relu's backward reads gy through the relu's mask in both passes, recomputed from
-//   x and the forward's scale and shift (no relu output or masked gradient stored).
+//   The fused ops' backward reads gy through the activation's derivative in both passes, at the
+//   value recomputed from x and the forward's scale and shift (nothing of the activation stored).
 // Element passes compute in compute_t<T> (f32 for f32 and the 16-bit types), where the CPU uses
 // f64 for f32 data: parity within device_parity_tolerance. Parameters and running stats are the
 // input's dtype or, for a 16-bit input, f32 (the mixed mode).
@@ -189,18 +189,20 @@ __global__ void forward_channels(ForwardChannels a, const P* w, const P* b, P* r
   }
 }
 
-// The value before batch_norm_relu's relu, (x − mean)·scale + shift in one fma: the forward
-// and both backward passes compute it alike, so the backward's mask is the forward's relu.
+// The value before the fused ops' activation, (x − mean)·scale + shift in one fma: the forward
+// and both backward passes compute it alike, so the backward's derivative is taken where the
+// forward's activation was.
 template <class C>
 RG_HOST_DEVICE inline C affine(C x, double mean, double scale, double shift) {
   return bn_math::affine(x, static_cast<C>(mean), static_cast<C>(scale), static_cast<C>(shift));
 }
 
-// gy where the forward's relu passed its value (or everywhere without a mask), else 0.
+// gy through the fused activation's derivative at the forward's value (gy without one).
 template <class C>
-RG_HOST_DEVICE inline C masked(C g, C x, const detail::BnReluMask& relu, double mean, int64_t c) {
-  if (relu.scale == nullptr) return g;
-  return affine(x, mean, relu.scale[c], relu.shift[c]) > C(0) ? g : C(0);
+RG_HOST_DEVICE inline C through_activation(C g, C x, const detail::BnActGrad& act, double mean,
+                                           int64_t c) {
+  if (act.act == detail::BnActivation::none) return g;
+  return bn_math::activation_grad<C>(act.act, g, affine(x, mean, act.scale[c], act.shift[c]));
 }
 
 // The element passes find each value's channel by a division: in 32 bits (I = uint32_t) when
@@ -212,36 +214,47 @@ struct ElementIndex {
       : numel(static_cast<I>(d.n * d.c * d.s)), s(static_cast<I>(d.s)), c(static_cast<I>(d.c)) {}
 };
 
-// y = (x − mean)·scale + shift, with `relu` max(·, 0) (NaN to 0, as the CPU's fused op).
+// y = (x − mean)·scale + shift, with an activation act(·) (relu: NaN to 0, as the CPU's fused
+// op).
 template <class T, class I>
 __global__ void elemt_kernel(const T* x, T* y, ElementIndex<I> e, const double* mean,
-                             const double* scale, const double* shift, bool relu) {
+                             const double* scale, const double* shift, detail::BnActivation act) {
   using C = compute_t<T>;
   for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < e.numel;
        i += static_cast<I>(gridDim.x) * blockDim.x) {
     const I c = i / e.s % e.c;
     const C v = affine(static_cast<C>(x[i]), mean[c], scale[c], shift[c]);
-    y[i] = T(relu ? (v > C(0) ? v : C(0)) : v);
+    y[i] = T(bn_math::activate<C>(act, v));
   }
 }
 
-// Part sums of channel c: Σ gy and Σ gy·(x − mean) (gy through `relu`'s mask where it has
-// one), split as the forward's stats.
+// Part sums of channel c: Σ gy and Σ gy·(x − mean) (gy through `act` where it has one), split
+// as the forward's stats.
 template <class T>
 __global__ void backward_reduce_parts_kernel(const T* gy, const T* x, Dims d, Split split,
-                                             const double* mean, detail::BnReluMask relu,
+                                             const double* mean, detail::BnActGrad act,
                                              double* s1_parts, double* s2_parts) {
   part_sums(
       d, split,
       [&](int64_t c) {
         const double mu = mean[c];
-        return [gy, x, relu, mu, c](int64_t i) {
+        return [gy, x, act, mu, c](int64_t i) {
           using C = compute_t<T>;
-          const double g = masked(static_cast<C>(gy[i]), static_cast<C>(x[i]), relu, mu, c);
+          const double g =
+              through_activation(static_cast<C>(gy[i]), static_cast<C>(x[i]), act, mu, c);
           return TermPair{g, g * (wide(x[i]) - mu)};
         };
       },
       s1_parts, s2_parts);
+}
+
+// The batch counters += 1 (batch_norm_count_batch): one launch, where to(f64), add, to(i64) and
+// a copy took four.
+template <class I>
+__global__ void count_kernel(I* counter, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x)
+    counter[i] += 1;
 }
 
 template <class Acc>
@@ -281,13 +294,13 @@ __global__ void backward_channels(BackwardChannels a, const P* w, P* gweight, P*
 template <class T, class I>
 __global__ void backward_elemt_kernel(const T* gy, const T* x, T* gx, ElementIndex<I> e,
                                       const double* mean, const double* k, const double* a,
-                                      const double* b, detail::BnReluMask relu) {
+                                      const double* b, detail::BnActGrad act) {
   using C = compute_t<T>;
   for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < e.numel;
        i += static_cast<I>(gridDim.x) * blockDim.x) {
     const I c = i / e.s % e.c;
     const C xv = static_cast<C>(x[i]);
-    const C g = masked(static_cast<C>(gy[i]), xv, relu, mean[c], c);
+    const C g = through_activation(static_cast<C>(gy[i]), xv, act, mean[c], c);
     gx[i] = T((g - static_cast<C>(a[c]) - (xv - static_cast<C>(mean[c])) * static_cast<C>(b[c])) *
               static_cast<C>(k[c]));
   }
@@ -345,6 +358,13 @@ inline int64_t stride_or_zero(const Tensor& t) {
 
 }  // namespace bn_cuda
 
+// counter (contiguous i64) += 1.
+inline void launch_bn_count(const Tensor& counter, cudaStream_t stream) {
+  if (counter.numel() == 0) return;
+  cuda::launch(bn_cuda::count_kernel<int64_t>, dim3(cuda::grid_for(counter.numel())),
+               dim3(cuda::kBlockThreads), 0, stream, counter.data<int64_t>(), counter.numel());
+}
+
 // mean, m2 ((C) f64) of x (contiguous; zeros when x has no values).
 inline void launch_bn_stats(const Tensor& x, const Tensor& mean, const Tensor& m2,
                             cudaStream_t stream) {
@@ -366,10 +386,10 @@ inline void launch_bn_stats(const Tensor& x, const Tensor& mean, const Tensor& m
   });
 }
 
-// y = (x − mean)·scale + shift (max(·, 0) with `relu`); per-channel values (C) f64.
+// y = (x − mean)·scale + shift (then `act`); per-channel values (C) f64.
 inline void launch_bn_elemt(const Tensor& x, const Tensor& y, const Tensor& mean,
                             const Tensor& scale, const Tensor& shift, cudaStream_t stream,
-                            bool relu = false) {
+                            detail::BnActivation act = detail::BnActivation::none) {
   if (x.numel() == 0) return;
   dispatch_floating(x.dtype(), "batch_norm", [&](auto tag) {
     using T = decltype(tag);
@@ -378,16 +398,16 @@ inline void launch_bn_elemt(const Tensor& x, const Tensor& y, const Tensor& mean
       cuda::launch(bn_cuda::elemt_kernel<T, I>, dim3(cuda::grid_for(x.numel())),
                    dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(x.data_ptr()),
                    static_cast<T*>(y.data_ptr()), e, mean.data<double>(), scale.data<double>(),
-                   shift.data<double>(), relu);
+                   shift.data<double>(), act);
     });
   });
 }
 
-// sum_dy = Σ gy, sum_dy_xmu = Σ gy·(x − mean) per channel ((C) f64); gy through `relu`'s
-// mask where it has one (batch_norm_relu's backward).
+// sum_dy = Σ gy, sum_dy_xmu = Σ gy·(x − mean) per channel ((C) f64); gy through `act`'s
+// derivative where it has one (the fused ops' backward).
 inline void launch_bn_backward_reduce(const Tensor& gy, const Tensor& x, const Tensor& mean,
                                       const Tensor& sum_dy, const Tensor& sum_dy_xmu,
-                                      cudaStream_t stream, detail::BnReluMask relu = {}) {
+                                      cudaStream_t stream, detail::BnActGrad act = {}) {
   if (x.numel() == 0) {  // eval over no values: nothing to sum (and no plane to step over)
     fill_(sum_dy, 0.0);
     fill_(sum_dy_xmu, 0.0);
@@ -398,7 +418,7 @@ inline void launch_bn_backward_reduce(const Tensor& gy, const Tensor& x, const T
     using T = decltype(tag);
     cuda::launch(bn_cuda::backward_reduce_parts_kernel<T>, dim3(cuda::lane_blocks(p.s1.numel())),
                  dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(gy.data_ptr()),
-                 static_cast<const T*>(x.data_ptr()), p.d, p.split, mean.data<double>(), relu,
+                 static_cast<const T*>(x.data_ptr()), p.d, p.split, mean.data<double>(), act,
                  p.s1.data<double>(), p.s2.data<double>());
   });
   cuda::launch(bn_cuda::sum_parts_kernel<double>, dim3(cuda::grid_for(p.d.c)),
@@ -406,11 +426,11 @@ inline void launch_bn_backward_reduce(const Tensor& gy, const Tensor& x, const T
                p.s2.data<double>(), sum_dy.data<double>(), sum_dy_xmu.data<double>());
 }
 
-// gx = (gy − a − (x − mean)·b)·k; per-channel values (C) f64; gy masked as above.
+// gx = (gy − a − (x − mean)·b)·k; per-channel values (C) f64; gy through `act` as above.
 inline void launch_bn_backward_elemt(const Tensor& gy, const Tensor& x, const Tensor& gx,
                                      const Tensor& mean, const Tensor& k, const Tensor& a,
                                      const Tensor& b, cudaStream_t stream,
-                                     detail::BnReluMask relu = {}) {
+                                     detail::BnActGrad act = {}) {
   if (x.numel() == 0) return;
   dispatch_floating(x.dtype(), "batch_norm_backward", [&](auto tag) {
     using T = decltype(tag);
@@ -419,14 +439,15 @@ inline void launch_bn_backward_elemt(const Tensor& gy, const Tensor& x, const Te
       cuda::launch(bn_cuda::backward_elemt_kernel<T, I>, dim3(cuda::grid_for(x.numel())),
                    dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(gy.data_ptr()),
                    static_cast<const T*>(x.data_ptr()), static_cast<T*>(gx.data_ptr()), e,
-                   mean.data<double>(), k.data<double>(), a.data<double>(), b.data<double>(), relu);
+                   mean.data<double>(), k.data<double>(), a.data<double>(), b.data<double>(), act);
     });
   });
 }
 
 // batch_norm's forward (x contiguous) on x's device: y and the saved (C) f64 mean and invstd;
-// in train the running stats, where given, are updated in place. With config.act relu
-// (batch_norm_relu), y = max(·, 0) and f.scale, f.shift are what the backward's mask needs.
+// in train the running stats, where given, are updated in place. With an activation
+// (config.act: batch_norm_relu, batch_norm_gelu), y = act(·) and f.scale, f.shift are what the
+// backward recomputes the activation's input from.
 inline detail::BnForward launch_bn_forward(const Tensor& x, const Tensor& weight,
                                            const Tensor& bias, const Tensor& running_mean,
                                            const Tensor& running_var,
@@ -465,20 +486,20 @@ inline detail::BnForward launch_bn_forward(const Tensor& x, const Tensor& weight
                    bc::data_or_null<P>(running_mean), bc::data_or_null<P>(running_var));
     });
   });
-  const bool relu = config.act == detail::BnActivation::relu;
-  launch_bn_elemt(x, f.y, f.mean, scale, shift, stream, relu);
-  if (!relu) f.scale = f.shift = Tensor();  // kept for batch_norm_relu's backward only
+  launch_bn_elemt(x, f.y, f.mean, scale, shift, stream, config.act);
+  if (config.act == detail::BnActivation::none)
+    f.scale = f.shift = Tensor();  // kept for the fused ops' backward only
   return f;
 }
 
-// batch_norm's backward (gy, x contiguous; mean, invstd (C) f64) on x's device; with
-// relu_scale, relu_shift (the forward's f.scale, f.shift) batch_norm_relu's.
+// batch_norm's backward (gy, x contiguous; mean, invstd (C) f64) on x's device; with `fused`
+// (the activation and the forward's f.scale, f.shift) the fused op's.
 inline detail::BnBackward launch_bn_backward(const Tensor& gy, const Tensor& x,
                                              const Tensor& weight, const Tensor& mean,
                                              const Tensor& invstd, bool train,
                                              detail::BnWants wants, DType param_dtype,
-                                             cudaStream_t stream, const Tensor& relu_scale = {},
-                                             const Tensor& relu_shift = {}) {
+                                             cudaStream_t stream,
+                                             const detail::BnActSaved& fused = {}) {
   namespace bc = bn_cuda;
   const bc::Dims d = bc::dims_of(x);
   const TensorOptions f64{DType::f64, x.device()};
@@ -491,9 +512,8 @@ inline detail::BnBackward launch_bn_backward(const Tensor& gy, const Tensor& x,
   if (wants.weight) r.gweight = empty({d.c}, {param_dtype, x.device()});
   if (wants.bias) r.gbias = empty({d.c}, {param_dtype, x.device()});
   const int64_t count = d.n * d.s;
-  const detail::BnReluMask relu{relu_scale.defined() ? relu_scale.data<double>() : nullptr,
-                                relu_shift.defined() ? relu_shift.data<double>() : nullptr};
-  if (sums) launch_bn_backward_reduce(gy, x, mean, sum_dy, sum_dy_xmu, stream, relu);
+  const detail::BnActGrad act = detail::act_grad_of(fused);
+  if (sums) launch_bn_backward_reduce(gy, x, mean, sum_dy, sum_dy_xmu, stream, act);
   dispatch_floating(x.dtype(), "batch_norm_backward", [&](auto tag) {
     using T = decltype(tag);
     const bc::BackwardChannels ch{invstd.data<double>(),
@@ -512,7 +532,7 @@ inline detail::BnBackward launch_bn_backward(const Tensor& gy, const Tensor& x,
                    bc::data_or_null<P>(r.gweight), bc::data_or_null<P>(r.gbias));
     });
   });
-  if (wants.x) launch_bn_backward_elemt(gy, x, r.gx, mean, k, a, b, stream, relu);
+  if (wants.x) launch_bn_backward_elemt(gy, x, r.gx, mean, k, a, b, stream, act);
   return r;
 }
 

@@ -6,6 +6,15 @@
 #include <cmath>
 
 #include "core/macros.h"
+#include "ops/gelu/gelu_functors.h"
+
+namespace rg::detail {
+
+// batch_norm alone, or with its activation fused into the element passes: batch_norm_relu,
+// batch_norm_gelu (one code path, on either device).
+enum class BnActivation { none, relu, gelu };
+
+}  // namespace rg::detail
 
 namespace rg::bn_math {
 
@@ -35,12 +44,32 @@ RG_HOST_DEVICE inline GradCoefs grad_coefs(double w, double invstd, double sum_d
   return {w * invstd, train ? sum_dy * inv_m : 0.0, train ? invstd * sum_dy_xhat * inv_m : 0.0};
 }
 
-// batch_norm_relu's normalised value before the relu, (x − mean)·scale + shift, with one
+// The fused ops' normalised value before the activation, (x − mean)·scale + shift, with one
 // explicit rounding (fma): the backward recomputes it to find where the relu passed the
-// gradient, and must get the forward's value exactly, whatever the compiler contracts.
+// gradient (or where to take gelu's derivative), and must get the forward's value exactly,
+// whatever the compiler contracts.
 template <class A>
 RG_HOST_DEVICE inline A affine(A x, A mean, A scale, A shift) {
   return std::fma(x - mean, scale, shift);
+}
+
+// The fused activation of v (the affine value, in the element pass's arithmetic type A) and gy
+// through its derivative at v. gelu runs in G, the type its unfused op computes in for the data's
+// dtype (f32 for f32 and the 16-bit types, f64 for f64): v rounded to G is the unfused op's input
+// (batch_norm's output), so gelu and its gradient are computed as gelu(batch_norm(x)) computes
+// them. relu is a compare, exact in any type: the mask is taken on v itself.
+template <class G, class A>
+RG_HOST_DEVICE inline A activate(detail::BnActivation act, A v) {
+  if (act == detail::BnActivation::relu) return v > A(0) ? v : A(0);
+  if (act == detail::BnActivation::gelu) return static_cast<A>(GeluFn{}(static_cast<G>(v)));
+  return v;
+}
+template <class G, class A>
+RG_HOST_DEVICE inline A activation_grad(detail::BnActivation act, A gy, A v) {
+  if (act == detail::BnActivation::relu) return v > A(0) ? gy : A(0);
+  if (act == detail::BnActivation::gelu)
+    return static_cast<A>(GeluGradFn{}(static_cast<G>(gy), static_cast<G>(v)));
+  return gy;
 }
 
 }  // namespace rg::bn_math

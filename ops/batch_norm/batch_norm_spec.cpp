@@ -1,8 +1,9 @@
-// The specs of batch_norm and batch_norm_relu (tests/support/op_spec.h): what the generic suites
-// and bench_ops run on them. Their gradchecks, PyTorch parity and bad inputs (running statistics,
-// modes, the SyncBatchNorm pieces) are in tests/ops/batch_norm_test.cpp and
-// batch_norm_relu_test.cpp.
+// The specs of batch_norm, batch_norm_relu and batch_norm_gelu (tests/support/op_spec.h): what
+// the generic suites and bench_ops run on them. Their gradchecks, PyTorch parity and bad inputs
+// (running statistics, modes, the SyncBatchNorm pieces) are in tests/ops/batch_norm_test.cpp,
+// batch_norm_relu_test.cpp and batch_norm_gelu_test.cpp.
 #include "ops/batch_norm/batch_norm.h"
+#include "ops/gelu/gelu.h"
 #include "ops/relu/relu.h"
 #include "tests/support/op_spec.h"
 
@@ -14,10 +15,10 @@ Tensor train(const Inputs& x) {
   return batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), BatchNormMode::train);
 }
 
-// BatchNorm (train) then ReLU on an (N, C, H, W) activation: inputs x, a positive weight and a
-// bias. Bytes: the least the pair must move, x and y forward; gy, x and gx backward (the
+// BatchNorm (train) then an activation on an (N, C, H, W) activation: inputs x, a positive weight
+// and a bias. Bytes: the least the pair must move, x and y forward; gy, x and gx backward (the
 // per-channel tensors are negligible).
-Bench norm_relu_bench(std::string name, Call call) {
+Bench norm_act_bench(std::string name, Call call) {
   return {
       std::move(name),
       {128, 64, 32, 32},
@@ -40,45 +41,63 @@ RG_OP_SPECS(batch_norm) {
   const Call train_relu = [](const Inputs& x) {
     return batch_norm_relu(x[0], x[1], x[2], Tensor(), Tensor(), BatchNormMode::train);
   };
+  const Call train_gelu = [](const Inputs& x) {
+    return batch_norm_gelu(x[0], x[1], x[2], Tensor(), Tensor(), BatchNormMode::train);
+  };
   const auto none = [] { return Tensor(); };
-  return {{
-              .name = "batch_norm",
-              .devices = {{"train",
-                           [=] {
-                             batch_norm(on_gpu({2, 3, 4, 4}), none(), none(), none(), none(),
-                                        BatchNormMode::train);
-                           },
-                           Stop::no_gpu},
-                          {"batch_norm_stats",
-                           [] {
-                             batch_norm_stats(on_gpu({2, 3, 4, 4}));
-                           },
-                           Stop::no_gpu},
-                          {"weight on cuda:0",
-                           [=] {
-                             batch_norm(ones({2, 3, 4, 4}), on_gpu({3}), none(), none(), none(),
-                                        BatchNormMode::train);
-                           }}},
-              .samples = {{"train", {{4, 3, 5, 5}, {3}, {3}}, train, kSignedUnitValues},
-                          // Enough values per channel that each channel's sums split over several
-                          // blocks on a GPU.
-                          {"train, large", {{64, 8, 16, 16}, {8}, {8}}, train, kSignedUnitValues},
-                          {"eval",
-                           {{4, 3, 5}, {3}},
-                           [](const Inputs& x) {
-                             const Tensor rm = full({3}, 0.25, {x[0].dtype(), x[0].device()});
-                             const Tensor rv = full({3}, 1.5, {x[0].dtype(), x[0].device()});
-                             return batch_norm(x[0], x[1], Tensor(), rm, rv, BatchNormMode::eval);
-                           },
-                           kSignedUnitValues}},
-          },
-          {
-              .name = "batch_norm_relu",
-              .samples = {{"train", {{4, 3, 5, 5}, {3}, {3}}, train_relu, kSignedUnitValues}},
-              .benches = {norm_relu_bench("batch_norm_relu", train_relu),
-                          norm_relu_bench("batch_norm_relu_unfused",
-                                          [](const Inputs& x) { return relu(train(x)); })},
-          }};
+  return {
+      {
+          .name = "batch_norm",
+          .devices = {{"train",
+                       [=] {
+                         batch_norm(on_gpu({2, 3, 4, 4}), none(), none(), none(), none(),
+                                    BatchNormMode::train);
+                       },
+                       Stop::no_gpu},
+                      {"batch_norm_stats",
+                       [] {
+                         batch_norm_stats(on_gpu({2, 3, 4, 4}));
+                       },
+                       Stop::no_gpu},
+                      {"weight on cuda:0",
+                       [=] {
+                         batch_norm(ones({2, 3, 4, 4}), on_gpu({3}), none(), none(), none(),
+                                    BatchNormMode::train);
+                       }}},
+          .samples = {{"train", {{4, 3, 5, 5}, {3}, {3}}, train, kSignedUnitValues},
+                      // Enough values per channel that each channel's sums split over several
+                      // blocks on a GPU.
+                      {"train, large", {{64, 8, 16, 16}, {8}, {8}}, train, kSignedUnitValues},
+                      {"eval",
+                       {{4, 3, 5}, {3}},
+                       [](const Inputs& x) {
+                         const Tensor rm = full({3}, 0.25, {x[0].dtype(), x[0].device()});
+                         const Tensor rv = full({3}, 1.5, {x[0].dtype(), x[0].device()});
+                         return batch_norm(x[0], x[1], Tensor(), rm, rv, BatchNormMode::eval);
+                       },
+                       kSignedUnitValues}},
+      },
+      {
+          .name = "batch_norm_relu",
+          .samples = {{"train", {{4, 3, 5, 5}, {3}, {3}}, train_relu, kSignedUnitValues}},
+          .benches = {norm_act_bench("batch_norm_relu", train_relu),
+                      norm_act_bench("batch_norm_relu_unfused",
+                                     [](const Inputs& x) { return relu(train(x)); })},
+      },
+      {
+          .name = "batch_norm_gelu",
+          .devices = {{"train",
+                       [=] {
+                         batch_norm_gelu(on_gpu({2, 3, 4, 4}), none(), none(), none(), none(),
+                                         BatchNormMode::train);
+                       },
+                       Stop::no_gpu}},
+          .samples = {{"train", {{4, 3, 5, 5}, {3}, {3}}, train_gelu, kSignedUnitValues},
+                      {"train, large", {{64, 8, 16, 16}, {8}, {8}}, train_gelu, kSignedUnitValues}},
+          .benches = {norm_act_bench("batch_norm_gelu", train_gelu),
+                      norm_act_bench("batch_norm_gelu_unfused",
+                                     [](const Inputs& x) { return gelu(train(x)); })},
+      }};
 }
 
 }  // namespace rg::testing

@@ -7,6 +7,7 @@
 
 #include "core/cuda/handle_pool.h"
 #include "core/cuda/stream.h"
+#include "core/launch_counts.h"
 #include "ops/conv2d/conv2d.h"
 
 namespace rg::cuda {
@@ -60,6 +61,7 @@ void execute(cudnnHandle_t handle, const ConvPlan& plan, const Tensor& x, const 
       .set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, ids)
       .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace_ptr)
       .finalize();
+  count_launch(Launch::library_call);
   RG_CUDNN_CHECK(cudnnBackendExecute(handle, plan.plan.get(), pack.get()), what);
 }
 

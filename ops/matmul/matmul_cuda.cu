@@ -7,6 +7,7 @@
 #include "core/autograd.h"
 #include "core/cuda/cublas.h"
 #include "core/cuda/stream.h"
+#include "core/launch_counts.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/matmul/gemm.h"
 #include "ops/matmul/gemm_plan.h"
@@ -71,6 +72,7 @@ void gemm_into(OnCuda, const Tensor& a, const Tensor& b, const Tensor& out, bool
   const void* beta = f64 ? static_cast<const void*>(&beta64) : &beta32;
   const cublasHandle_t handle = cuda::cublas_handle(index, stream);
   const auto op = [](bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
+  count_launch(Launch::library_call);
   RG_CUBLAS_CHECK(
       cublasGemmStridedBatchedEx_64(
           handle, op(plan.first.transpose), op(plan.second.transpose), plan.m, plan.n, plan.k,

@@ -3,10 +3,11 @@
 // backward (gx, gweight, gbias): every dtype, the mixed mode (16-bit input, f32 parameters),
 // train and eval, with and without affine parameters and running stats; (N, C) and (N, C, H, W)
 // inputs, with a channel far from zero (the shifted sums keep its variance); batch_norm_relu's
-// fused relu, forward and backward. The per-channel sums
+// fused relu and batch_norm_gelu's fused gelu, forward and backward. The per-channel sums
 // split over several blocks (split_for) in most cases, as on a GPU.
 #include <gtest/gtest.h>
 
+#include "core/launch_counts.h"
 #include "ops/batch_norm/batch_norm_kernels.cuh"
 #include "ops/ops.h"
 #include "tests/kernels/kernel_test_util.h"
@@ -52,10 +53,12 @@ void expect_close(const Tensor& got, const Tensor& expected, double tol, const s
 }
 
 void check_case(const Case& c, DType dtype, DType param_dtype, detail::BnActivation act) {
-  const bool relu = act == detail::BnActivation::relu;
   const std::string what = std::string(dtype_name(dtype)) + "/" +
                            std::string(dtype_name(param_dtype)) + " " + shape_str(c.shape) +
-                           (c.train ? " train" : " eval") + (relu ? " relu" : "");
+                           (c.train ? " train" : " eval") +
+                           (act == detail::BnActivation::relu   ? " relu"
+                            : act == detail::BnActivation::gelu ? " gelu"
+                                                                : "");
   const double tol = device_parity_tolerance(dtype);
   const int64_t ch = c.shape[1];
   const Tensor x = input_for(c.shape, dtype);
@@ -71,8 +74,8 @@ void check_case(const Case& c, DType dtype, DType param_dtype, detail::BnActivat
   expect_close(got.y, expected.y, tol, "y " + what);
   expect_close(got.mean, expected.mean, 1e-12, "mean " + what);
   expect_close(got.invstd, expected.invstd, 1e-9, "invstd " + what);
-  expect_close(got.scale, expected.scale, 1e-9, "relu scale " + what);
-  expect_close(got.shift, expected.shift, 1e-9, "relu shift " + what);
+  expect_close(got.scale, expected.scale, 1e-9, "activation's scale " + what);
+  expect_close(got.shift, expected.shift, 1e-9, "activation's shift " + what);
   expect_close(rm_gpu, rm, device_parity_tolerance(param_dtype), "running_mean " + what);
   expect_close(rv_gpu, rv, device_parity_tolerance(param_dtype), "running_var " + what);
 
@@ -81,16 +84,20 @@ void check_case(const Case& c, DType dtype, DType param_dtype, detail::BnActivat
        {detail::BnWants{true, true, true}, detail::BnWants{true, false, false},
         detail::BnWants{false, true, true}}) {
     if (!c.affine && (wants.weight || wants.bias)) continue;
-    // batch_norm_relu's backward masks gy with the forward's scale and shift.
-    const detail::BnBackward e =
-        detail::bn_backward(OnCpu{}, gy, x, w, expected.mean, expected.invstd, c.train, wants,
-                            param_dtype, expected.scale, expected.shift);
-    const detail::BnBackward g =
-        launch_bn_backward(gy, x, w, expected.mean, expected.invstd, c.train, wants, param_dtype,
-                           nullptr, expected.scale, expected.shift);
+    // The fused ops' backward reads gy through the activation at the forward's value, from
+    // the forward's scale and shift.
+    const detail::BnActSaved fused{act, expected.scale, expected.shift};
+    const detail::BnBackward e = detail::bn_backward(
+        OnCpu{}, gy, x, w, expected.mean, expected.invstd, c.train, wants, param_dtype, fused);
+    const detail::BnBackward g = launch_bn_backward(gy, x, w, expected.mean, expected.invstd,
+                                                    c.train, wants, param_dtype, nullptr, fused);
     expect_close(g.gx, e.gx, tol, "gx " + what);
-    expect_close(g.gweight, e.gweight, 1e-9, "gweight " + what);
-    expect_close(g.gbias, e.gbias, 1e-9, "gbias " + what);
+    // gelu's derivative is computed in compute_t on both, but at a v that the CPU gets from f64
+    // arithmetic and the GPU from f32 (as y): its sums agree within the dtype's parity, not the
+    // f64 sums' 1e-9 (relu's mask is the same on both, so its sums are).
+    const double sum_tol = act == detail::BnActivation::gelu ? tol : 1e-9;
+    expect_close(g.gweight, e.gweight, sum_tol, "gweight " + what);
+    expect_close(g.gbias, e.gbias, sum_tol, "gbias " + what);
   }
 }
 
@@ -108,6 +115,58 @@ TEST(BatchNormKernels, MatchTheCpu) {
 TEST(BatchNormKernels, FusedReluMatchesTheCpu) {
   for (DType dtype : kFloatingDtypes)
     for (const Case& c : kCases) check_case(c, dtype, dtype, detail::BnActivation::relu);
+}
+
+// batch_norm_gelu: gelu fused into the element pass (CUDA's erff and expf on a GPU, the host's
+// f32 math emulated), and the backward's two passes reading gy through gelu's derivative at the
+// value recomputed from x; the mixed mode too, as airbench94 runs under O2.
+TEST(BatchNormKernels, FusedGeluMatchesTheCpu) {
+  for (DType dtype : kFloatingDtypes)
+    for (const Case& c : kCases) {
+      check_case(c, dtype, dtype, detail::BnActivation::gelu);
+      if (dtype == DType::f16 || dtype == DType::bf16)
+        check_case(c, dtype, DType::f32, detail::BnActivation::gelu);
+    }
+}
+
+// The batch counters' increment (batch_norm_count_batch): every element, once.
+TEST(BatchNormKernels, CountMatchesTheCpu) {
+  for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{300}}) {
+    std::vector<int64_t> start(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) start[static_cast<std::size_t>(i)] = i * 1000003 - 7;
+    const Tensor cpu = from_vector(start, {n}, {DType::i64}),
+                 gpu = from_vector(start, {n}, {DType::i64});
+    detail::bn_count(OnCpu{}, cpu);
+    launch_bn_count(gpu, nullptr);
+    EXPECT_EQ(gpu.to_vector<int64_t>(), cpu.to_vector<int64_t>()) << n;
+    EXPECT_EQ(cpu.to_vector<int64_t>()[0], start[0] + 1);
+  }
+}
+
+// What a fused BatchNorm launches (core/launch_counts.h counts every emulated launch): 4 kernels
+// forward (stats in parts, their sum, the per-channel coefficients, the element pass with the
+// activation) and 4 backward (the same shape), whatever the activation — gelu(batch_norm) took
+// one more pointwise kernel each way; the batch counter 1 (4 before: to f64, +1, to i64, copy).
+TEST(BatchNormKernels, LaunchesPerCall) {
+  const Tensor x = input_for({4, 3, 3, 5}, DType::f32), gy = input_for({4, 3, 3, 5}, DType::f32);
+  const Tensor w = channels(3, DType::f32, 0.5), b = channels(3, DType::f32, -0.5);
+  for (detail::BnActivation act :
+       {detail::BnActivation::none, detail::BnActivation::relu, detail::BnActivation::gelu}) {
+    LaunchCounts before = launch_counts();
+    const detail::BnForward f =
+        launch_bn_forward(x, w, b, Tensor(), Tensor(), {true, 0.1, 1e-5, act}, nullptr);
+    EXPECT_EQ((launch_counts() - before).kernels, 4);
+    before = launch_counts();
+    launch_bn_backward(gy, x, w, f.mean, f.invstd, true, {}, DType::f32, nullptr,
+                       {act, f.scale, f.shift});
+    EXPECT_EQ((launch_counts() - before).kernels, 4);
+  }
+  const Tensor counter = zeros({}, {DType::i64});
+  const LaunchCounts before = launch_counts();
+  launch_bn_count(counter, nullptr);
+  const LaunchCounts launched = launch_counts() - before;
+  EXPECT_EQ(launched.kernels, 1);
+  EXPECT_EQ(launched.library_calls + launched.copies, 0);
 }
 
 // The per-pass kernels that the SyncBatchNorm pieces run, one by one.

@@ -23,6 +23,25 @@ TEST(Emulator, GridStrideLoopVisitsEveryIndexOnce) {
   for (int i = 0; i < 1000; ++i) ASSERT_EQ(out[i], i);
 }
 
+// Every launch counts once (core/launch_counts.h: what bench_train --count-launches reports),
+// however many blocks and threads it runs; nothing else on the launch path counts.
+TEST(Emulator, EachLaunchCountsOnce) {
+  std::vector<int> out(1000, -1);
+  const LaunchCounts before = launch_counts();
+  cuda::launch(iota_kernel, dim3(3), dim3(64), 0, nullptr, out.data(), 1000);
+  cuda::launch(iota_kernel, dim3(1), dim3(32), 0, nullptr, out.data(), 10);
+  const LaunchCounts launched = launch_counts() - before;
+  EXPECT_EQ(launched.kernels, 2);
+  EXPECT_EQ(launched.library_calls, 0);
+  EXPECT_EQ(launched.copies, 0);
+  count_launch(Launch::library_call);
+  count_launch(Launch::copy);
+  const LaunchCounts all = launch_counts() - before;
+  EXPECT_EQ(all.kernels, 2);
+  EXPECT_EQ(all.library_calls, 1);
+  EXPECT_EQ(all.copies, 1);
+}
+
 __global__ void index_kernel(int* out) {
   const int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   const int b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);

@@ -1,6 +1,7 @@
 // The training step's fused multi-tensor kernels (optim/optim_kernels.cuh) run through the
 // emulator against the CPU loops (optim/update_cpu.cpp): SGD and AdamW in every option, the
-// loss scaler's unscale-and-check with inf and NaN, gradient norms and clipping. Each launch
+// loss scaler's unscale-and-check with inf and NaN, gradient norms and clipping, airbench94's
+// Lookahead. Each launch
 // holds several tensors of odd sizes (cut into several chunks, with ragged ends) and of all four
 // floating dtypes at once. Updates and unscaling share their per-element math with the CPU:
 // bit-identical. Norms are sums in another order: 1e-12 relative.
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/launch_counts.h"
 #include "ops/ops.h"
 #include "optim/optim_kernels.cuh"
 #include "tests/kernels/kernel_test_util.h"
@@ -146,6 +148,44 @@ void check_unscale(const std::vector<std::pair<std::size_t, int64_t>>& poison, d
   EXPECT_EQ(cpu_first, expected_first);
   EXPECT_EQ(emulated_first, expected_first);
   for (std::size_t i = 0; i < cpu.size(); ++i) EXPECT_TRUE(same_bits(emulated[i], cpu[i])) << i;
+}
+
+// Lookahead's update, averages and tensors, one launch over tensors of every dtype and size; the
+// decays of airbench94's schedule, 0 (the average becomes the tensor) and 1 (its last call).
+TEST(OptimKernels, LookaheadMatchesTheCpuBitForBit) {
+  for (double decay : {0.0, 0.3, 0.7737809375, 1.0})
+    for (std::size_t shift = 0; shift < kFloatingDtypes.size(); ++shift) {
+      std::vector<detail::LookaheadItem> cpu, emulated;
+      for (std::size_t i = 0; i < 4; ++i) {
+        const Tensor t = values(kSizes[i], dtype_of(i, shift), -1, 1);
+        const Tensor a = values(kSizes[i], dtype_of(i, shift), -1, 1);
+        cpu.push_back({t.clone(), a.clone()});
+        emulated.push_back({t.clone(), a.clone()});
+      }
+      detail::lookahead_update(OnCpu{}, cpu, decay);
+      launch_lookahead(emulated, decay, nullptr);
+      for (std::size_t i = 0; i < cpu.size(); ++i) {
+        EXPECT_TRUE(same_bits(emulated[i].average, cpu[i].average)) << i << " decay " << decay;
+        EXPECT_TRUE(same_bits(emulated[i].tensor, cpu[i].tensor)) << i << " decay " << decay;
+        EXPECT_TRUE(same_bits(cpu[i].tensor, cpu[i].average)) << i;  // the tensor reset to it
+      }
+    }
+}
+
+// airbench94's 33 tensors (21 parameters, 12 BatchNorm statistics) in one launch, where the
+// per-tensor ops took 5 each. Emulated, the chunk table stays in host memory: no copy counted
+// (on a GPU, one host-to-device copy of it).
+TEST(OptimKernels, LookaheadIsOneLaunch) {
+  std::vector<detail::LookaheadItem> items;
+  for (int64_t i = 0; i < 33; ++i)
+    items.push_back(
+        {values(kSizes[i % 4], DType::f32, -1, 1), values(kSizes[i % 4], DType::f32, -1, 1)});
+  const LaunchCounts before = launch_counts();
+  launch_lookahead(items, 0.5, nullptr);
+  const LaunchCounts launched = launch_counts() - before;
+  EXPECT_EQ(launched.kernels, 1);
+  EXPECT_EQ(launched.library_calls, 0);
+  EXPECT_EQ(launched.copies, 0);
 }
 
 TEST(OptimKernels, UnscaleAndFoundInfMatchTheCpu) {

@@ -151,6 +151,39 @@ TEST(Layers, BatchNormForwardReluIsReluOfForward) {
   EXPECT_TRUE(all_close(doubled.forward_relu(x), relu(base.forward(x)) * 2.0, 1e-6, 1e-6));
 }
 
+// forward_gelu is gelu(forward(x)) through the fused op batch_norm_gelu, as forward_relu is for
+// relu: the same batch count and running stats, outputs and gradients up to the fused op's fma.
+TEST(Layers, BatchNormForwardGeluIsGeluOfForward) {
+  const Tensor x = randn({4, 3, 5, 5}) * 2.0 + 0.5;
+  BatchNorm2d fused(3), plain(3);
+  {
+    NoGradGuard no_grad;
+    copy_strided(fused.weight_, rand({3}) + 0.5);
+    copy_strided(fused.bias_, randn({3}));
+  }
+  plain.load_state_dict(fused.state_dict());
+  for (Mode mode : {Mode::train, Mode::eval}) {
+    fused.set_mode(mode);
+    plain.set_mode(mode);
+    Tensor xf = x.clone().set_requires_grad(true), xp = x.clone().set_requires_grad(true);
+    Tensor yf = fused.forward_gelu(xf), yp = gelu(plain.forward(xp));
+    EXPECT_TRUE(all_close(yf, yp, 1e-6, 1e-6));
+    sum(yf * yf).backward();
+    sum(yp * yp).backward();
+    EXPECT_TRUE(all_close(xf.grad(), xp.grad(), 1e-5, 1e-5));
+  }
+  EXPECT_TRUE(all_close(fused.running_mean_, plain.running_mean_, 0, 0));
+  EXPECT_TRUE(all_close(fused.running_var_, plain.running_var_, 0, 0));
+  EXPECT_EQ(fused.num_batches_tracked_.item(), 1);
+
+  struct Doubled : BatchNorm2d {
+    Doubled() : BatchNorm2d(3) {}
+    Tensor forward(const Tensor& in) override { return BatchNorm2d::forward(in) * 2.0; }
+  } doubled;
+  BatchNorm2d base(3);
+  EXPECT_TRUE(all_close(doubled.forward_gelu(x), gelu(base.forward(x) * 2.0), 1e-6, 1e-6));
+}
+
 TEST(Models, ResNet18ParameterCountMatchesPyTorch) {
   // torchvision-style CIFAR ResNet18 of pytorch-cifar, counted with PyTorch:
   // sum(p.numel() for p in ResNet18().parameters()) == 11173962.

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/thread_pool.h"
+#include "ops/batch_norm/batch_norm_count.h"
 #include "ops/ops.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/gradcheck.h"
@@ -252,6 +253,33 @@ namespace {
 
 // Everything the op makes lands on its input's device, not on the calling thread's default
 // (a DataParallel replica on cpu:1 once got its weight gradient on cpu:0).
+// The batch counter counts in place, as an integer (exact past 2^53, where an f64 round trip
+// would not be), on its logical device; anything but a contiguous i64 tensor is refused.
+TEST(BatchNorm, CountBatchAddsOneInPlace) {
+  const Tensor n = zeros({}, {DType::i64});
+  const void* storage = n.data_ptr();
+  batch_norm_count_batch(n);
+  batch_norm_count_batch(n);
+  EXPECT_EQ(n.data<int64_t>()[0], 2);
+  EXPECT_EQ(n.data_ptr(), storage);
+  const Tensor large = from_vector<int64_t>({(int64_t{1} << 53) + 1}, {1}, {DType::i64});
+  batch_norm_count_batch(large);
+  EXPECT_EQ(large.data<int64_t>()[0], (int64_t{1} << 53) + 2);
+  const Tensor on_cpu1 = zeros({}, {DType::i64, Device::parse("cpu:1")});
+  batch_norm_count_batch(on_cpu1);
+  EXPECT_EQ(on_cpu1.to(Device::cpu()).data<int64_t>()[0], 1);
+
+  EXPECT_TRUE(throws_error([] { batch_norm_count_batch(zeros({})); },
+                           {"batch_norm_count_batch", "i64", "f32"}));
+  EXPECT_TRUE(
+      throws_error([] { batch_norm_count_batch(Tensor()); }, {"batch_norm_count_batch", "i64"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        batch_norm_count_batch(zeros({2, 3}, {DType::i64}).transpose(0, 1));
+      },
+      {"batch_norm_count_batch", "contiguous"}));
+}
+
 TEST(BatchNorm, GradientsAndStatisticsStayOnTheInputsDevice) {
   const Device device = Device::parse("cpu:1");
   Tensor x = randn({4, 3, 2, 2}).to(device).set_requires_grad(true);

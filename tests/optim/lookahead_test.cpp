@@ -2,18 +2,27 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "core/autograd.h"
 #include "nn/layers.h"
 #include "ops/ops.h"
 #include "tests/support/fixtures.h"
 
 namespace rg {
 namespace {
+using rg::testing::all_close;
 using rg::testing::throws_error;
 
 std::vector<double> values(const Tensor& t) {
   return t.to(DType::f64).contiguous().to_vector<double>();
+}
+
+double max_abs(const Tensor& t) {
+  double m = 0;
+  for (double v : values(t)) m = std::max(m, std::abs(v));
+  return m;
 }
 
 // Values chosen so that every step is exact in binary floating point.
@@ -43,6 +52,58 @@ TEST(Lookahead, AveragesAndResetsTheTensorsInPlace) {
   copy_strided(w.detach(), from_vector<float>({-1, 0.25}, {2}));
   lookahead.update(0.0);
   EXPECT_EQ(values(lookahead.averages()[0]), (std::vector<double>{-1, 0.25}));
+}
+
+// The per-tensor ops the update ran as before it was fused (sub, scalar mul, add, two copies).
+void update_by_ops(std::vector<Tensor>& tensors, std::vector<Tensor>& averages, double decay) {
+  NoGradGuard no_grad;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    copy_strided(averages[i], add(averages[i], mul(sub(tensors[i], averages[i]), 1 - decay)));
+    copy_strided(tensors[i], averages[i]);
+  }
+}
+
+// The fused update (one pass, one launch on a GPU) does the per-tensor ops' arithmetic in their
+// order and rounding: bit for bit in f32 and f64. In 16 bits the ops rounded t − a and its
+// product to 16 bits, the fused pass keeps them in f32: within a rounding of the dtype. A
+// non-contiguous tensor (a transposed view) is updated in place too.
+TEST(Lookahead, FusedUpdateEqualsThePerTensorOps) {
+  for (DType dtype : {DType::f32, DType::f64, DType::bf16, DType::f16}) {
+    SCOPED_TRACE(std::string(dtype_name(dtype)));
+    const std::vector<Tensor> start = {randn({3, 5}).to(dtype), randn({7}).to(dtype),
+                                       randn({4, 6}).to(dtype)};
+    std::vector<Tensor> fused_tensors, op_tensors;
+    for (const Tensor& t : start) {
+      fused_tensors.push_back(t.clone());
+      op_tensors.push_back(t.clone());
+    }
+    fused_tensors[2] = fused_tensors[2].transpose(0, 1);  // a view: not contiguous
+    op_tensors[2] = op_tensors[2].transpose(0, 1);
+    Lookahead lookahead(fused_tensors);
+    std::vector<Tensor> op_averages;
+    for (const Tensor& t : op_tensors) op_averages.push_back(t.clone());
+    for (double decay : {0.1, 0.7737809375, 1.0}) {
+      for (std::size_t i = 0; i < start.size(); ++i) {  // training moves the tensors
+        const Tensor moved = randn(op_tensors[i].shape()).to(dtype);
+        copy_strided(fused_tensors[i], moved);
+        copy_strided(op_tensors[i], moved);
+      }
+      // 16 bits: the ops' two extra roundings, of t − a and of its product, each at most
+      // u·|t − a| <= u·(|t| + |a|) (u the unit roundoff), and the result's own rounding.
+      const double u = dtype == DType::bf16 ? 0x1p-8 : dtype == DType::f16 ? 0x1p-11 : 0;
+      std::vector<double> largest;
+      for (std::size_t i = 0; i < start.size(); ++i)
+        largest.push_back(max_abs(op_tensors[i]) + max_abs(op_averages[i]));
+      lookahead.update(decay);
+      update_by_ops(op_tensors, op_averages, decay);
+      for (std::size_t i = 0; i < start.size(); ++i) {
+        SCOPED_TRACE(i);
+        const double atol = 2 * u * largest[i];
+        EXPECT_TRUE(all_close(fused_tensors[i], op_tensors[i], atol, 2 * u));
+        EXPECT_TRUE(all_close(lookahead.averages()[i], op_averages[i], atol, 2 * u));
+      }
+    }
+  }
 }
 
 TEST(Lookahead, DecayFollowsAirbench94) {
