@@ -96,10 +96,19 @@ std::vector<Tensor> AccumulateGrad::apply(const std::vector<Tensor>& grad_output
   const Tensor& g = grad_outputs[0];
   Tensor current = leaf.grad();
   if (!current.defined()) {
-    // An owned contiguous buffer: the optimizer, DDP and clipping will update .grad in place.
-    // g itself when nothing else holds it (the engine passes it here and drops it after);
-    // otherwise a copy, since g may alias a buffer another node still reads.
-    leaf.set_grad(sole_owner(g) && g.is_contiguous() ? g : g.clone());
+    // An owned dense buffer in the leaf's own layout (PyTorch's gradient layout contract:
+    // contiguous, or channels-last for a channels-last leaf): the optimizer, DDP and clipping
+    // will update .grad in place. g itself when nothing else holds it (the engine passes it
+    // here and drops it after) and it has that layout; otherwise a copy, since g may alias a
+    // buffer another node still reads.
+    const MemoryFormat format = leaf.suggest_memory_format();
+    if (sole_owner(g) && g.is_contiguous(format)) {
+      leaf.set_grad(g);
+    } else {
+      Tensor owned = empty(g.shape(), {g.dtype(), g.device()}, format);
+      copy_strided(owned, g);
+      leaf.set_grad(owned);
+    }
   } else {
     add_inplace(current, g);
   }
