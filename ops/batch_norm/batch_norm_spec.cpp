@@ -10,6 +10,10 @@ namespace rg::testing {
 
 namespace {
 
+Tensor channels_last(const Tensor& x) {
+  return to_memory_format(x, MemoryFormat::channels_last);
+}
+
 Tensor train(const Inputs& x) {
   return batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), BatchNormMode::train);
 }
@@ -63,6 +67,13 @@ RG_OP_SPECS(batch_norm) {
                           // Enough values per channel that each channel's sums split over several
                           // blocks on a GPU.
                           {"train, large", {{64, 8, 16, 16}, {8}, {8}}, train, kSignedUnitValues},
+                          // Its (N·H·W, C) rows (batch_norm_channels_last.h): the row kernels.
+                          {"train, channels-last",
+                           {{4, 6, 5, 5}, {6}, {6}},
+                           [](const Inputs& x) {
+                             return train({channels_last(x[0]), x[1], x[2]});
+                           },
+                           kSignedUnitValues},
                           {"eval",
                            {{4, 3, 5}, {3}},
                            [](const Inputs& x) {
@@ -74,7 +85,13 @@ RG_OP_SPECS(batch_norm) {
           },
           {
               .name = "batch_norm_relu",
-              .samples = {{"train", {{4, 3, 5, 5}, {3}, {3}}, train_relu, kSignedUnitValues}},
+              .samples = {{"train", {{4, 3, 5, 5}, {3}, {3}}, train_relu, kSignedUnitValues},
+                          {"train, channels-last",
+                           {{4, 6, 5, 5}, {6}, {6}},
+                           [=](const Inputs& x) {
+                             return train_relu({channels_last(x[0]), x[1], x[2]});
+                           },
+                           kSignedUnitValues}},
               .benches = {norm_relu_bench("batch_norm_relu", train_relu),
                           norm_relu_bench("batch_norm_relu_unfused",
                                           [](const Inputs& x) { return relu(train(x)); })},
