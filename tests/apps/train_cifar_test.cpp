@@ -388,18 +388,22 @@ TEST(TrainCifar, CommandLineLayering) {
 TEST(TrainCifar, ChannelsLastRunsWriteTheNchwF32Checkpoint) {
   const std::string data = tiny_cifar("data", 8);
   struct Run {
-    std::string memory_format, amp;
+    std::string memory_format, amp, data_on_device;
   };
   std::vector<std::map<std::string, Tensor>> last;
-  for (const Run& r :
-       {Run{"contiguous", "O0"}, Run{"channels_last", "O0"}, Run{"channels_last", "O1"}}) {
-    const std::string out = rg::testing::temp_path("layout_" + r.memory_format + r.amp);
+  // The last: batches gathered channels-last on the device (cpu:1 standing in for a GPU).
+  for (const Run& r : {Run{"contiguous", "O0", "off"}, Run{"channels_last", "O0", "off"},
+                       Run{"channels_last", "O1", "off"}, Run{"channels_last", "O0", "on"}}) {
+    const std::string out =
+        rg::testing::temp_path("layout_" + r.memory_format + r.amp + r.data_on_device);
     fs::remove_all(out);
     TrainConfig cfg = tiny_config(data, out);
     cfg.epochs = 1;
     cfg.memory_format = r.memory_format;
     cfg.amp = r.amp;
     cfg.amp_dtype = "bf16";
+    cfg.data_on_device = r.data_on_device;
+    if (r.data_on_device == "on") cfg.device = "cpu:1";
     ASSERT_EQ(run(cfg), 0) << r.memory_format << " " << r.amp;
     const SafetensorsFile file = load_safetensors(out + "/last.safetensors");
     EXPECT_EQ(train::Json::parse(file.metadata.at("config"))["memory_format"], r.memory_format);
@@ -415,11 +419,13 @@ TEST(TrainCifar, ChannelsLastRunsWriteTheNchwF32Checkpoint) {
       EXPECT_TRUE(u.is_contiguous()) << name;
     }
   }
-  // f32 with either layout: the same training, to rounding.
+  // f32 with either layout: the same training, to rounding; with the batches made on the device
+  // in channels-last, exactly the host's channels-last run.
   for (const auto& [name, t] : last[0]) {
     if (is_floating(t.dtype())) {
       EXPECT_TRUE(all_close(last[1].at(name), t, 1e-4, 1e-3)) << name;
     }
+    EXPECT_TRUE(all_close(last[3].at(name), last[1].at(name), 0, 0)) << name;
   }
 }
 
