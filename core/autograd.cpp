@@ -96,10 +96,19 @@ std::vector<Tensor> AccumulateGrad::apply(const std::vector<Tensor>& grad_output
   const Tensor& g = grad_outputs[0];
   Tensor current = leaf.grad();
   if (!current.defined()) {
-    // An owned contiguous buffer: the optimizer, DDP and clipping will update .grad in place.
-    // g itself when nothing else holds it (the engine passes it here and drops it after);
-    // otherwise a copy, since g may alias a buffer another node still reads.
-    leaf.set_grad(sole_owner(g) && g.is_contiguous() ? g : g.clone());
+    // An owned dense buffer in the leaf's own layout (PyTorch's gradient layout contract:
+    // contiguous, or channels-last for a channels-last leaf): the optimizer, DDP and clipping
+    // will update .grad in place. g itself when nothing else holds it (the engine passes it
+    // here and drops it after) and it has that layout; otherwise a copy, since g may alias a
+    // buffer another node still reads.
+    const MemoryFormat format = leaf.suggest_memory_format();
+    if (sole_owner(g) && g.is_contiguous(format)) {
+      leaf.set_grad(g);
+    } else {
+      Tensor owned = empty(g.shape(), {g.dtype(), g.device()}, format);
+      copy_strided(owned, g);
+      leaf.set_grad(owned);
+    }
   } else {
     add_inplace(current, g);
   }
@@ -118,7 +127,7 @@ void accumulate_into(OnCpu, const Tensor& acc, const Tensor& g) {
     using C = compute_t<T>;
     T* a = static_cast<T*>(acc.data_ptr());
     const T* b = static_cast<const T*>(g.data_ptr());
-    if (acc.is_contiguous() && g.is_contiguous()) {
+    if (same_dense_layout(acc, g)) {  // both NCHW or both channels-last: a flat loop
       parallel_for(acc.numel(), 1 << 15, [&](int64_t s, int64_t e) {
         for (int64_t i = s; i < e; ++i) a[i] = T(static_cast<C>(a[i]) + static_cast<C>(b[i]));
       });
@@ -241,7 +250,11 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
     } else if (sole_owner(slot)) {
       add_inplace(slot, g);  // nobody else can see slot: add in place, no copy
     } else {
-      Tensor sum = slot.clone();  // never add into a tensor another node may still hold
+      // Never add into a tensor another node may still hold. The copy keeps slot's layout: a
+      // channels-last activation used twice (a residual block's input) keeps a channels-last
+      // gradient, which the convolutions' backward would otherwise convert back.
+      Tensor sum = empty(slot.shape(), {slot.dtype(), slot.device()}, slot.suggest_memory_format());
+      copy_strided(sum, slot);
       add_inplace(sum, g);
       slot = sum;
     }

@@ -44,11 +44,12 @@ void convert_run(D* out, const S* in, int64_t n) {
 }
 
 void copy_cpu(const Tensor& dst, const Tensor& src) {
-  if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous()) {
+  // One dense layout on both sides (NCHW or channels-last alike): a flat run.
+  const bool contiguous = same_dense_layout(dst, src);
+  if (dst.dtype() == src.dtype() && contiguous) {
     std::memcpy(dst.data_ptr(), src.data_ptr(), dst.nbytes());
     return;
   }
-  const bool contiguous = dst.is_contiguous() && src.is_contiguous();
   dispatch_all(dst.dtype(), [&](auto dst_tag) {
     using D = decltype(dst_tag);
     dispatch_all(src.dtype(), [&](auto src_tag) {
@@ -79,7 +80,7 @@ namespace {
 // copy_strided where a GPU is involved (CUDA builds).
 void copy_with_gpu(const Tensor& dst, const Tensor& src) {
   if constexpr (kWithCuda) {
-    if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous()) {
+    if (dst.dtype() == src.dtype() && same_dense_layout(dst, src)) {
       cuda_copy_bytes(dst.data_ptr(), dst.device(), src.data_ptr(), src.device(), dst.nbytes());
       return;
     }
@@ -154,6 +155,24 @@ Tensor Tensor::contiguous() const {
   return clone();
 }
 
+Tensor Tensor::contiguous(MemoryFormat format) const {
+  if (is_contiguous(format)) return *this;
+  Tensor out = empty(shape(), {dtype(), device()}, format);
+  {
+    NoGradGuard no_grad;
+    copy_strided(out, *this);
+  }
+  if (needs_grad({*this}))
+    record_backward(
+        "ToMemoryFormatBackward", {*this}, out,
+        [back = suggest_memory_format()](const Tensor& g) { return g.contiguous(back); });
+  return out;
+}
+
+Tensor to_memory_format(const Tensor& x, MemoryFormat format) {
+  return x.contiguous(format);
+}
+
 Tensor Tensor::clone() const {
   Tensor out = empty(shape(), {dtype(), device()});
   {
@@ -166,7 +185,8 @@ Tensor Tensor::clone() const {
 
 Tensor Tensor::to(DType target) const {
   if (target == dtype()) return *this;
-  Tensor out = empty(shape(), {target, device()});
+  // Mixed precision casts every activation: a channels-last one stays channels-last.
+  Tensor out = empty(shape(), {target, device()}, suggest_memory_format());
   copy_strided(out, *this);
   if (needs_grad({*this}) && is_floating(target))
     record_backward("ToDTypeBackward", {*this}, out,
@@ -176,8 +196,11 @@ Tensor Tensor::to(DType target) const {
 
 Tensor Tensor::to(Device target, NonBlocking non_blocking) const {
   if (target == device()) return *this;
-  Tensor out = empty(shape(), {dtype(), target});
-  const Tensor src = contiguous();  // a strided source becomes pageable: a synchronous copy
+  // A dense layout crosses as it is (channels-last stays channels-last); any other strides are
+  // made contiguous first, and a strided source is pageable memory: a synchronous copy.
+  const MemoryFormat format = suggest_memory_format();
+  Tensor out = empty(shape(), {dtype(), target}, format);
+  const Tensor src = contiguous(format);
   bool queued = false;
   if constexpr (kWithCuda) {
     // Only pinned memory can be read by the GPU's copy engine while the host runs on; from

@@ -68,6 +68,16 @@ Tensor empty(const Shape& shape, TensorOptions options) {
   return finish(Tensor(std::move(impl)), options);
 }
 
+Tensor empty(const Shape& shape, TensorOptions options, MemoryFormat format) {
+  Tensor t = empty(shape, options);
+  if (format != MemoryFormat::contiguous) t.impl()->strides = strides_for(shape, format, "empty");
+  return t;
+}
+
+Tensor empty_like(const Tensor& t, MemoryFormat format) {
+  return empty(t.shape(), {t.dtype(), t.device()}, format);
+}
+
 Tensor from_blob(void* data, const Shape& shape, TensorOptions options,
                  std::function<void(void*)> release) {
   const std::size_t nbytes = checked_nbytes(shape, options.dtype, "from_blob");

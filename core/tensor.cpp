@@ -75,6 +75,23 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
+bool Tensor::is_contiguous(MemoryFormat format) const {
+  if (format == MemoryFormat::contiguous) return is_contiguous();
+  return has_memory_format(shape(), strides(), format);
+}
+
+MemoryFormat Tensor::suggest_memory_format() const {
+  return rg::suggest_memory_format(shape(), strides());
+}
+
+bool same_dense_layout(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape()) return false;
+  for (MemoryFormat f :
+       {MemoryFormat::contiguous, MemoryFormat::channels_last, MemoryFormat::channels_last_3d})
+    if (a.is_contiguous(f) && b.is_contiguous(f)) return true;
+  return false;
+}
+
 void* Tensor::data_ptr() const {
   const TensorImpl& t = checked();
   return static_cast<char*>(t.storage.data()) +

@@ -14,6 +14,7 @@
 #include "core/device.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/memory_format.h"
 #include "core/storage.h"
 
 namespace rg {
@@ -63,6 +64,12 @@ class Tensor {
   Device device() const { return checked().storage.device(); }
   const Storage& storage() const { return checked().storage; }
   bool is_contiguous() const;
+  // Whether the strides are `format`'s dense strides (core/memory_format.h): a channels-last
+  // (N, C, H, W) tensor is is_contiguous(MemoryFormat::channels_last), not is_contiguous().
+  bool is_contiguous(MemoryFormat format) const;
+  // channels_last(_3d) for a tensor in that format (and not plainly contiguous), else contiguous:
+  // the format a result computed from this tensor takes.
+  MemoryFormat suggest_memory_format() const;
   std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * element_size(dtype()); }
 
   // Pointer to the first element (storage + offset). data<T>() checks T against dtype().
@@ -86,8 +93,12 @@ class Tensor {
 
   // ---- copies (differentiable) -------------------------------------------------------------
   Tensor contiguous() const;  // self when already contiguous
-  Tensor clone() const;       // always a fresh contiguous copy
-  Tensor to(DType dtype) const;
+  // A copy in `format`, self when already in it. Differentiable: the gradient goes back in this
+  // tensor's own format (suggest_memory_format()), so a model converted at its input gets
+  // gradients laid out as its parameters and inputs are.
+  Tensor contiguous(MemoryFormat format) const;
+  Tensor clone() const;          // always a fresh contiguous copy
+  Tensor to(DType dtype) const;  // keeps a channels-last tensor channels-last
   // A copy on `device` (self when already there). NonBlocking::yes from a pinned cpu tensor to
   // a GPU queues the copy on the device's current stream and returns at once: work queued
   // after it on that stream sees the data; the host must not write the source meanwhile.
@@ -152,7 +163,16 @@ Tensor rand(const Shape& shape, TensorOptions options = {});   // U[0, 1), defau
 Tensor randn(const Shape& shape, TensorOptions options = {});  // N(0, 1), default generator
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);
-Tensor empty_like(const Tensor& t);
+Tensor empty_like(const Tensor& t);  // contiguous whatever t's layout
+// Dense tensors in a memory format (core/memory_format.h): (N, C, H, W) shapes with NHWC strides.
+Tensor empty(const Shape& shape, TensorOptions options, MemoryFormat format);
+Tensor empty_like(const Tensor& t, MemoryFormat format);
+// x.contiguous(format), as PyTorch's x.to(memory_format=...).
+Tensor to_memory_format(const Tensor& x, MemoryFormat format);
+// Whether a and b have one shape and one dense layout (both contiguous, or both in one
+// channels-last format): element i of one is element i of the other in memory, so kernels may
+// run over both as flat arrays.
+bool same_dense_layout(const Tensor& a, const Tensor& b);
 // A tensor holding `values` (converted to options.dtype); numel(shape) must equal values.size().
 template <class T>
 Tensor from_vector(const std::vector<T>& values, const Shape& shape, TensorOptions options = {});

@@ -159,7 +159,8 @@ std::optional<Batch> DeviceLoader::next() {
   const int64_t b = std::min(options_.batch_size, num_samples() - start);
   const Device device = data_->device();
   Batch batch;
-  batch.images = empty({b, data_->images().size(1), out_h_, out_w_}, {options_.dtype, device});
+  batch.images = empty({b, data_->images().size(1), out_h_, out_w_}, {options_.dtype, device},
+                       options_.memory_format);
   batch.labels = empty({b}, {DType::i64, device});
   const detail::GatherInputs inputs{.images = data_->images(),
                                     .labels = data_->labels(),

@@ -73,6 +73,9 @@ struct DeviceLoaderOptions {
   LastBatch last_batch = LastBatch::keep;
   uint64_t seed = 0;         // augmentation randomness (DataLoaderOptions::seed)
   DType dtype = DType::f32;  // of the images: f32, or bf16 / f16 for a 16-bit model's input
+  // Of the images: channels_last gathers NHWC batches, the layout a channels-last model takes
+  // (the gather writes through any strides), so its input needs no conversion.
+  MemoryFormat memory_format = MemoryFormat::contiguous;
 };
 
 class DeviceLoader final : public BatchSource {
@@ -83,7 +86,8 @@ class DeviceLoader final : public BatchSource {
                DeviceAugment augment, DeviceLoaderOptions options);
 
   void start_epoch(int64_t epoch) override;
-  // The next batch on the data's device: images (B, C, out_h, out_w) in options.dtype, labels
+  // The next batch on the data's device: images (B, C, out_h, out_w) in options.dtype and
+  // options.memory_format, labels
   // (B) i64, and the samples' dataset indices (known on the host: nothing is read back).
   std::optional<Batch> next() override;
   int64_t num_batches() const override;

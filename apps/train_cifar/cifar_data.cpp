@@ -71,9 +71,12 @@ CifarLoaders make_cifar_loaders(const TrainConfig& cfg, const Device& device,
       train_data, train_sampler,
       cfg.augmentation == "airbench94" ? data::cifar10_airbench94_device_augment()
                                        : data::cifar10_train_device_augment(),
+      // Gathered in the model's layout: the step's conversion at the model's entry is then a
+      // no-op. (The test batches stay NCHW: the test-time views read NCHW.)
       data::DeviceLoaderOptions{.batch_size = cfg.batch_size,
                                 .last_batch = data::LastBatch::drop,
-                                .seed = static_cast<uint64_t>(cfg.seed)});
+                                .seed = static_cast<uint64_t>(cfg.seed),
+                                .memory_format = parse_memory_format(cfg.memory_format)});
   l.test = std::make_unique<data::DeviceLoader>(test_data, test_sampler,
                                                 data::cifar10_test_device_augment(),
                                                 data::DeviceLoaderOptions{.batch_size = 256});

@@ -17,12 +17,13 @@ namespace {
 class CifarEvaluation : public train::Evaluation {
  public:
   CifarEvaluation(const parallel::DistributedSampler& sampler, EvalCounts counts, bool tta,
-                  bool tta_translate)
+                  bool tta_translate, MemoryFormat format)
       : sampler_(sampler),
         host_(sampler),
         counts_(counts),
         tta_(tta),
-        tta_translate_(tta_translate) {}
+        tta_translate_(tta_translate),
+        format_(format) {}
 
   void add(nn::Module& model, const data::Batch& batch,
            const train::StepContext& context) override {
@@ -30,7 +31,7 @@ class CifarEvaluation : public train::Evaluation {
     // On the device first: the test-time views are made there (data/batch_views.h).
     const Tensor images = batch.images.to(context.device, NonBlocking::yes);
     auto forward = [&](const Tensor& x) {
-      return model.forward(context.amp.cast_input(x)).to(DType::f32);
+      return model.forward(context.amp.cast_input(x).contiguous(format_)).to(DType::f32);
     };
     // Test-time augmentation: logits averaged over each image and its mirror image.
     auto mirrored = [&](const Tensor& x) {
@@ -64,16 +65,21 @@ class CifarEvaluation : public train::Evaluation {
   std::optional<train::DeviceEvaluator> device_;  // made at the first batch, on its device
   EvalCounts counts_;
   bool tta_, tta_translate_;
+  MemoryFormat format_;  // of the model's input (--memory-format)
 };
 }  // namespace
 
 train::Task cifar_task(const TrainConfig& cfg, const parallel::DistributedSampler& test_sampler,
                        EvalCounts counts) {
   train::Task task;
-  task.step = [label_smoothing = cfg.label_smoothing](nn::Module& model, const data::Batch& batch,
-                                                      const train::StepContext& context) {
+  // --memory-format: the model's input is converted once, here; every layer after it keeps the
+  // layout (or converts where it has no kernel for it: ops/README.md).
+  const MemoryFormat format = parse_memory_format(cfg.memory_format);
+  task.step = [label_smoothing = cfg.label_smoothing, format](
+                  nn::Module& model, const data::Batch& batch, const train::StepContext& context) {
     // Pinned batches (the loader pins them for a GPU) are copied while the device still works.
-    Tensor images = context.amp.cast_input(batch.images.to(context.device, NonBlocking::yes));
+    Tensor images = context.amp.cast_input(batch.images.to(context.device, NonBlocking::yes))
+                        .contiguous(format);
     const Tensor labels = batch.labels.to(context.device, NonBlocking::yes);
     Tensor logits;
     {
@@ -91,9 +97,10 @@ train::Task cifar_task(const TrainConfig& cfg, const parallel::DistributedSample
   const train::Metric accuracy{"accuracy", "acc", train::Display::percent};
   task.train_metrics = {accuracy};
   task.evaluation = [&test_sampler, counts, tta = cfg.tta, translate = cfg.tta_translate,
-                     last_only = cfg.tta_epochs == "last"](const train::EvalPass& pass) {
+                     last_only = cfg.tta_epochs == "last", format](const train::EvalPass& pass) {
     const bool augment = tta && (pass.last || !last_only);
-    return std::make_unique<CifarEvaluation>(test_sampler, counts, augment, augment && translate);
+    return std::make_unique<CifarEvaluation>(test_sampler, counts, augment, augment && translate,
+                                             format);
   };
   task.eval_metrics = {{"loss", "loss", train::Display::plain}, accuracy};
   task.best_metric = "accuracy";

@@ -4,6 +4,7 @@
 #include "data/cifar10.h"
 #include "nn/models/zoo.h"
 #include "parallel/faults.h"
+#include "train/gpu_capability.h"
 
 namespace rg::apps {
 namespace {
@@ -69,6 +70,20 @@ std::vector<train::Preset> presets() {
             {"tta_translate", true},
             {"tta_epochs", "last"},
             {"out", "runs/airbench94"}}}};
+}
+
+// The GPU whose capability decides the presets' precision: --device's, or DataParallel's first
+// (a bare "cuda", per rank under mpirun, asks about GPU 0: the GPUs of a machine alike).
+int gpu_index(const TrainConfig& t) {
+  const std::string& first =
+      t.dp_devices.empty() ? t.device : t.dp_devices.substr(0, t.dp_devices.find(','));
+  const std::size_t colon = first.find(':');
+  if (first.rfind("cuda", 0) != 0 || colon == std::string::npos) return 0;
+  try {
+    return std::stoi(first.substr(colon + 1));
+  } catch (const std::exception&) {
+    return 0;  // the device's own check names a malformed index
+  }
 }
 
 train::RunOptions<TrainConfig> declare() {
@@ -154,6 +169,13 @@ train::RunOptions<TrainConfig> declare() {
         "run trains as without. Default: on where cudnn_benchmark is")
       .negated_by("no warm-up: plans are chosen inside the first epoch")
       .derived_default();
+  o.add("memory_format", &C::memory_format,
+        "contiguous (NCHW) or channels_last (NHWC) activations: the model's input is converted "
+        "once at its entry; parameters and checkpoints stay NCHW f32. Default: channels_last for "
+        "the quick, resnet18 and airbench94 presets on a GPU, which there also default to --amp O1 "
+        "--amp-dtype bf16 where the GPU has bf16 (sm_80+; --amp O0 keeps f32)",
+        one_of({"contiguous", "channels_last"}))
+      .derived_default();
   o.add(
       "fault", &C::faults,
       "inject a fault (repeatable): kill:rank=R:step=S, exit:rank=R:step=S[:code=C], "
@@ -174,6 +196,18 @@ train::RunOptions<TrainConfig> declare() {
     if (!given.contains("cudnn_benchmark"))
       t.cudnn_benchmark =
           benchmarks_convolutions_on_gpu(t.preset, t.device, t.dp_devices) && !t.deterministic;
+    // Likewise the layout and the precision: an explicit --memory-format, --amp or --amp-dtype
+    // wins over the preset's GPU default. The GPU is asked only for such a run (a CPU run makes
+    // no CUDA call).
+    const bool gpu_preset = benchmarks_convolutions_on_gpu(t.preset, t.device, t.dp_devices);
+    const int capability = gpu_preset ? train::cuda_compute_capability(gpu_index(t)) : 0;
+    const GpuPresetDefaults gpu = gpu_preset_defaults(t.preset, t.device, t.dp_devices, capability);
+    if (!given.contains("memory_format"))
+      t.memory_format = gpu.channels_last ? "channels_last" : "contiguous";
+    if (gpu.amp_bf16) {
+      if (!given.contains("amp")) t.amp = "O1";
+      if (!given.contains("amp_dtype")) t.amp_dtype = "bf16";
+    }
     if (!given.contains("warm_up")) t.warm_up = t.cudnn_benchmark;
   });
   o.check([](const C& t) {
@@ -204,6 +238,13 @@ bool benchmarks_convolutions_on_gpu(const std::string& preset, const std::string
                                     const std::string& dp_devices) {
   const bool gpu_preset = preset == "quick" || preset == "resnet18" || preset == "airbench94";
   return gpu_preset && (dp_devices.empty() ? device : dp_devices).rfind("cuda", 0) == 0;
+}
+
+GpuPresetDefaults gpu_preset_defaults(const std::string& preset, const std::string& device,
+                                      const std::string& dp_devices, int capability) {
+  // The same presets and devices as benchmarks_convolutions_on_gpu.
+  const bool on_gpu = benchmarks_convolutions_on_gpu(preset, device, dp_devices);
+  return {.channels_last = on_gpu, .amp_bf16 = on_gpu && train::has_fast_bf16(capability)};
 }
 
 const train::RunOptions<TrainConfig>& train_cifar_options() {

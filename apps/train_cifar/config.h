@@ -52,6 +52,10 @@ struct TrainConfig : train::MachineOptions, train::PrecisionOptions, train::RunO
   // Time the convolutions' plans before the timed run, on a throwaway model (train/warm_up.h);
   // not given: on where cudnn_benchmark is (the plans it would otherwise time in epoch 1)
   bool warm_up = false;
+  // contiguous | channels_last: the layout of the model's activations; the input is converted
+  // once at the model's entry, parameters and checkpoints stay NCHW. Not given (or null):
+  // channels_last for the quick, resnet18 and airbench94 presets on a GPU (gpu_preset_defaults)
+  std::string memory_format = "contiguous";
   // auto | on | off: the data set on the training device, batches made there (cifar_data.h);
   // auto: on for cuda devices (without --dp, when the set fits), off on the CPU
   std::string data_on_device = "auto";
@@ -66,5 +70,16 @@ const train::RunOptions<TrainConfig>& train_cifar_options();
 
 bool benchmarks_convolutions_on_gpu(const std::string& preset, const std::string& device,
                                     const std::string& dp_devices);
+
+// What the presets made for speed (quick, resnet18, airbench94) train in on a GPU unless told
+// otherwise, as PyTorch's airbench94 (a half-precision, channels-last model): channels-last
+// activations, and mixed precision O1 in bf16 where the GPU has fast bf16 (compute capability
+// `capability` = 10·major + minor >= 80; train/gpu_capability.h). Nothing changes on the CPU.
+struct GpuPresetDefaults {
+  bool channels_last = false;
+  bool amp_bf16 = false;  // amp O1, amp_dtype bf16
+};
+GpuPresetDefaults gpu_preset_defaults(const std::string& preset, const std::string& device,
+                                      const std::string& dp_devices, int capability);
 
 }  // namespace rg::apps

@@ -180,6 +180,10 @@ int run(const TrainConfig& options) {
                         : "cuDNN's heuristics' first plan (cudnn_benchmark off; "
                           "--cudnn-benchmark times them)")
                 << "\n";
+    if (cfg.memory_format != "contiguous")
+      std::cout << "activations " << cfg.memory_format
+                << " (the input converted at the model's entry; --memory-format contiguous for "
+                   "NCHW)\n";
     if (amp.level() != OptLevel::O0)
       std::cout << "mixed precision " << cfg.amp << " in " << cfg.amp_dtype << ", loss scale "
                 << cfg.loss_scale << " (from " << amp.scaler()->scale_value() << ")\n";

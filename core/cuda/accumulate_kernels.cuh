@@ -43,7 +43,7 @@ inline void launch_accumulate(const Tensor& acc, const Tensor& g, cudaStream_t s
     T* a = static_cast<T*>(acc.data_ptr());
     const T* b = static_cast<const T*>(g.data_ptr());
     const unsigned blocks = cuda::grid_for(n);
-    if (acc.is_contiguous() && g.is_contiguous()) {
+    if (same_dense_layout(acc, g)) {  // both NCHW or both channels-last: a flat kernel
       cuda::launch(ac::contiguous_kernel<T>, dim3(blocks), dim3(cuda::kBlockThreads), 0, stream, a,
                    b, n);
       return;

@@ -6,6 +6,7 @@
 
 #include "core/autograd.h"
 #include "core/dispatch.h"
+#include "ops/batch_norm/batch_norm_channels_last.h"
 #include "ops/batch_norm/batch_norm_kernels.h"
 #include "ops/batch_norm/batch_norm_math.h"
 #include "ops/elementwise/elementwise.h"
@@ -301,6 +302,13 @@ Tensor batch_norm_with(std::string_view op, detail::BnActivation activation, con
                        const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                        const Tensor& running_var, BatchNormMode mode, double momentum, double eps) {
   check_batch_norm(op, x, weight, bias, running_mean, running_var, mode, eps);
+  // A channels-last x runs as its (N·H·W, C) rows, no conversion either way
+  // (batch_norm_channels_last.h).
+  if (detail::bn_runs_on_rows(x))
+    return detail::bn_over_rows(x, [&](const Tensor& rows) {
+      return batch_norm_with(op, activation, rows, weight, bias, running_mean, running_var, mode,
+                             momentum, eps);
+    });
   const Tensor xc = x.detach().contiguous();
   const detail::BnConfig config{mode == BatchNormMode::train, momentum, eps, activation};
   detail::BnForward f = dispatch_device<Kernels::cpu_and_cuda>(op, x.device(), [&](auto on) {

@@ -20,6 +20,7 @@
 #include "core/cuda/reduce_kernels.cuh"
 #include "ops/batch_norm/batch_norm_kernels.h"
 #include "ops/batch_norm/batch_norm_math.h"
+#include "ops/batch_norm/batch_norm_rows_kernels.cuh"
 
 namespace rg {
 inline namespace RG_KERNEL_BUILD {
@@ -312,6 +313,17 @@ inline Dims dims_of(const Tensor& x) {
   return d;
 }
 
+// (N, C) input — channels-last activations run as their rows — is summed by the row kernels
+// (batch_norm_rows_kernels.cuh), split their way.
+inline bool takes_rows(const Dims& d) {
+  return d.s == 1;
+}
+
+inline Split rows_split(const Dims& d) {
+  const bn_rows::RowSplit r = bn_rows::split_rows(d.n, d.c);
+  return {r.parts, r.per_part};
+}
+
 // x's dims, how its channels split, and the (C, parts) f64 sums the part kernels write.
 struct PartSums {
   Dims d;
@@ -319,7 +331,7 @@ struct PartSums {
   Tensor s1, s2;
   explicit PartSums(const Tensor& x)
       : d(dims_of(x)),
-        split(split_for(d)),
+        split(takes_rows(d) ? rows_split(d) : split_for(d)),
         s1(empty({d.c * split.parts}, {DType::f64, x.device()})),
         s2(empty({d.c * split.parts}, {DType::f64, x.device()})) {}
 };
@@ -377,9 +389,16 @@ inline void launch_bn_stats(const Tensor& x, const Tensor& mean, const Tensor& m
   dispatch_floating(x.dtype(), "batch_norm", [&](auto tag) {
     using T = decltype(tag);
     const T* xp = static_cast<const T*>(x.data_ptr());
-    cuda::launch(bn_cuda::stats_parts_kernel<T>, dim3(cuda::lane_blocks(p.s1.numel())),
-                 dim3(cuda::kBlockThreads), 0, stream, xp, p.d, p.split, p.s1.data<double>(),
-                 p.s2.data<double>());
+    if (bn_cuda::takes_rows(p.d)) {
+      const bn_rows::RowSplit rs{p.split.parts, p.split.per_part};
+      cuda::launch(bn_rows::stats_parts_kernel<T>, dim3(bn_rows::blocks_for(p.d.c, rs)),
+                   dim3(cuda::kBlockThreads), 0, stream, xp, p.d.n, p.d.c, rs, p.s1.data<double>(),
+                   p.s2.data<double>());
+    } else {
+      cuda::launch(bn_cuda::stats_parts_kernel<T>, dim3(cuda::lane_blocks(p.s1.numel())),
+                   dim3(cuda::kBlockThreads), 0, stream, xp, p.d, p.split, p.s1.data<double>(),
+                   p.s2.data<double>());
+    }
     cuda::launch(bn_cuda::stats_finish_kernel<T>, dim3(cuda::grid_for(p.d.c)),
                  dim3(cuda::kBlockThreads), 0, stream, xp, p.d, p.split.parts, p.s1.data<double>(),
                  p.s2.data<double>(), mean.data<double>(), m2.data<double>());
@@ -416,6 +435,14 @@ inline void launch_bn_backward_reduce(const Tensor& gy, const Tensor& x, const T
   const bn_cuda::PartSums p(x);
   dispatch_floating(x.dtype(), "batch_norm_backward", [&](auto tag) {
     using T = decltype(tag);
+    if (bn_cuda::takes_rows(p.d)) {
+      const bn_rows::RowSplit rs{p.split.parts, p.split.per_part};
+      cuda::launch(bn_rows::backward_reduce_parts_kernel<T>, dim3(bn_rows::blocks_for(p.d.c, rs)),
+                   dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(gy.data_ptr()),
+                   static_cast<const T*>(x.data_ptr()), p.d.n, p.d.c, rs, mean.data<double>(), act,
+                   p.s1.data<double>(), p.s2.data<double>());
+      return;
+    }
     cuda::launch(bn_cuda::backward_reduce_parts_kernel<T>, dim3(cuda::lane_blocks(p.s1.numel())),
                  dim3(cuda::kBlockThreads), 0, stream, static_cast<const T*>(gy.data_ptr()),
                  static_cast<const T*>(x.data_ptr()), p.d, p.split, mean.data<double>(), act,

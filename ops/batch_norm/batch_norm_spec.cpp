@@ -11,6 +11,10 @@ namespace rg::testing {
 
 namespace {
 
+Tensor channels_last(const Tensor& x) {
+  return to_memory_format(x, MemoryFormat::channels_last);
+}
+
 Tensor train(const Inputs& x) {
   return batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), BatchNormMode::train);
 }
@@ -68,6 +72,13 @@ RG_OP_SPECS(batch_norm) {
                       // Enough values per channel that each channel's sums split over several
                       // blocks on a GPU.
                       {"train, large", {{64, 8, 16, 16}, {8}, {8}}, train, kSignedUnitValues},
+                      // Its (N·H·W, C) rows (batch_norm_channels_last.h): the row kernels.
+                      {"train, channels-last",
+                       {{4, 6, 5, 5}, {6}, {6}},
+                       [](const Inputs& x) {
+                         return train({channels_last(x[0]), x[1], x[2]});
+                       },
+                       kSignedUnitValues},
                       {"eval",
                        {{4, 3, 5}, {3}},
                        [](const Inputs& x) {
@@ -79,7 +90,13 @@ RG_OP_SPECS(batch_norm) {
       },
       {
           .name = "batch_norm_relu",
-          .samples = {{"train", {{4, 3, 5, 5}, {3}, {3}}, train_relu, kSignedUnitValues}},
+          .samples = {{"train", {{4, 3, 5, 5}, {3}, {3}}, train_relu, kSignedUnitValues},
+                      {"train, channels-last",
+                       {{4, 6, 5, 5}, {6}, {6}},
+                       [=](const Inputs& x) {
+                         return train_relu({channels_last(x[0]), x[1], x[2]});
+                       },
+                       kSignedUnitValues}},
           .benches = {norm_act_bench("batch_norm_relu", train_relu),
                       norm_act_bench("batch_norm_relu_unfused",
                                      [](const Inputs& x) { return relu(train(x)); })},
@@ -93,7 +110,13 @@ RG_OP_SPECS(batch_norm) {
                        },
                        Stop::no_gpu}},
           .samples = {{"train", {{4, 3, 5, 5}, {3}, {3}}, train_gelu, kSignedUnitValues},
-                      {"train, large", {{64, 8, 16, 16}, {8}, {8}}, train_gelu, kSignedUnitValues}},
+                      {"train, large", {{64, 8, 16, 16}, {8}, {8}}, train_gelu, kSignedUnitValues},
+                      {"train, channels-last",
+                       {{4, 6, 5, 5}, {6}, {6}},
+                       [=](const Inputs& x) {
+                         return train_gelu({channels_last(x[0]), x[1], x[2]});
+                       },
+                       kSignedUnitValues}},
           .benches = {norm_act_bench("batch_norm_gelu", train_gelu),
                       norm_act_bench("batch_norm_gelu_unfused",
                                      [](const Inputs& x) { return gelu(train(x)); })},

@@ -2,6 +2,13 @@
 // dtype, layout and alignment, run on the current stream. f16/bf16 go to cuDNN as they are and
 // accumulate in f32; the bias is added by the pointwise kernel, and its gradient is the sum
 // kernel over every axis but the channels.
+//
+// Layout: every operand of one cuDNN call is in one memory format, conv_memory_format's —
+// channels-last when the activation (or the weight) is, as PyTorch's
+// cudnn_conv_suggest_memory_format: cuDNN's fast 16-bit engines read NHWC, and a mixed call
+// would transpose inside cuDNN or find no engine. The weight, an NCHW parameter (checkpoints
+// stay NCHW), is converted per call (weights are small beside activations), and its gradient is
+// handed back NCHW, the layout its optimizer and accumulation expect.
 #include "ops/conv/conv_kernel.h"
 #include "ops/conv_cudnn/conv_run.h"
 #include "ops/ops.h"
@@ -37,8 +44,9 @@ Tensor conv_forward(OnCuda, const Tensor& x_in, const Tensor& w_in, const Tensor
   const Shape y_shape = conv_output_shape<N>(op, x_in.shape(), w_in.shape(), p);
   RG_CHECK(!bias.defined() || bias.shape() == Shape{y_shape[1]}, op, ": bias must be (", y_shape[1],
            ") for weight ", w_in.describe(), ", got ", bias.describe());
-  const Tensor x = x_in.detach().contiguous(), w = w_in.detach().contiguous();
-  Tensor y = empty(y_shape, {x.dtype(), x.device()});
+  const MemoryFormat format = cuda::conv_memory_format(x_in, w_in);
+  const Tensor x = x_in.detach().contiguous(format), w = w_in.detach().contiguous(format);
+  Tensor y = empty(y_shape, {x.dtype(), x.device()}, format);
   cuda::run_conv(problem<N>(cuda::ConvDirection::forward, x, w, y, p), x, w, y);
   if (bias.defined()) y = add(y, bias.detach().view(bias_view(y_shape[1], N)));
   return y;
@@ -49,8 +57,9 @@ Tensor conv_backward_data(OnCuda, const Tensor& gy_in, const Tensor& w_in, const
                           const ConvParams<N>& p) {
   // Checks the params against the shapes.
   conv_output_shape<N>(std::string(kConvName<N>) + "_backward_data", x_shape, w_in.shape(), p);
-  const Tensor gy = gy_in.detach().contiguous(), w = w_in.detach().contiguous();
-  Tensor gx = empty(x_shape, {gy.dtype(), gy.device()});
+  const MemoryFormat format = cuda::conv_memory_format(gy_in, w_in);
+  const Tensor gy = gy_in.detach().contiguous(format), w = w_in.detach().contiguous(format);
+  Tensor gx = empty(x_shape, {gy.dtype(), gy.device()}, format);
   cuda::run_conv(problem<N>(cuda::ConvDirection::backward_data, gx, w, gy, p), gx, w, gy);
   return gx;
 }
@@ -60,10 +69,11 @@ Tensor conv_backward_weight(OnCuda, const Tensor& gy_in, const Tensor& x_in,
                             const Shape& weight_shape, const ConvParams<N>& p) {
   conv_output_shape<N>(std::string(kConvName<N>) + "_backward_weight", x_in.shape(), weight_shape,
                        p);
-  const Tensor gy = gy_in.detach().contiguous(), x = x_in.detach().contiguous();
-  Tensor gw = empty(weight_shape, {gy.dtype(), gy.device()});
+  const MemoryFormat format = cuda::conv_memory_format(x_in, gy_in);
+  const Tensor gy = gy_in.detach().contiguous(format), x = x_in.detach().contiguous(format);
+  Tensor gw = empty(weight_shape, {gy.dtype(), gy.device()}, format);
   cuda::run_conv(problem<N>(cuda::ConvDirection::backward_filter, x, gw, gy, p), x, gw, gy);
-  return gw;
+  return gw.contiguous();
 }
 
 template <int N>

@@ -29,6 +29,14 @@ RG_OP_SPECS(conv2d) {
                    [](const Inputs& x) {
                      return conv2d(x[0], x[1], Tensor(), {2, 2}, {1, 1}, {1, 1}, 2);
                    },
+                   kSignedUnitValues},
+                  // cuDNN in NHWC on a GPU (ops/conv/conv_cuda.cu); the CPU converts at entry.
+                  {"channels-last, with bias",
+                   {{2, 8, 9, 9}, {16, 8, 3, 3}, {16}},
+                   [](const Inputs& x) {
+                     return conv2d(to_memory_format(x[0], MemoryFormat::channels_last), x[1], x[2],
+                                   {1, 1}, {1, 1});
+                   },
                    kSignedUnitValues}},
   }};
 }

@@ -219,6 +219,9 @@ std::string ConvProblem::describe() const {
   out << "cuDNN convolution " << direction_name(direction) << " " << dtype << " x " << shape_str(x)
       << " w " << shape_str(w) << " y " << shape_str(y) << " stride " << shape_str(stride)
       << " padding " << shape_str(padding) << " dilation " << shape_str(dilation);
+  // Plans differ by layout: name it when x is channels-last (NHWC / NDHWC).
+  if (!x_strides.empty() && suggest_memory_format(x, x_strides) != MemoryFormat::contiguous)
+    out << " " << memory_format_name(suggest_memory_format(x, x_strides));
   return out.str();
 }
 

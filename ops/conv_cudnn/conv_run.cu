@@ -128,6 +128,12 @@ std::shared_ptr<const ConvPlan> cached_plan(const ConvProblem& problem, int devi
 
 }  // namespace
 
+MemoryFormat conv_memory_format(const Tensor& activation, const Tensor& weight) {
+  for (const Tensor* t : {&activation, &weight})
+    if (const MemoryFormat f = t->suggest_memory_format(); f != MemoryFormat::contiguous) return f;
+  return MemoryFormat::contiguous;
+}
+
 ConvProblem conv_problem(ConvDirection direction, const Tensor& x, const Tensor& w, const Tensor& y,
                          const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                          const std::vector<int64_t>& dilation) {

@@ -17,6 +17,11 @@ namespace rg::cuda {
 // first run.
 void run_conv(const ConvProblem& problem, const Tensor& x, const Tensor& w, const Tensor& y);
 
+// The memory format every operand of a cuDNN convolution runs in: channels_last (4-D) or
+// channels_last_3d (5-D) when `activation` or `weight` is in it (and not plainly contiguous),
+// else contiguous — PyTorch's cudnn_conv_suggest_memory_format.
+MemoryFormat conv_memory_format(const Tensor& activation, const Tensor& weight);
+
 // The problem of a convolution of these tensors (their shapes and strides).
 ConvProblem conv_problem(ConvDirection direction, const Tensor& x, const Tensor& w, const Tensor& y,
                          const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,

@@ -38,6 +38,25 @@ inline constexpr int64_t kPointwiseGrain = 1 << 14;
 
 // Strides of `t` broadcast to `shape` (0 where t has size 1 or is missing).
 Shape broadcast_strides(const Tensor& t, const Shape& shape);
+
+// The layout of a pointwise result, as PyTorch's TensorIterator keeps it: the format of the
+// first input that has the result's whole shape (a channels-last activation plus a broadcast
+// (1, C, 1, 1) bias stays channels-last), contiguous when none has.
+template <std::size_t N>
+MemoryFormat pointwise_format(const Shape& shape, const std::array<const Tensor*, N>& in) {
+  for (const Tensor* t : in)
+    if (t->shape() == shape) return t->suggest_memory_format();
+  return MemoryFormat::contiguous;
+}
+
+// Whether every input has out's dense layout, so the kernels may index all of them flat.
+template <std::size_t N>
+bool flat_layout(const Tensor& out, const std::array<const Tensor*, N>& in) {
+  if (!out.is_contiguous() && out.suggest_memory_format() == MemoryFormat::contiguous) return false;
+  for (const Tensor* t : in)
+    if (!same_dense_layout(out, *t)) return false;
+  return true;
+}
 }  // namespace detail
 
 // out[i] = f(in_0[i], ..., in_{N-1}[i]) over the broadcast shape of the inputs, on their device.
@@ -58,8 +77,7 @@ void pointwise_into(OnCpu, std::string_view op, F f, const Tensor& out, const Ts
   const std::array<const Tensor*, N> in{&inputs...};
   const Shape& shape = out.shape();
   const int64_t n = out.numel();
-  bool flat = out.is_contiguous();
-  for (const Tensor* t : in) flat = flat && t->shape() == shape && t->is_contiguous();
+  const bool flat = detail::flat_layout(out, in);
   dispatch_floating(out.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     using C = compute_t<T>;
@@ -118,7 +136,7 @@ Tensor pointwise(std::string_view op, F f, const Ts&... inputs) {
   const std::array<const Tensor*, sizeof...(Ts)> in{&inputs...};
   Shape shape = in[0]->shape();
   for (std::size_t k = 1; k < in.size(); ++k) shape = broadcast_shapes(shape, in[k]->shape(), op);
-  Tensor out = empty(shape, {in[0]->dtype(), in[0]->device()});
+  Tensor out = empty(shape, {in[0]->dtype(), in[0]->device()}, detail::pointwise_format(shape, in));
   dispatch_device<Kernels::cpu_and_cuda>(
       op, out.device(), [&](auto on) { pointwise_into(on, op, f, out, inputs...); });
   return out;

@@ -63,8 +63,7 @@ void launch_pointwise(std::string_view op, F f, const Tensor& out, cudaStream_t 
   const std::array<const Tensor*, N> in{&inputs...};
   const int64_t n = out.numel();
   if (n == 0) return;
-  bool flat = out.is_contiguous();
-  for (const Tensor* t : in) flat = flat && t->shape() == out.shape() && t->is_contiguous();
+  const bool flat = detail::flat_layout(out, in);
   dispatch_floating(out.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     ec::Inputs<T, N> ptrs{};

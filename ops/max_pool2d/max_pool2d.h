@@ -8,7 +8,9 @@
 // row-major window order wins ties; a NaN wins over any number (PyTorch propagates NaN).
 // Backward: gx[n, c, indices[n, c, i, j]] += gy[n, c, i, j] (overlapping windows add up).
 // The node keeps only the indices and the window geometry.
-// Kernels: max_pool2d_kernel.h (CPU: max_pool2d_cpu.cpp; GPU: max_pool2d_kernels.cuh).
+// Kernels: max_pool2d_kernel.h (CPU: max_pool2d_cpu.cpp; GPU: max_pool2d_kernels.cuh). A
+// channels-last x runs on the NHWC kernels (max_pool2d_nhwc_cpu.cpp, max_pool2d_nhwc_kernels.cuh)
+// and gives channels-last output and indices (indices still ih·W + iw), as PyTorch.
 
 #include "core/tensor.h"
 #include "ops/pool2d/pool2d_window.h"

@@ -19,4 +19,16 @@ Tensor max_pool2d_backward(OnCpu, const Tensor& gy, const Tensor& indices, const
 Tensor max_pool2d_backward(OnCuda, const Tensor& gy, const Tensor& indices,
                            const Pool2dGeometry& g);
 
+// Channels-last: x (N, C, H, W) with NHWC strides; output and indices fresh, channels-last;
+// gx channels-last from gy and indices, channels-last. Results equal the NCHW kernels'
+// (max_pool2d_nhwc_cpu.cpp; max_pool2d_nhwc_kernels.cuh on a GPU).
+void max_pool2d_forward_nhwc(OnCpu, const Tensor& x, const Pool2dGeometry& g, const Tensor& output,
+                             const Tensor& indices);
+void max_pool2d_forward_nhwc(OnCuda, const Tensor& x, const Pool2dGeometry& g, const Tensor& output,
+                             const Tensor& indices);
+Tensor max_pool2d_backward_nhwc(OnCpu, const Tensor& gy, const Tensor& indices,
+                                const Pool2dGeometry& g);
+Tensor max_pool2d_backward_nhwc(OnCuda, const Tensor& gy, const Tensor& indices,
+                                const Pool2dGeometry& g);
+
 }  // namespace rg::detail

@@ -83,6 +83,19 @@ RG_OP_SPECS(max_pool2d) {
       .samples = {{"", {{2, 3, 9, 7}}, pooled(3, 2, 1, 1, C::off)},
                   // Disjoint windows (airbench's pool), whose backward is a thread per window.
                   {"2x2, odd sizes", {{2, 3, 9, 7}}, pooled(2, {}, 0, 1, C::off)},
+                  // The NHWC kernels (max_pool2d_nhwc_*): disjoint and overlapping windows.
+                  {"channels-last, 2x2",
+                   {{2, 5, 9, 7}},
+                   [](const Inputs& x) {
+                     return max_pool2d(to_memory_format(x[0], MemoryFormat::channels_last), 2)
+                         .output;
+                   }},
+                  {"channels-last, overlapping",
+                   {{2, 5, 9, 7}},
+                   [](const Inputs& x) {
+                     return max_pool2d(to_memory_format(x[0], MemoryFormat::channels_last), 3, 2, 1)
+                         .output;
+                   }},
                   {"transposed, dilated",
                    {{2, 3, 9, 7}},
                    [](const Inputs& x) {

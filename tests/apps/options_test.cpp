@@ -253,5 +253,50 @@ TEST(TrainCifarOptions, EvalOnlyWithNoCheckpointToFind) {
       throws_error([&] { run(cfg); }, {"--eval-only", "no checkpoint", "last.safetensors"}));
 }
 
+// PyTorch's airbench94 trains a half-precision channels-last model: the presets made for speed
+// do so on a GPU — channels-last activations, and O1 in bf16 where the GPU has bf16 (sm_80+) —
+// unless the run says otherwise; the CPU and the classic recipe are untouched. This machine has
+// no GPU (capability 0), so the precision's part is checked on the rule itself.
+TEST(TrainCifarOptions, GpuPresetsTrainChannelsLastAndBf16UnlessToldNo) {
+  for (const std::string preset : {"airbench94", "quick", "resnet18"}) {
+    for (const std::string device : {"cuda", "cuda:1"}) {
+      const GpuPresetDefaults h200 = gpu_preset_defaults(preset, device, "", 90);
+      EXPECT_TRUE(h200.channels_last && h200.amp_bf16) << preset << " " << device;
+      const GpuPresetDefaults a100 = gpu_preset_defaults(preset, device, "", 80);
+      EXPECT_TRUE(a100.channels_last && a100.amp_bf16) << preset;
+      const GpuPresetDefaults v100 = gpu_preset_defaults(preset, device, "", 70);
+      EXPECT_TRUE(v100.channels_last) << preset;
+      EXPECT_FALSE(v100.amp_bf16) << preset;  // no fast bf16: f32, as before
+    }
+    const GpuPresetDefaults cpu = gpu_preset_defaults(preset, "cpu", "", 90);
+    EXPECT_FALSE(cpu.channels_last || cpu.amp_bf16) << preset;
+    EXPECT_TRUE(gpu_preset_defaults(preset, "cpu", "cuda:0,cuda:0", 90).amp_bf16) << preset;
+
+    const TrainConfig gpu = parse({"--preset", preset, "--device", "cuda"}).config;
+    EXPECT_EQ(gpu.memory_format, "channels_last") << preset;
+    EXPECT_EQ(gpu.to_json()["memory_format"], "channels_last") << preset;  // resolved, saved
+    EXPECT_EQ(gpu.amp, "O0") << preset;  // no GPU here: no bf16 to choose
+    const TrainConfig cpu_run = parse({"--preset", preset}).config;
+    EXPECT_EQ(cpu_run.memory_format, "contiguous") << preset;
+    EXPECT_EQ(cpu_run.amp, "O0") << preset;
+    // An explicit choice wins, however it is made.
+    EXPECT_EQ(parse({"--preset", preset, "--device", "cuda", "--memory-format", "contiguous"})
+                  .config.memory_format,
+              "contiguous");
+    EXPECT_EQ(parse({"--preset", preset, "--device", "cuda", "--set", "memory_format=contiguous"})
+                  .config.memory_format,
+              "contiguous");
+  }
+  EXPECT_FALSE(gpu_preset_defaults("classic", "cuda", "", 90).channels_last);
+  EXPECT_FALSE(gpu_preset_defaults("", "cuda", "", 90).amp_bf16);
+  EXPECT_EQ(parse({"--device", "cuda"}).config.memory_format, "contiguous");
+  EXPECT_EQ(parse({"--memory-format", "channels_last"}).config.memory_format, "channels_last");
+  EXPECT_TRUE(throws_error(
+      [] {
+        parse({"--memory-format", "nhwc"});
+      },
+      {"memory_format", "contiguous or channels_last", "nhwc"}));
+}
+
 }  // namespace
 }  // namespace rg::apps

@@ -173,7 +173,8 @@ TEST(SharedOptions, CheckpointsRecordTheOptionsAsBeforeAndTheyReadBack) {
             R"("data_format":"auto","data_on_device":"auto","deterministic":false,"device":"cpu",)"
             R"("dp":0,"dp_devices":"","epochs":200,"eval_only":false,"grad_compression":"none",)"
             R"("label_smoothing":0.0,"lookahead":false,"loss_scale":"dynamic","lr":0.1,)"
-            R"("lr_scaling":"none","milestones":[100,150],"model":"resnet18","momentum":0.9,)"
+            R"("lr_scaling":"none","memory_format":"contiguous","milestones":[100,150],)"
+            R"("model":"resnet18","momentum":0.9,)"
             R"("nesterov":false,"norm_bias_lr_scale":1.0,"out":"runs/cifar10","overwrite":false,)"
             R"("preset":"","progress":true,"resume":"","schedule":"cosine","seed":0,)"
             R"("stop_after_epochs":0,"sync_bn":false,"test_limit":0,"threads":0,"trace":"",)"
@@ -188,6 +189,8 @@ TEST(SharedOptions, CheckpointsRecordTheOptionsAsBeforeAndTheyReadBack) {
   EXPECT_TRUE(defaults.at("warm_up").is_null());
   defaults["cudnn_benchmark"] = false;
   defaults["warm_up"] = false;
+  EXPECT_TRUE(defaults.at("memory_format").is_null());  // likewise: channels_last on a GPU preset
+  defaults["memory_format"] = "contiguous";
   EXPECT_EQ(defaults, TrainConfig{}.to_json());
   const TrainConfig airbench =
       parse(train_cifar_options(), {"--preset", "airbench94", "--amp", "O1", "--dp", "2"}).config;

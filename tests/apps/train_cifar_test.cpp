@@ -381,5 +381,53 @@ TEST(TrainCifar, CommandLineLayering) {
       throws_error([&] { train_cifar_options().parse(3, const_cast<char**>(bad)); }, {"--epoch"}));
 }
 
+// Checkpoints hold the model's parameters as they are — NCHW, f32 — whatever the layout of its
+// activations or the precision it trained in: a channels-last run (and a channels-last O1 bf16
+// run) writes the file an NCHW f32 run writes, tensor for tensor, with weights equal to f32
+// rounding (BatchNorm's sums run over the rows in another order).
+TEST(TrainCifar, ChannelsLastRunsWriteTheNchwF32Checkpoint) {
+  const std::string data = tiny_cifar("data", 8);
+  struct Run {
+    std::string memory_format, amp, data_on_device;
+  };
+  std::vector<std::map<std::string, Tensor>> last;
+  // The last: batches gathered channels-last on the device (cpu:1 standing in for a GPU).
+  for (const Run& r : {Run{"contiguous", "O0", "off"}, Run{"channels_last", "O0", "off"},
+                       Run{"channels_last", "O1", "off"}, Run{"channels_last", "O0", "on"}}) {
+    const std::string out =
+        rg::testing::temp_path("layout_" + r.memory_format + r.amp + r.data_on_device);
+    fs::remove_all(out);
+    TrainConfig cfg = tiny_config(data, out);
+    cfg.epochs = 1;
+    cfg.memory_format = r.memory_format;
+    cfg.amp = r.amp;
+    cfg.amp_dtype = "bf16";
+    cfg.data_on_device = r.data_on_device;
+    if (r.data_on_device == "on") cfg.device = "cpu:1";
+    ASSERT_EQ(run(cfg), 0) << r.memory_format << " " << r.amp;
+    const SafetensorsFile file = load_safetensors(out + "/last.safetensors");
+    EXPECT_EQ(train::Json::parse(file.metadata.at("config"))["memory_format"], r.memory_format);
+    last.push_back(file.tensors);
+  }
+  for (std::size_t k = 1; k < last.size(); ++k) {
+    ASSERT_EQ(last[k].size(), last[0].size()) << k;
+    for (const auto& [name, t] : last[0]) {
+      ASSERT_TRUE(last[k].contains(name)) << name;
+      const Tensor& u = last[k].at(name);
+      EXPECT_EQ(u.dtype(), t.dtype()) << name;
+      EXPECT_EQ(u.shape(), t.shape()) << name;
+      EXPECT_TRUE(u.is_contiguous()) << name;
+    }
+  }
+  // f32 with either layout: the same training, to rounding; with the batches made on the device
+  // in channels-last, exactly the host's channels-last run.
+  for (const auto& [name, t] : last[0]) {
+    if (is_floating(t.dtype())) {
+      EXPECT_TRUE(all_close(last[1].at(name), t, 1e-4, 1e-3)) << name;
+    }
+    EXPECT_TRUE(all_close(last[3].at(name), last[1].at(name), 0, 0)) << name;
+  }
+}
+
 }  // namespace
 }  // namespace rg::apps

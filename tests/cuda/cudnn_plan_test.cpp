@@ -12,6 +12,7 @@
 
 #include "core/device.h"
 #include "ops/conv_cudnn/conv_plan.h"
+#include "ops/conv_cudnn/conv_run.h"
 #include "tests/support/fixtures.h"
 
 namespace rg::cuda {
@@ -238,6 +239,110 @@ TEST(CudnnPlans, BadShapesGetCudnnsMessage) {
         conv_output_shape({1, 3, 2, 2}, {8, 3, 5, 5}, {1, 1}, {0, 0}, {1, 1});
       },
       {"smaller than the kernel"}));
+}
+
+// ---- channels-last (NHWC, NDHWC) ----------------------------------------------------------------
+
+// The problem with every operand in the channels-last format of its rank, as conv_cuda.cu
+// makes it for a channels-last activation (conv_memory_format).
+ConvProblem channels_last(ConvProblem p) {
+  const MemoryFormat format =
+      p.x.size() == 4 ? MemoryFormat::channels_last : MemoryFormat::channels_last_3d;
+  p.x_strides = strides_for(p.x, format);
+  p.w_strides = strides_for(p.w, format);
+  p.y_strides = strides_for(p.y, format);
+  return p;
+}
+
+// What the presets run on a GPU (16-bit, channels-last) and f32 channels-last: a plan for every
+// convolution of the bundled models in every direction, on the H200 the GPU checks run on and
+// the H100. The stem's 3 input channels and the UNet's 1 make NHWC rows narrower than cuDNN's
+// 16-byte vectors: those take the fallback list's engines where mode A has none.
+TEST(CudnnPlans, EveryModelConvolutionGetsAChannelsLastPlan) {
+  int plans = 0;
+  for (const char* file : {"h200.json", "h100_sxm.json"})
+    for (const Conv& c : model_convolutions())
+      for (ConvDirection direction :
+           {ConvDirection::forward, ConvDirection::backward_data, ConvDirection::backward_filter})
+        for (DType dtype : {DType::bf16, DType::f16, DType::f32}) {
+          const ConvProblem p = channels_last(problem(c, direction, dtype));
+          try {
+            const std::vector<ConvPlan> found = conv_plans(p, device(file));
+            ASSERT_EQ(found.size(), 1u);
+            EXPECT_GE(found[0].engine, 0);
+            ++plans;
+          } catch (const Error& e) {
+            ADD_FAILURE() << file << " " << c.name << ": " << e.what();
+          }
+        }
+  EXPECT_EQ(plans, 2 * 17 * 3 * 3);
+}
+
+// airbench94's convolutions at its batch (1024), 16-bit channels-last as its preset runs them on
+// a GPU, and the transposed convolutions of the UNet decoders in NHWC.
+TEST(CudnnPlans, Airbench94AndTransposedConvolutionsInChannelsLast) {
+  const std::vector<Conv> airbench = {
+      {"airbench94 whiten", {1024, 3, 32, 32}, {24, 3, 2, 2}, {1, 1}, {0, 0}},
+      {"airbench94 group1 conv1", {1024, 24, 31, 31}, {64, 24, 3, 3}, {1, 1}, {1, 1}},
+      {"airbench94 group1 conv2", {1024, 64, 15, 15}, {64, 64, 3, 3}, {1, 1}, {1, 1}},
+      {"airbench94 group2 conv1", {1024, 64, 15, 15}, {256, 64, 3, 3}, {1, 1}, {1, 1}},
+      {"airbench94 group2 conv2", {1024, 256, 7, 7}, {256, 256, 3, 3}, {1, 1}, {1, 1}},
+      {"airbench94 group3 conv2", {1024, 256, 3, 3}, {256, 256, 3, 3}, {1, 1}, {1, 1}},
+  };
+  for (const Conv& c : airbench)
+    for (ConvDirection direction :
+         {ConvDirection::forward, ConvDirection::backward_data, ConvDirection::backward_filter})
+      for (DType dtype : {DType::bf16, DType::f16})
+        EXPECT_NO_THROW(
+            conv_plans(channels_last(problem(c, direction, dtype)), device("h200.json")))
+            << c.name << " " << dtype;
+  ConvProblem up;
+  up.direction = ConvDirection::backward_data;
+  up.dtype = DType::bf16;
+  up.y = {8, 256, 32, 32};
+  up.w = {256, 128, 2, 2};
+  up.x = {8, 128, 64, 64};
+  up.stride = {2, 2};
+  up.padding = {0, 0};
+  up.dilation = {1, 1};
+  EXPECT_NO_THROW(conv_plans(channels_last(up), device("h200.json")));
+}
+
+// The layout is part of the problem: its description names it (and so the plan cache's key and
+// every error), and cuDNN checks channels-last strides like any others.
+TEST(CudnnPlans, ChannelsLastIsNamedAndItsStridesChecked) {
+  const ConvProblem nchw = problem(model_convolutions()[1], ConvDirection::forward, DType::bf16);
+  const ConvProblem nhwc = channels_last(nchw);
+  EXPECT_EQ(nchw.describe().find("channels_last"), std::string::npos);
+  EXPECT_NE(nhwc.describe().find("channels_last"), std::string::npos) << nhwc.describe();
+  ConvProblem overlapping = nhwc;
+  overlapping.x_strides[2] = 1;  // H and C on one stride: not a layout cuDNN accepts
+  EXPECT_TRUE(throws_error([&] { conv_plans(overlapping, device("h200.json")); },
+                           {"cuDNN convolution forward bf16", "CUDNN_STATUS"}));
+}
+
+// conv_cuda.cu's choice of layout and the problem it builds from its tensors (the shapes and
+// strides only: cpu tensors serve).
+TEST(CudnnPlans, ConvolutionsOfChannelsLastTensorsRunInChannelsLast) {
+  const Tensor x = empty({8, 16, 10, 12}), w = empty({32, 16, 3, 3});
+  const Tensor x_cl = empty({8, 16, 10, 12}, {}, MemoryFormat::channels_last);
+  const Tensor w_cl = empty({32, 16, 3, 3}, {}, MemoryFormat::channels_last);
+  EXPECT_EQ(conv_memory_format(x, w), MemoryFormat::contiguous);
+  EXPECT_EQ(conv_memory_format(x_cl, w), MemoryFormat::channels_last);
+  EXPECT_EQ(conv_memory_format(x, w_cl), MemoryFormat::channels_last);
+  // One channel: NCHW and NHWC are the same bytes, and such a tensor decides nothing.
+  EXPECT_EQ(conv_memory_format(empty({8, 1, 10, 12}), empty({4, 1, 3, 3})),
+            MemoryFormat::contiguous);
+  EXPECT_EQ(conv_memory_format(empty({2, 4, 3, 5, 6}, {}, MemoryFormat::channels_last_3d),
+                               empty({8, 4, 3, 3, 3})),
+            MemoryFormat::channels_last_3d);
+  const Tensor y_cl = empty({8, 32, 10, 12}, {}, MemoryFormat::channels_last);
+  const ConvProblem p =
+      conv_problem(ConvDirection::forward, x_cl, w_cl, y_cl, {1, 1}, {1, 1}, {1, 1});
+  EXPECT_EQ(p.x_strides, (Shape{1920, 1, 192, 16}));
+  EXPECT_EQ(p.w_strides, (Shape{144, 1, 48, 16}));
+  EXPECT_EQ(p.y_strides, strides_for(p.y, MemoryFormat::channels_last));
+  EXPECT_NO_THROW(conv_plans(ConvProblem{p}, device("h200.json")));
 }
 
 }  // namespace

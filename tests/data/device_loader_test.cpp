@@ -109,6 +109,31 @@ TEST(DeviceLoader, SixteenBitImagesAreTheF32BatchRounded) {
   EXPECT_TRUE(same_bytes(bf16.next()->images, want));
 }
 
+// Channels-last batches (a channels-last model's input): the same values, NHWC strides.
+TEST(DeviceLoader, ChannelsLastBatchesAreTheSameImagesInNhwc) {
+  const auto dataset = std::make_shared<MemoryImages>(7, 3, 32, 32);
+  auto sampler = std::make_shared<RandomSampler>(7, 3);
+  for (DType dtype : {DType::f32, DType::bf16}) {
+    DeviceLoader nchw(std::make_shared<DeviceDataset>(*dataset, Device::cpu()), sampler,
+                      cifar10_airbench94_device_augment(),
+                      {.batch_size = 4, .seed = 5, .dtype = dtype});
+    DeviceLoader nhwc(
+        std::make_shared<DeviceDataset>(*dataset, Device::cpu()), sampler,
+        cifar10_airbench94_device_augment(),
+        {.batch_size = 4, .seed = 5, .dtype = dtype, .memory_format = MemoryFormat::channels_last});
+    nchw.start_epoch(2);
+    nhwc.start_epoch(2);
+    while (auto want = nchw.next()) {
+      const auto got = nhwc.next();
+      ASSERT_TRUE(got.has_value());
+      EXPECT_TRUE(got->images.is_contiguous(MemoryFormat::channels_last));
+      EXPECT_FALSE(got->images.is_contiguous());
+      EXPECT_TRUE(same_bytes(got->images, want->images)) << dtype;
+      EXPECT_EQ(got->labels.to_vector<int64_t>(), want->labels.to_vector<int64_t>());
+    }
+  }
+}
+
 TEST(DeviceLoader, DeviceDatasetHoldsEveryImageAndLabel) {
   const MemoryImages dataset(5, 3, 4, 6);
   const DeviceDataset on_device(dataset, Device::cpu(1));
