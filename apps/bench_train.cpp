@@ -56,7 +56,8 @@ struct TraceWindow {
 };
 
 Result run(const std::string& model_name, const rg::AmpOptions& options, const rg::Device& device,
-           int64_t batch, int64_t steps, int64_t warmup, const TraceWindow& window) {
+           int64_t batch, int64_t steps, int64_t warmup, const TraceWindow& window,
+           rg::MemoryFormat format) {
   rg::manual_seed(0);
   std::shared_ptr<rg::nn::Module> model = rg::nn::make_model(model_name);
   int64_t parameters = 0;  // for tools/bench_train_vs_pytorch.py's check against its twin
@@ -64,7 +65,9 @@ Result run(const std::string& model_name, const rg::AmpOptions& options, const r
   model->to(device);
   rg::MixedPrecision amp(*model, options);
   rg::SGD opt(amp.optimizer_params(), {.lr = 0.01, .momentum = 0.9, .weight_decay = 5e-4});
-  const rg::Tensor x = rg::randn({batch, 3, 32, 32}).to(device);
+  // --memory-format channels_last: the input in NHWC, as PyTorch's x.to(memory_format=...); the
+  // activations follow it (the ops keep the layout, core/memory_format.h).
+  const rg::Tensor x = rg::to_memory_format(rg::randn({batch, 3, 32, 32}).to(device), format);
   std::vector<int64_t> y(static_cast<std::size_t>(batch));
   for (int64_t i = 0; i < batch; ++i) y[static_cast<std::size_t>(i)] = i % 10;
   const rg::Tensor labels = rg::from_vector(y, {batch}, {rg::DType::i64}).to(device);
@@ -147,6 +150,9 @@ int main(int argc, char** argv) {
   app.add_option("--amp", levels, "mixed-precision levels to time (O0..O3, or all)");
   app.add_option("--amp-dtype", dtypes, "16-bit types for O1-O3 (fp16, bf16)");
   app.add_option("--device", device_name, "cpu or cuda[:N]");
+  std::string memory_format = "contiguous";
+  app.add_option("--memory-format", memory_format,
+                 "contiguous (NCHW) or channels_last (NHWC) activations");
   bool cudnn_benchmark = false;
   app.add_flag("--cudnn-benchmark", cudnn_benchmark,
                "time cuDNN's candidate plans for each convolution in the warmup and keep the "
@@ -187,7 +193,8 @@ int main(int argc, char** argv) {
         configs.push_back({l, rg::parse_amp_dtype(dtype), {}});
     }
     for (const rg::AmpOptions& c : configs) {
-      const Result r = run(model_name, c, device, batch, steps, warmup, window);
+      const Result r = run(model_name, c, device, batch, steps, warmup, window,
+                           rg::parse_memory_format(memory_format));
       window = {};  // the first configuration's steps only
       const bool f32 = c.level == rg::OptLevel::O0;
       std::printf(
@@ -196,14 +203,14 @@ int main(int argc, char** argv) {
           "\"amp\": \"%s\", \"dtype\": \"%s\", \"steps\": %lld, \"images_per_second\": %.1f, "
           "\"best_images_per_second\": %.1f, \"host_ms_per_step\": %.2f, \"peak_memory_mib\": "
           "%.1f, \"skipped_steps\": %lld, \"parameters\": %lld, \"cudnn_benchmark\": %s, "
-          "\"cpu_ms_per_step\": %.1f}\n",
+          "\"memory_format\": \"%s\", \"cpu_ms_per_step\": %.1f}\n",
           device.str().c_str(), model_name.c_str(), static_cast<long long>(batch),
           rg::num_threads(), std::string(rg::opt_level_name(c.level)).c_str(),
           f32 ? "fp32" : (c.dtype == rg::DType::f16 ? "fp16" : "bf16"),
           static_cast<long long>(steps), r.images_per_second, r.best_images_per_second,
           r.host_ms_per_step, r.peak_mib, static_cast<long long>(r.skipped),
           static_cast<long long>(r.parameters), cudnn_benchmark ? "true" : "false",
-          r.cpu_ms_per_step);
+          memory_format.c_str(), r.cpu_ms_per_step);
       if (count_launches) {
         const double n = static_cast<double>(steps);
         std::printf(

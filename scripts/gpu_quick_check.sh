@@ -321,11 +321,10 @@ if has pytorch; then
       --device cuda --models resnet18:128 --steps 20 --rounds 2 --amp $amp
   done
   # Issue 40's goal: ringgrad at O1/bf16 with channels-last >= 1.5x PyTorch AMP with
-  # channels_last. PyTorch's side in channels_last; ringgrad's bench_train gets its own layout
-  # flag through --ringgrad-arg once it has one (until then it runs NCHW: see extra_args).
+  # channels_last: both sides in channels-last (ringgrad's bench_train --memory-format).
   step vs_pytorch_O1_bf16_channels_last 90 "$report/vs_pytorch.txt" python3 \
     tools/bench_train_vs_pytorch.py --device cuda --models resnet18:128 --steps 20 --rounds 2 \
-    --amp O1 --amp-dtype bf16 --channels-last
+    --amp O1 --amp-dtype bf16 --channels-last --ringgrad-arg=--memory-format=channels_last
   grep -E '"(framework|amp|dtype|channels_last|images_per_second|host_ms_per_step|speedup)"' \
     "$report/vs_pytorch.txt"
 fi
