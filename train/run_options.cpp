@@ -129,6 +129,13 @@ Json parse_json(const std::string& text, const std::string& what, bool allow_inv
       detail = detail.substr(colon + 2);
     fail(what, " is not valid JSON at line ", line, ", column ", at - line_start + 1, ": ",
          clipped(detail, 200));  // its "last read" token may be long
+  } catch (const Json::out_of_range& e) {
+    // A number past a double's range ("1e700"): nlohmann says which, not where (a fuzz finding:
+    // it escaped as an uncaught exception).
+    std::string detail = e.what();  // "[json.exception.out_of_range.406] number overflow ..."
+    if (const auto space = detail.find("] "); space != std::string::npos)
+      detail = detail.substr(space + 2);
+    fail(what, " is not valid JSON: ", clipped(detail, 200), " (beyond a double's range)");
   }
 }
 

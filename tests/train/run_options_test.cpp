@@ -200,6 +200,14 @@ TEST(RunOptions, AConfigFilesErrorsNameTheFileAndTheLine) {
         parse({"--config", empty});
       },
       {"empty.json' is not valid JSON at line 1, column 1"}));
+  // A number too large for a double is nlohmann's out_of_range, not a parse error (fuzz finding).
+  const std::string huge = write_file("huge.json", "{\"lr\": 8277293e700}");
+  EXPECT_TRUE(throws_error(
+      [&] {
+        parse({"--config", huge});
+      },
+      {"huge.json' is not valid JSON: number overflow parsing '8277293e700'",
+       "beyond a double's range"}));
 }
 
 TEST(RunOptions, ChecksSayTheirBounds) {
