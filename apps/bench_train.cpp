@@ -189,8 +189,10 @@ int main(int argc, char** argv) {
         configs.push_back({});  // f32: no 16-bit type
         continue;
       }
-      for (const std::string& dtype : dtypes)
-        configs.push_back({l, rg::parse_amp_dtype(dtype), {}});
+      for (const std::string& dtype : dtypes) {
+        const rg::DType d = rg::parse_amp_dtype(dtype);
+        configs.push_back({l, d, rg::default_loss_scale(d)});  // bf16: no scaler, as PyTorch's
+      }
     }
     for (const rg::AmpOptions& c : configs) {
       const Result r = run(model_name, c, device, batch, steps, warmup, window,

@@ -54,10 +54,15 @@ MixedPrecision::MixedPrecision(nn::Module& model, AmpOptions options)
   } else {
     opt_params_ = model_params_;
   }
-  if (level != OptLevel::O0) {
+  if (level != OptLevel::O0 && options_.scaler.mode != LossScaleMode::none) {
     scaler_.emplace(options_.scaler);
     scaler_->set_param_names(names_);
   }
+}
+
+LossScalerOptions default_loss_scale(DType dtype) {
+  if (dtype == DType::bf16) return {.mode = LossScaleMode::none};
+  return {};
 }
 
 Tensor MixedPrecision::cast_input(const Tensor& x) const {
@@ -103,11 +108,11 @@ void MixedPrecision::unscale(Optimizer& optimizer) {
 }
 
 bool MixedPrecision::step(Optimizer& optimizer) {
-  if (!scaler_) {
-    optimizer.step();
-    return true;
-  }
-  const bool stepped = scaler_->step(optimizer);
+  bool stepped = true;
+  if (scaler_)
+    stepped = scaler_->step(optimizer);
+  else
+    optimizer.step();  // no scaler (O0, or bf16's default): nothing to skip
   if (stepped && options_.level == OptLevel::O2) {
     NoGradGuard no_grad;
     for (std::size_t i = 0; i < model_params_.size(); ++i)
@@ -163,6 +168,11 @@ void MixedPrecision::load_state_dict(const StateDict& state) {
       masters.emplace_back(i, it->second);
     }
   }
+  // A run's scaler follows --loss-scale; a checkpoint saved without one (none) has no scaler.*
+  // state to continue from, and one saved with one is read and dropped.
+  RG_CHECK(!scaler_ || state.metadata.count("scaler.mode"),
+           "amp.load_state_dict: the checkpoint was trained without a loss scaler (--loss-scale "
+           "none, bf16's default); resume it with --loss-scale none");
   if (scaler_) scaler_->load_state_dict(state);
   NoGradGuard no_grad;
   for (auto& [i, t] : masters) {

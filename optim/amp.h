@@ -67,10 +67,15 @@ std::string_view opt_level_name(OptLevel level);
 // "fp16" / "bf16" (also "f16", "float16", "bfloat16"); throws naming the accepted values.
 DType parse_amp_dtype(std::string_view text);
 
+// The loss scaling a 16-bit type needs unless told otherwise (--loss-scale auto): dynamic for f16,
+// whose gradients underflow; none for bf16, whose exponent range is f32's (PyTorch's autocast in
+// bf16 runs without a GradScaler).
+LossScalerOptions default_loss_scale(DType dtype);
+
 struct AmpOptions {
   OptLevel level = OptLevel::O0;
   DType dtype = DType::f16;  // f16 or bf16 (ignored at O0)
-  LossScalerOptions scaler;  // ignored at O0
+  LossScalerOptions scaler;  // ignored at O0; mode none: no scaler
 };
 
 class MixedPrecision {

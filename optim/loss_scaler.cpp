@@ -18,6 +18,8 @@ const char* mode_name(LossScaleMode mode) {
 }
 
 void validate(const LossScalerOptions& o) {
+  RG_CHECK(o.mode != LossScaleMode::none,
+           "LossScaler: mode none means no scaler; MixedPrecision makes none for it");
   RG_CHECK(std::isfinite(o.init_scale) && o.init_scale > 0,
            "LossScaler: init_scale must be a positive finite number, got ", o.init_scale);
   RG_CHECK(std::isfinite(o.min_scale) && o.min_scale > 0,
@@ -51,11 +53,12 @@ std::string number(int64_t v) {
 LossScalerOptions parse_loss_scale(const std::string& text) {
   LossScalerOptions o;
   if (text == "dynamic") return o;
+  if (text == "none") return {.mode = LossScaleMode::none};
   double value = 0;
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, value);
   RG_CHECK(ec == std::errc() && ptr == end && std::isfinite(value) && value > 0,
-           "--loss-scale: expected \"dynamic\" or a positive number, got \"", text, "\"");
+           "--loss-scale: expected \"dynamic\", \"none\" or a positive number, got \"", text, "\"");
   o.mode = LossScaleMode::fixed;
   o.init_scale = value;
   o.min_scale = std::min(o.min_scale, value);

@@ -43,7 +43,10 @@
 
 namespace rg {
 
-enum class LossScaleMode { dynamic, fixed };  // fixed: a static scale
+// fixed: a static scale. none: no scaler at all (MixedPrecision makes none): bf16 has f32's
+// exponent range, so its gradients need no lifting, as PyTorch's autocast in bf16 runs without a
+// GradScaler — and without the scaler's verdict, the one host read of a step.
+enum class LossScaleMode { dynamic, fixed, none };
 
 struct LossScalerOptions {
   LossScaleMode mode = LossScaleMode::dynamic;
@@ -55,7 +58,7 @@ struct LossScalerOptions {
   double max_scale = 16777216.0;   // ceiling 2^24 (Apex's default)
 };
 
-// Parses "dynamic" or a positive number (a static scale), as --loss-scale takes it.
+// Parses "dynamic", "none" or a positive number (a static scale), as --loss-scale takes it.
 LossScalerOptions parse_loss_scale(const std::string& text);
 
 // The overflow report.

@@ -32,6 +32,31 @@ std::string state_key(std::size_t index, const std::string& name) {
 
 }  // namespace
 
+void Optimizer::keep_lr_on_device(const Device& device) {
+  RG_CHECK(reads_lr_on_device(), name_,
+           ": its update takes its scalars from the host, so a captured step (--cuda-graphs) "
+           "would repeat the first step's; use SGD");
+  lr_on_device_ = zeros({static_cast<int64_t>(num_groups())}, {DType::f64, device});
+  write_lr_to_device();
+}
+
+void Optimizer::write_lr_to_device() {
+  if (!lr_on_device_.defined()) return;
+  std::vector<double> rates(num_groups());
+  for (std::size_t g = 0; g < rates.size(); ++g) rates[g] = lr(g);
+  Tensor host = from_vector(rates, {static_cast<int64_t>(rates.size())}, {DType::f64});
+  // Into the same memory every time (a captured update reads that address), queued on the
+  // device's stream: from pinned memory the host does not wait.
+  if (lr_on_device_.device().is_cuda())
+    host = host.pin_memory().to(lr_on_device_.device(), NonBlocking::yes);
+  copy_strided(lr_on_device_, host);
+}
+
+const double* Optimizer::lr_on_device(std::size_t group) const {
+  if (!lr_on_device_.defined()) return nullptr;
+  return static_cast<const double*>(lr_on_device_.data_ptr()) + group;
+}
+
 void Optimizer::zero_grad() {
   for (std::size_t g = 0; g < num_groups(); ++g)
     for (const Tensor& p : params(g)) Tensor(p).zero_grad();

@@ -83,6 +83,17 @@ class Optimizer {
   // Drops the per-parameter state (after ZeRO took its shard of it).
   void clear_state();
 
+  // ---- what a captured step needs (train/step_graph.h, --cuda-graphs) -----------------------
+  // Keeps the learning rates as device scalars (one f64 per group, on `device`) that the
+  // update's kernels read instead of a host value, so that a step captured in a CUDA graph uses
+  // each replay's rate. From then on the caller writes them before every step
+  // (write_lr_to_device). Throws for an optimizer whose update takes its scalars from the host
+  // (AdamW: its bias corrections too), naming it.
+  void keep_lr_on_device(const Device& device);
+  // Queues the copy of the current rates into those scalars, without the host waiting; nothing
+  // when they are not kept.
+  void write_lr_to_device();
+
  protected:
   explicit Optimizer(std::string name) : name_(std::move(name)) {}
 
@@ -111,9 +122,14 @@ class Optimizer {
   virtual std::vector<std::string> state_names(std::size_t group) const = 0;
   // Whether ParamState::step is meaningful (saved as "optim.state.<i>.step").
   virtual bool counts_steps() const = 0;
+  // Whether step() reads the rates keep_lr_on_device keeps (lr_on_device).
+  virtual bool reads_lr_on_device() const { return false; }
+  // The group's rate on the device (keep_lr_on_device), or null: what the update reads.
+  const double* lr_on_device(std::size_t group) const;
 
  private:
   std::string name_;
+  Tensor lr_on_device_;            // (groups) f64; undefined unless keep_lr_on_device
   std::vector<ParamState> state_;  // by parameter index
 };
 

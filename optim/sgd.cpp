@@ -32,7 +32,8 @@ void SGD::step() {
   std::vector<detail::SgdItem> items;
   std::vector<detail::WorkingView> views;
   std::size_t index = 0;
-  for (const auto& group : groups_) {
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const auto& group = groups_[g];
     const SGDOptions& o = group.options;
     for (const Tensor& param : group.params) {
       const std::size_t i = index++;
@@ -50,7 +51,8 @@ void SGD::step() {
                                        o.dampening,
                                        o.nesterov == Nesterov::on,
                                        o.momentum != 0,
-                                       first};
+                                       first,
+                                       lr_on_device(g)};
       views.push_back(detail::working_view(param));
       items.push_back({views.back().work, grad.contiguous(),
                        o.momentum != 0 ? s.buffers["momentum_buffer"] : Tensor(),

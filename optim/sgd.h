@@ -41,6 +41,7 @@ class SGD : public GroupedOptimizer<SGDOptions> {
   void load_options_json(std::size_t group, const nlohmann::json& options) override;
   std::vector<std::string> state_names(std::size_t group) const override;
   bool counts_steps() const override { return false; }
+  bool reads_lr_on_device() const override { return true; }
 };
 
 }  // namespace rg

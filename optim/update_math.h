@@ -22,6 +22,9 @@ struct SgdScalars {
   bool nesterov = false;
   bool has_buffer = false;  // momentum != 0: a momentum buffer is read and written
   bool first = false;       // the buffer's first step: it starts at the gradient itself
+  // The rate as a scalar in the update's memory (Optimizer::keep_lr_on_device), read in place
+  // of lr: a step captured in a CUDA graph reads each replay's rate there.
+  const double* lr_at = nullptr;
 };
 
 template <class C>
@@ -32,7 +35,7 @@ struct SgdCoeffs {
 
 template <class C>
 RG_HOST_DEVICE inline SgdCoeffs<C> sgd_coeffs(const SgdScalars& s) {
-  return {static_cast<C>(s.lr),
+  return {static_cast<C>(s.lr_at ? *s.lr_at : s.lr),
           static_cast<C>(s.weight_decay),
           static_cast<C>(s.momentum),
           static_cast<C>(1 - s.dampening),

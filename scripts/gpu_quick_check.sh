@@ -7,7 +7,8 @@
 #            packed by gpu_pack.sh) and train_cifar --preset airbench94 on this GPU and the same
 #            decoded JPEGs, alternated, AIRBENCH_RUNS (3) timed runs each after one warm-up run
 #            each; CUDA-event time of every epoch's training plus the final evaluation, and each
-#            process's wall time; medians and accuracies as docs/gpu.md's table rows; the quick
+#            process's wall time; medians and accuracies as docs/gpu.md's table rows (and a row
+#            for the preset with --cuda-graphs, airbench94+graphs); the quick
 #            and resnet18 presets, each run once beside its PyTorch twin (tools/
 #            cifar_preset_twin.py, in the precision and layout ringgrad's run used); kernels per
 #            train_cifar step (ncu)
@@ -177,6 +178,11 @@ if has airbench; then
     for i in $(seq 1 "${AIRBENCH_RUNS:-3}"); do
       ab_run ringgrad airbench94 "$ab/rg_$i" 90 "${rg[@]}" --preset airbench94 --out "$ab/rg_$i"
       grep "^device time" "$ab/ringgrad.txt" | tail -n 1
+      # The same with each full-batch step captured once and replayed (issue 40 item 3; never
+      # run on a GPU before this step): its own row, airbench94+graphs, against PyTorch's.
+      ab_run ringgrad airbench94+graphs "$ab/rgg_$i" 90 "${rg[@]}" --preset airbench94 \
+        --cuda-graphs --out "$ab/rgg_$i"
+      grep -E "^(device time|cuda graphs)" "$ab/ringgrad.txt" | tail -n 2
       if [ -n "$pt" ]; then
         ab_run pytorch airbench94 "$ab/pt_$i.json" 90 python3 tools/airbench94_reference.py \
           --data "$abdir/pt" --json "$ab/pt_$i.json"

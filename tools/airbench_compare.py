@@ -14,7 +14,9 @@ framework, recipe, the process's wall seconds, and where its figures are —
 
 Prints every run, then per recipe the table row — the median device time of each side, their
 ratio (ringgrad / PyTorch), the mean accuracy of each side (n runs) — and the medians of the wall
-times. A recipe that only one side ran gets "—" for the other.
+times. A recipe that only one side ran gets "—" for the other, except a ringgrad variant named
+RECIPE+SOMETHING (e.g. airbench94+graphs, the preset with --cuda-graphs), which is set against
+PyTorch's runs of RECIPE.
 """
 import argparse
 import csv
@@ -79,6 +81,8 @@ def main():
         cells = {}
         for fw in ("ringgrad", "pytorch"):
             r = runs.get((recipe, fw), [])
+            if not r and fw == "pytorch" and "+" in recipe:  # a ringgrad variant of the recipe
+                r = runs.get((recipe.split("+")[0], fw), [])
             cells[fw] = (statistics.median(x[0] for x in r) if r else None,
                          100 * statistics.mean(x[1] for x in r) if r else None,
                          statistics.median(x[2] for x in r) if r else None, len(r))

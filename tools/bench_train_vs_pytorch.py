@@ -24,8 +24,8 @@ PyTorch's fastest eager setting; bench_train --cudnn-benchmark) but TF32 off
 (torch.backends.cudnn.allow_tf32, on by default in PyTorch): ringgrad's f32 convolutions do not
 run in TF32, so f32 is f32 on both sides. Both sides time each step to the device's completion;
 --amp O1 is PyTorch's torch.autocast with a GradScaler beside ringgrad's O1 (the same policy);
-with --amp-dtype bf16 PyTorch runs without a GradScaler (its recommended use), while ringgrad's
-O1 scales the loss for bf16 too (a read back of the scaler's verdict every step).
+with --amp-dtype bf16 neither side scales the loss (PyTorch's recommended use; ringgrad's
+--loss-scale auto), so no step reads a verdict back.
 --channels-last puts PyTorch's model and input in torch.channels_last (NHWC), its fastest
 layout for convolutions on a GPU (issue 40 compares against PyTorch AMP with channels_last);
 it changes PyTorch's side only: give ringgrad's own layout flag to bench_train through

@@ -101,8 +101,12 @@ const RunOptions<PrecisionOptions>& precision_options() {
           [](const std::string&, const std::string& v) { (void)parse_opt_level(v); });
     o.add("amp_dtype", &P::amp_dtype, "16-bit type of O1-O3: fp16 or bf16",
           [](const std::string&, const std::string& v) { (void)parse_amp_dtype(v); });
-    o.add("loss_scale", &P::loss_scale, "dynamic, or a fixed loss scale such as 1024",
-          [](const std::string&, const std::string& v) { (void)parse_loss_scale(v); });
+    o.add("loss_scale", &P::loss_scale,
+          "auto (dynamic for fp16, none for bf16, whose range is f32's), dynamic, none, or a "
+          "fixed loss scale such as 1024",
+          [](const std::string&, const std::string& v) {
+            if (v != "auto") (void)parse_loss_scale(v);
+          });
     return o;
   }();
   return options;
@@ -183,7 +187,9 @@ TraceOptions RunOutputOptions::trace_options() const {
 }
 
 AmpOptions PrecisionOptions::amp_options() const {
-  return {parse_opt_level(amp), parse_amp_dtype(amp_dtype), parse_loss_scale(loss_scale)};
+  const DType dtype = parse_amp_dtype(amp_dtype);
+  return {parse_opt_level(amp), dtype,
+          loss_scale == "auto" ? default_loss_scale(dtype) : parse_loss_scale(loss_scale)};
 }
 
 }  // namespace rg::train

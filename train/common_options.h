@@ -80,9 +80,10 @@ WrapOptions wrap_options(const MachineOptions& machine, const Placement& placeme
 
 // The precision of the forward passes, and training's loss scale.
 struct PrecisionOptions {
-  std::string amp = "O0";              // O0 | O1 | O2 | O3 (optim/amp.h)
-  std::string amp_dtype = "fp16";      // fp16 | bf16
-  std::string loss_scale = "dynamic";  // dynamic | a positive number (a fixed scale)
+  std::string amp = "O0";          // O0 | O1 | O2 | O3 (optim/amp.h)
+  std::string amp_dtype = "fp16";  // fp16 | bf16
+  // auto (dynamic for fp16, none for bf16) | dynamic | none | a positive number (a fixed scale)
+  std::string loss_scale = "auto";
 
   AmpOptions amp_options() const;
 };

@@ -13,6 +13,7 @@
 #include "train/device_timer.h"
 #include "train/metrics_log.h"
 #include "train/report.h"
+#include "train/step_graph.h"
 
 namespace rg::train {
 
@@ -53,26 +54,35 @@ EpochResult train_epoch(nn::Module& model, data::BatchSource& loader, const Task
     waiting.finish();
     if (!batch) break;
     if (options.before_step) options.before_step(step + 1);
-    optimizer.zero_grad();
-    trace::Span forward("forward", "forward and loss");
-    const StepOutput out = task.step(model, *batch, context);
-    forward.finish();
-    trace::Span backward("backward", "backward");
-    amp.backward(out.loss);  // scaled by the loss scale under O1-O3
-    backward.finish();
-    if (options.clip_grad_norm > 0) {
-      trace::Span span("optimizer", "unscale and clip the gradients");
-      amp.unscale(optimizer);  // clip the true gradients, not the scaled ones
-      if (options.clip_gradients)
-        options.clip_gradients(options.clip_grad_norm);
-      else
-        clip_grad_norm(amp.optimizer_params(), options.clip_grad_norm);
-    }
-    trace::Span stepping("optimizer", "optimizer step");
-    trace::DeviceSpan on_device(device, "optimizer step");
-    const bool stepped = amp.step(optimizer);  // skipped when a gradient overflowed
-    on_device.finish();
-    stepping.finish();
+    bool stepped = true;
+    // The step from zeroed gradients to the update: run here, or captured once and replayed
+    // (--cuda-graphs, train/step_graph.h), so nothing in it may wait for the host.
+    const auto run_step = [&](const data::Batch& b) {
+      optimizer.zero_grad();
+      trace::Span forward("forward", "forward and loss");
+      StepOutput out = task.step(model, b, context);
+      forward.finish();
+      trace::Span backward("backward", "backward");
+      amp.backward(out.loss);  // scaled by the loss scale under O1-O3
+      backward.finish();
+      if (options.clip_grad_norm > 0) {
+        trace::Span span("optimizer", "unscale and clip the gradients");
+        amp.unscale(optimizer);  // clip the true gradients, not the scaled ones
+        if (options.clip_gradients)
+          options.clip_gradients(options.clip_grad_norm);
+        else
+          clip_grad_norm_tensor(amp.optimizer_params(), options.clip_grad_norm);  // no host read
+      }
+      trace::Span stepping("optimizer", "optimizer step");
+      trace::DeviceSpan on_device(device, "optimizer step");
+      stepped = amp.step(optimizer);  // skipped when a gradient overflowed
+      on_device.finish();
+      stepping.finish();
+      return out;
+    };
+    const StepOutput out = options.step_graph
+                               ? options.step_graph->step(*batch, optimizer, run_step)
+                               : run_step(*batch);
     amp.update();
     scheduler.step();
     ++step;

@@ -15,6 +15,8 @@
 
 namespace rg::train {
 
+class StepGraph;
+
 struct EpochResult {
   double loss = 0;             // mean over samples
   std::vector<double> values;  // the task's metrics after the loss (train: sum / samples)
@@ -43,6 +45,8 @@ struct EpochOptions {
   // Clips the unscaled gradients to this norm; empty: clip_grad_norm over
   // amp.optimizer_params() (ZeRO's clips over every rank's shard instead).
   std::function<void(double max_norm)> clip_gradients{};
+  // --cuda-graphs: runs the steps, captured once and replayed (train/step_graph.h); null: eager.
+  StepGraph* step_graph = nullptr;
 };
 
 // Runs one epoch of optimizer steps (the loader's epoch must be started) at amp's precision —

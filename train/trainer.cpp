@@ -13,12 +13,17 @@
 #include "train/metrics_log.h"
 #include "train/outputs.h"
 #include "train/report.h"
+#include "train/step_graph.h"
 #include "train/tensorboard.h"
 #include "train/world.h"
 
 namespace rg::train {
 
 namespace {
+// Eager steps before the capture: the optimizer's state is made in the first, cuDNN's plans are
+// timed (cudnn_benchmark) and the allocator filled by then, as PyTorch's recipe warms up.
+constexpr int64_t kStepGraphWarmUp = 2;
+
 // The index of the best metric within EpochResult::values (eval_metrics[0] is the loss).
 std::size_t best_index(const Task& task) {
   for (std::size_t m = 1; m < task.eval_metrics.size(); ++m)
@@ -148,6 +153,13 @@ const TrainingState& Trainer::fit(data::BatchSource& train_loader, data::BatchSo
   }
   const std::size_t best = best_index(task_);
   const StepContext context{parts_.device, parts_.amp};
+  std::unique_ptr<StepGraph> step_graph;
+  if (options_.cuda_graphs) {
+    StepGraph::check(options_.program, parts_.device, parts_.amp,
+                     !data_parallel_ && !zero_ && parts_.group->size() == 1, step_trace_->enabled(),
+                     optimizer());
+    step_graph = std::make_unique<StepGraph>(parts_.device, kStepGraphWarmUp);
+  }
   int64_t epochs_this_run = 0;
   std::vector<double> train_device_seconds;  // this run's epochs
   double last_eval_device_seconds = 0;
@@ -182,7 +194,8 @@ const TrainingState& Trainer::fit(data::BatchSource& train_loader, data::BatchSo
         // ZeRO: the norm over every rank's shard of the averaged gradients.
         .clip_gradients = zero_ ? std::function<void(double)>(
                                       [this](double max_norm) { zero_->clip_grad_norm(max_norm); })
-                                : nullptr};
+                                : nullptr,
+        .step_graph = step_graph.get()};
     const int64_t first_step = state_.step + 1;
     EpochResult train =
         train_epoch(*trained_, train_loader, task_, optimizer(), parts_.scheduler, parts_.amp,
@@ -249,6 +262,9 @@ const TrainingState& Trainer::fit(data::BatchSource& train_loader, data::BatchSo
     if (options_.stop_after_epochs > 0 && ++epochs_this_run >= options_.stop_after_epochs) break;
   }
   step_trace_->finish();  // a window the run did not reach the end of
+  if (lead() && step_graph)
+    std::cout << "cuda graphs: " << step_graph->replays() << " steps replayed, "
+              << step_graph->eager_steps() << " eager (warm-up and partial batches)" << std::endl;
   if (lead() && !train_device_seconds.empty())
     std::cout << device_time_line(parts_.device, train_device_seconds, last_eval_device_seconds)
               << std::endl;

@@ -73,6 +73,8 @@ struct TrainerOptions {
   std::map<std::string, std::string> checkpoint_extra{};
   // --trace FILE --trace-steps A:B: a timeline of those steps (train/step_trace.h).
   TraceOptions trace{};
+  // --cuda-graphs: each step captured once in a CUDA graph and replayed (train/step_graph.h).
+  bool cuda_graphs = false;
 };
 
 // --zero: ZeRO stage 1 (parallel/zero.h) — each rank keeps 1/N of the optimizer state.

@@ -169,6 +169,10 @@ train::RunOptions<TrainConfig> declare() {
         "run trains as without. Default: on where cudnn_benchmark is")
       .negated_by("no warm-up: plans are chosen inside the first epoch")
       .derived_default();
+  o.add("cuda_graphs", &C::cuda_graphs,
+        "capture the training step once in a CUDA graph and replay it for every full batch "
+        "(after 2 eager steps; partial batches run eagerly): one launch per step. Needs a GPU, "
+        "SGD, one process and no loss scaler (bf16 has none by default)");
   o.add("memory_format", &C::memory_format,
         "contiguous (NCHW) or channels_last (NHWC) activations: the model's input is converted "
         "once at its entry; parameters and checkpoints stay NCHW f32. Default: channels_last for "

@@ -52,6 +52,8 @@ struct TrainConfig : train::MachineOptions, train::PrecisionOptions, train::RunO
   // Time the convolutions' plans before the timed run, on a throwaway model (train/warm_up.h);
   // not given: on where cudnn_benchmark is (the plans it would otherwise time in epoch 1)
   bool warm_up = false;
+  // Each full-batch training step captured once in a CUDA graph and replayed (train/step_graph.h)
+  bool cuda_graphs = false;
   // contiguous | channels_last: the layout of the model's activations; the input is converted
   // once at the model's entry, parameters and checkpoints stay NCHW. Not given (or null):
   // channels_last for the quick, resnet18 and airbench94 presets on a GPU (gpu_preset_defaults)

@@ -158,7 +158,8 @@ int run(const TrainConfig& options) {
                faults.in_checkpoint_write(0, first_step, last_step, file);
            },
        .checkpoint_extra = recorded,
-       .trace = cfg.trace_options()});
+       .trace = cfg.trace_options(),
+       .cuda_graphs = cfg.cuda_graphs});
   trainer.resume(checkpoint,
                  cfg.eval_only ? train::Restore::weights_only : train::Restore::everything);
   // Its averages are not in checkpoints: a resumed run restarts them from the resumed weights.
@@ -184,9 +185,14 @@ int run(const TrainConfig& options) {
       std::cout << "activations " << cfg.memory_format
                 << " (the input converted at the model's entry; --memory-format contiguous for "
                    "NCHW)\n";
-    if (amp.level() != OptLevel::O0)
-      std::cout << "mixed precision " << cfg.amp << " in " << cfg.amp_dtype << ", loss scale "
-                << cfg.loss_scale << " (from " << amp.scaler()->scale_value() << ")\n";
+    if (amp.level() != OptLevel::O0) {
+      std::cout << "mixed precision " << cfg.amp << " in " << cfg.amp_dtype;
+      if (amp.scaler())
+        std::cout << ", loss scale " << cfg.loss_scale << " (from " << amp.scaler()->scale_value()
+                  << ")\n";
+      else
+        std::cout << ", no loss scaler (--loss-scale " << cfg.loss_scale << ")\n";
+    }
     if (world_size > 1)
       std::cout << world_size << " processes (" << group->backend() << ", " << cfg.allreduce
                 << " allreduce" << (cfg.sync_bn ? ", SyncBatchNorm" : "")

@@ -12,6 +12,14 @@
 // with rg::cuda::record_stream: at its free, the allocating stream is made to wait for the
 // work queued on those streams so far, and the free is queued after it — what PyTorch's
 // cudaMallocAsync backend does for Tensor.record_stream.
+//
+// Inside a CUDA graph capture (core/cuda/graph.h) the same calls become the graph's allocation
+// and free nodes. Each block remembers the graph it was made in; a free is held back, until the
+// graph is destroyed, when the block is the graph's own and the capture is over (the graph makes
+// it again at each launch), or when it was made before the capture and is dropped inside it
+// (the graph's kernels may read it at every launch).
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
@@ -25,6 +33,14 @@
 
 namespace rg {
 namespace {
+
+constexpr int kMaxDevices = 64;
+
+// The capture under way on each device; `captures` counts them, so that allocations outside
+// any capture skip the lock.
+std::mutex capture_mutex;
+std::array<std::shared_ptr<cuda::GraphMemory>, kMaxDevices> captures_by_device;
+std::atomic<int> captures{0};
 
 class CudaAllocator final : public Allocator {
  public:
@@ -64,8 +80,14 @@ class CudaAllocator final : public Allocator {
              Device::cuda(index_), " failed: ", cudaGetErrorName(status), " (",
              cudaGetErrorString(status), ")");
     {
+      // The graph's own block when this stream is the one being captured (not another thread's).
+      std::shared_ptr<cuda::GraphMemory> graph = cuda::capture_memory(index_);
+      cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+      if (graph && (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess ||
+                    capturing == cudaStreamCaptureStatusNone))
+        graph.reset();
       std::lock_guard lock(mutex_);
-      blocks_.emplace(ptr, Block{stream, {}});
+      blocks_.emplace(ptr, Block{stream, {}, std::move(graph)});
     }
     record_allocation(Device::cuda(index_), static_cast<int64_t>(nbytes));
     return ptr;
@@ -74,7 +96,7 @@ class CudaAllocator final : public Allocator {
   // Called from Storage's destructor: reports errors on stderr instead of throwing.
   void deallocate(void* ptr, std::size_t nbytes) override {
     if (!ptr) return;
-    Block block{cudaStreamLegacy, {}};
+    Block block{cudaStreamLegacy, {}, {}};
     {
       std::lock_guard lock(mutex_);
       auto it = blocks_.find(ptr);
@@ -82,6 +104,10 @@ class CudaAllocator final : public Allocator {
         block = std::move(it->second);
         blocks_.erase(it);
       }
+    }
+    if (hold_for_graph(ptr, block)) {
+      record_deallocation(Device::cuda(index_), static_cast<int64_t>(nbytes));
+      return;
     }
     int previous = index_;
     RG_CUDA_WARN(cudaGetDevice(&previous));
@@ -164,7 +190,29 @@ class CudaAllocator final : public Allocator {
   struct Block {
     cudaStream_t stream;                      // allocated on; freed on
     std::vector<cudaStream_t> other_streams;  // record_stream: its free waits for their work
+    std::weak_ptr<cuda::GraphMemory> graph;   // the graph whose capture made it, if any
   };
+
+  // Whether the free of `block` waits for a graph (see the top of the file); if so, queued there.
+  bool hold_for_graph(void* ptr, const Block& block) noexcept {
+    const std::shared_ptr<cuda::GraphMemory> owner = block.graph.lock();
+    if (!owner && captures.load(std::memory_order_acquire) == 0) return false;
+    std::shared_ptr<cuda::GraphMemory> capture;
+    try {
+      capture = cuda::capture_memory(index_);
+    } catch (...) {
+      return false;
+    }
+    cuda::GraphMemory* hold = nullptr;
+    if (owner && owner != capture)
+      hold = owner.get();  // the graph's own memory, after its capture
+    else if (!owner && capture)
+      hold = capture.get();   // made before the capture, dropped inside it
+    if (!hold) return false;  // made and dropped inside the capture: the graph's free node
+    std::lock_guard lock(hold->mutex);
+    hold->held_frees.push_back({ptr, block.stream, owner != nullptr});
+    return true;
+  }
 
   std::mutex mutex_;
   std::unordered_map<void*, Block> blocks_;  // live blocks
@@ -222,6 +270,45 @@ void cuda::record_stream(const Tensor& tensor, cudaStream_t stream) {
            "alive until the other stream's work is done");
   static_cast<CudaAllocator&>(cuda_allocator(tensor.device().index))
       .record_stream(tensor.storage().data(), stream);
+}
+
+void cuda::set_capture_memory(int device, std::shared_ptr<GraphMemory> memory) {
+  RG_CHECK(device >= 0 && device < kMaxDevices, "graph capture: invalid CUDA device index ",
+           device);
+  std::lock_guard lock(capture_mutex);
+  auto& slot = captures_by_device[static_cast<std::size_t>(device)];
+  RG_CHECK(!(slot && memory), "graph capture: a capture is already under way on cuda:", device);
+  if (slot && !memory) captures.fetch_sub(1, std::memory_order_acq_rel);
+  if (!slot && memory) captures.fetch_add(1, std::memory_order_acq_rel);
+  slot = std::move(memory);
+}
+
+std::shared_ptr<cuda::GraphMemory> cuda::capture_memory(int device) {
+  if (captures.load(std::memory_order_acquire) == 0) return nullptr;
+  if (device < 0 || device >= kMaxDevices) return nullptr;
+  std::lock_guard lock(capture_mutex);
+  return captures_by_device[static_cast<std::size_t>(device)];
+}
+
+void cuda::release_graph_memory(GraphMemory& memory) noexcept {
+  std::vector<GraphMemory::HeldFree> frees;
+  std::vector<const void*> pinned;
+  {
+    std::lock_guard lock(memory.mutex);
+    frees.swap(memory.held_frees);
+    pinned.swap(memory.held_pinned);
+  }
+  int previous = memory.device;
+  RG_CUDA_WARN(cudaGetDevice(&previous));
+  if (previous != memory.device) RG_CUDA_WARN(cudaSetDevice(memory.device));
+  for (const GraphMemory::HeldFree& f : frees) {
+    // The graph's own memory exists only once it has launched (then AutoFreeOnLaunch hands the
+    // last launch's to us); before that there is nothing to free.
+    if (f.graph_made && !memory.launched) continue;
+    RG_CUDA_WARN(cudaFreeAsync(f.ptr, f.stream));
+  }
+  if (previous != memory.device) RG_CUDA_WARN(cudaSetDevice(previous));
+  release_pinned_holds(pinned);
 }
 
 void cuda::move_blocks_to_stream(int device, cudaStream_t from, cudaStream_t to) noexcept {

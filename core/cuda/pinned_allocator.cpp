@@ -6,7 +6,9 @@
 // block may still be the source of a copy in flight (Tensor::to(device, NonBlocking::yes)
 // returns before the copy ran), so each copy records an event on its stream against the
 // block, and a block is reused only when all its events have completed (PyTorch's
-// CachingHostAllocator works the same way). The cache is never trimmed.
+// CachingHostAllocator works the same way). A copy captured into a CUDA graph reads its block
+// again at every launch: such a block is held, unchanged, until the graph is destroyed
+// (core/cuda/graph.h). The cache is never trimmed.
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -51,6 +53,19 @@ class PinnedAllocator final : public Allocator {
     if (it == blocks_.begin()) return;
     --it;
     if (p >= it->first + it->second.size) return;  // not pinned memory of ours
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    RG_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
+    if (capturing != cudaStreamCaptureStatusNone) {
+      // No event to query while capturing; the graph reads the block at every launch.
+      int device = 0;
+      RG_CUDA_CHECK(cudaGetDevice(&device));
+      const std::shared_ptr<cuda::GraphMemory> graph = cuda::capture_memory(device);
+      RG_CHECK(graph, "a pinned copy on a stream being captured outside ringgrad's cuda::Graph");
+      ++it->second.graph_holds;
+      std::lock_guard held(graph->mutex);
+      graph->held_pinned.push_back(it->first);
+      return;
+    }
     cudaEvent_t event = nullptr;
     RG_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
     const cudaError_t recorded = cudaEventRecord(event, stream);
@@ -63,6 +78,7 @@ class PinnedAllocator final : public Allocator {
   struct Block {
     std::size_t size;
     std::vector<cudaEvent_t> uses;  // copies reading the block, possibly still running
+    int graph_holds = 0;            // CUDA graphs whose copies read it at every launch
   };
 
   static std::size_t round_up(std::size_t nbytes) {
@@ -85,6 +101,7 @@ class PinnedAllocator final : public Allocator {
   }
 
   static bool uses_finished(Block& block) {
+    if (block.graph_holds > 0) return false;
     while (!block.uses.empty()) {
       const cudaError_t status = cudaEventQuery(block.uses.back());
       if (status == cudaErrorNotReady) {
@@ -98,6 +115,8 @@ class PinnedAllocator final : public Allocator {
     return true;
   }
 
+  friend void cuda::release_pinned_holds(const std::vector<const void*>& blocks) noexcept;
+
   std::mutex mutex_;
   std::map<char*, Block> blocks_;           // every block, by address
   std::multimap<std::size_t, char*> free_;  // free blocks by size
@@ -110,6 +129,16 @@ Allocator& cuda_pinned_allocator() {
   // runtime may be unloaded before a destructor would run.
   static auto* allocator = new PinnedAllocator();
   return *allocator;
+}
+
+// A graph's holds, released when it is destroyed.
+void cuda::release_pinned_holds(const std::vector<const void*>& blocks) noexcept {
+  auto& allocator = static_cast<PinnedAllocator&>(cuda_pinned_allocator());
+  std::lock_guard lock(allocator.mutex_);
+  for (const void* p : blocks) {
+    auto it = allocator.blocks_.find(static_cast<char*>(const_cast<void*>(p)));
+    if (it != allocator.blocks_.end() && it->second.graph_holds > 0) --it->second.graph_holds;
+  }
 }
 
 void cuda::record_pinned_use(const void* ptr, cudaStream_t stream) {

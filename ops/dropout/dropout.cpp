@@ -2,6 +2,7 @@
 
 #include "core/autograd.h"
 #include "core/dispatch.h"
+#include "core/graph_capture.h"
 #include "ops/dropout/dropout_kernel.h"
 #include "ops/elementwise/elementwise.h"
 
@@ -12,6 +13,8 @@ Tensor dropout(const Tensor& x, double p, DropoutMode mode, Generator& generator
   RG_CHECK(p >= 0 && p <= 1, "dropout: probability p must be in [0, 1], got ", p, " (input ",
            x.describe(), ")");
   if (mode == DropoutMode::eval) return x;
+  refuse_in_graph_capture(x.device(), "dropout",
+                          "its random draw is taken on the host and would repeat at every replay");
   detail::DropoutDraw draw;
   // One draw per call, even for p = 0 or 1, so the generator's stream does not depend on p.
   draw.seed = generator.seed();

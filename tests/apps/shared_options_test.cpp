@@ -169,10 +169,11 @@ TEST(SharedOptions, CheckpointsRecordTheOptionsAsBeforeAndTheyReadBack) {
   EXPECT_EQ(TrainConfig{}.to_json().dump(),
             R"({"allreduce":"ring","amp":"O0","amp_dtype":"fp16","augmentation":"classic",)"
             R"("backend":"auto","batch_size":128,"bucket_mb":25.0,"check_sequence":false,)"
-            R"("clip_grad_norm":0.0,"collective_timeout":300.0,"cudnn_benchmark":false,"data":"",)"
+            R"("clip_grad_norm":0.0,"collective_timeout":300.0,"cuda_graphs":false,)"
+            R"("cudnn_benchmark":false,"data":"",)"
             R"("data_format":"auto","data_on_device":"auto","deterministic":false,"device":"cpu",)"
             R"("dp":0,"dp_devices":"","epochs":200,"eval_only":false,"grad_compression":"none",)"
-            R"("label_smoothing":0.0,"lookahead":false,"loss_scale":"dynamic","lr":0.1,)"
+            R"("label_smoothing":0.0,"lookahead":false,"loss_scale":"auto","lr":0.1,)"
             R"("lr_scaling":"none","memory_format":"contiguous","milestones":[100,150],)"
             R"("model":"resnet18","momentum":0.9,)"
             R"("nesterov":false,"norm_bias_lr_scale":1.0,"out":"runs/cifar10","overwrite":false,)"

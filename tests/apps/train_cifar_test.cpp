@@ -153,6 +153,7 @@ TEST(TrainCifar, MixedPrecisionResumesMastersAndScalerAndLogsTheScale) {
     TrainConfig cfg = tiny_config(data, out);
     cfg.amp = "O2";
     cfg.amp_dtype = "bf16";
+    cfg.loss_scale = "dynamic";  // bf16's default is none: the scaler's state is under test
     return cfg;
   };
   ASSERT_EQ(run(config(straight)), 0);
@@ -183,6 +184,18 @@ TEST(TrainCifar, MixedPrecisionResumesMastersAndScalerAndLogsTheScale) {
   other.resume = "auto";
   other.epochs = 4;
   EXPECT_TRUE(throws_error([&] { run(other); }, {"last.safetensors", "O2", "O1"}));
+}
+
+// --cuda-graphs captures the step on a GPU: on the CPU, and with a loss scaler (fp16's default),
+// the run stops before its first step, naming why (tests/train/step_graph_test.cpp has the rest).
+TEST(TrainCifar, CudaGraphsSayWhatTheyNeed) {
+  const std::string data = tiny_cifar("data", 8);
+  const std::string out = rg::testing::temp_path("graphs");
+  fs::remove_all(out);
+  TrainConfig cfg = tiny_config(data, out);
+  cfg.epochs = 1;
+  cfg.cuda_graphs = true;
+  EXPECT_TRUE(throws_error([&] { run(cfg); }, {"train_cifar: --cuda-graphs", "on a GPU", "cpu"}));
 }
 
 // A loss scale far too large for f16: every step overflows, is skipped and reported by the

@@ -81,6 +81,39 @@ TEST(OptimKernels, SgdMatchesTheCpuBitForBit) {
     }
 }
 
+// A rate kept in memory (Optimizer::keep_lr_on_device, for CUDA graph replays) is read when the
+// update runs, in place of the host value: the same items stepped again after the rate changed
+// use the new one, bit for bit as host rates of 0.1 then 0.025 would.
+TEST(OptimKernels, SgdReadsTheRateFromMemoryWhenItRuns) {
+  double rate = 0.1;
+  std::vector<detail::SgdItem> host, cpu_in_memory, emulated;
+  for (std::size_t i = 0; i < 4; ++i) {
+    const int64_t n = kSizes[i];
+    const DType dtype = dtype_of(i, 0);
+    const detail::SgdScalars by_value{0.1, 5e-4, 0.9, 0, true, true, false};
+    detail::SgdScalars by_address = by_value;
+    by_address.lr = 99;  // ignored: the update reads `rate`
+    by_address.lr_at = &rate;
+    const Tensor p = values(n, dtype, -1, 1), g = values(n, dtype, -2, 2);
+    const Tensor b = values(n, dtype, -1, 1);
+    host.push_back({p.clone(), g, b.clone(), int64_t(i), by_value});
+    cpu_in_memory.push_back({p.clone(), g, b.clone(), int64_t(i), by_address});
+    emulated.push_back({p.clone(), g, b.clone(), int64_t(i), by_address});
+  }
+  for (const double next : {0.1, 0.025}) {
+    rate = next;
+    for (auto& it : host) it.scalars.lr = next;
+    detail::sgd_step(OnCpu{}, host);
+    detail::sgd_step(OnCpu{}, cpu_in_memory);
+    launch_sgd(emulated, nullptr);
+    for (std::size_t i = 0; i < host.size(); ++i) {
+      EXPECT_TRUE(same_bits(emulated[i].param, host[i].param)) << "rate " << next << " " << i;
+      EXPECT_TRUE(same_bits(cpu_in_memory[i].param, host[i].param)) << "rate " << next << " " << i;
+      EXPECT_TRUE(same_bits(emulated[i].buffer, host[i].buffer)) << "rate " << next << " " << i;
+    }
+  }
+}
+
 struct AdamWCase {
   double beta1, weight_decay;
   bool amsgrad;

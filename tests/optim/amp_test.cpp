@@ -272,5 +272,57 @@ TEST(MixedPrecision, O2CheckpointRestoresMastersAndScaler) {
                            {"saved at O2", "this run is O1"}));
 }
 
+// bf16 trains without a loss scaler unless told otherwise (its exponent range is f32's), so a
+// step reads no verdict back; f16 keeps the dynamic scaler. A checkpoint saved without a scaler
+// cannot feed one, and says how to resume; a scaler's state is dropped by a run without one.
+TEST(MixedPrecision, Bf16TrainsWithoutALossScalerByDefault) {
+  EXPECT_EQ(default_loss_scale(DType::bf16).mode, LossScaleMode::none);
+  EXPECT_EQ(default_loss_scale(DType::f16).mode, LossScaleMode::dynamic);
+  const auto batches = synthetic_batches();
+  auto net = small_net();
+  MixedPrecision amp(*net, {OptLevel::O1, DType::bf16, default_loss_scale(DType::bf16)});
+  EXPECT_EQ(amp.scaler(), nullptr);
+  SGD opt(amp.optimizer_params(), {.lr = 0.05, .momentum = 0.9});
+  const Tensor before = net->parameters()[0].detach().clone();
+  for (int s = 0; s < 2; ++s) {
+    opt.zero_grad();
+    Tensor loss;
+    {
+      const AutocastGuard autocast = amp.autocast();
+      loss = cross_entropy(net->forward(batches[s].x), batches[s].y);
+    }
+    amp.backward(loss);
+    EXPECT_TRUE(amp.step(opt));
+    amp.update();
+  }
+  EXPECT_FALSE(all_close(net->parameters()[0], before, 0, 0));  // it trained
+  const std::string path = temp_path("bf16_no_scaler.safetensors");
+  save_checkpoint(path, *net, &opt, nullptr, {}, &amp);
+  EXPECT_EQ(load_safetensors(path).metadata.count("scaler.mode"), 0u);
+
+  auto scaled = small_net();
+  MixedPrecision with_scaler(*scaled, {OptLevel::O1, DType::bf16, {}});
+  ASSERT_NE(with_scaler.scaler(), nullptr);
+  EXPECT_TRUE(throws_error([&] { load_checkpoint(path, *scaled, nullptr, nullptr, &with_scaler); },
+                           {"without a loss scaler", "--loss-scale none"}));
+  const std::string scaled_path = temp_path("bf16_scaler.safetensors");
+  save_checkpoint(scaled_path, *scaled, nullptr, nullptr, {}, &with_scaler);
+  auto plain = small_net();
+  MixedPrecision without(*plain, {OptLevel::O1, DType::bf16, {.mode = LossScaleMode::none}});
+  load_checkpoint(scaled_path, *plain, nullptr, nullptr, &without);
+  EXPECT_TRUE(all_close(plain->parameters()[0], scaled->parameters()[0], 0, 0));
+
+  // O2 without a scaler still rounds the stepped f32 masters into the bf16 model.
+  auto half = small_net();
+  MixedPrecision o2(*half, {OptLevel::O2, DType::bf16, default_loss_scale(DType::bf16)});
+  SGD o2_opt(o2.optimizer_params(), {.lr = 0.05});
+  const Tensor model_before = half->parameters()[0].detach().clone();
+  o2_opt.zero_grad();
+  o2.backward(cross_entropy(half->forward(o2.cast_input(batches[0].x)), batches[0].y));
+  EXPECT_TRUE(o2.step(o2_opt));
+  EXPECT_FALSE(all_close(half->parameters()[0], model_before, 0, 0));
+  EXPECT_TRUE(all_close(half->parameters()[0], o2.optimizer_params()[0].to(DType::bf16), 0, 0));
+}
+
 }  // namespace
 }  // namespace rg

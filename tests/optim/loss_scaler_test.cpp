@@ -106,6 +106,8 @@ TEST(LossScaler, StaticScaleNeverChangesButStillSkipsOverflows) {
   }
   EXPECT_EQ(scaler.scale_value(), 128.0);
   EXPECT_EQ(parse_loss_scale("dynamic").mode, LossScaleMode::dynamic);
+  EXPECT_EQ(parse_loss_scale("none").mode, LossScaleMode::none);
+  EXPECT_TRUE(throws_error([] { LossScaler({.mode = LossScaleMode::none}); }, {"means no scaler"}));
 }
 
 TEST(LossScaler, TheFoundInfHookDecides) {
@@ -211,7 +213,7 @@ TEST(LossScaler, BadInputs) {
   EXPECT_TRUE(throws_error([] { LossScaler({.growth_interval = 0}); }, {"growth_interval"}));
   EXPECT_TRUE(throws_error([] { LossScaler({.init_scale = 1e9}); }, {"outside"}));
   for (const char* bad : {"0", "-4", "abc", "12x", "", "inf"})
-    EXPECT_TRUE(throws_error([&] { parse_loss_scale(bad); }, {"--loss-scale", "dynamic"}));
+    EXPECT_TRUE(throws_error([&] { parse_loss_scale(bad); }, {"--loss-scale", "dynamic", "none"}));
 }
 
 TEST(LossScaler, StateRoundTripsThroughACheckpoint) {
