@@ -283,6 +283,10 @@ void cuda::set_capture_memory(int device, std::shared_ptr<GraphMemory> memory) {
   slot = std::move(memory);
 }
 
+bool cuda::any_capture_underway() {
+  return captures.load(std::memory_order_acquire) > 0;
+}
+
 std::shared_ptr<cuda::GraphMemory> cuda::capture_memory(int device) {
   if (captures.load(std::memory_order_acquire) == 0) return nullptr;
   if (device < 0 || device >= kMaxDevices) return nullptr;

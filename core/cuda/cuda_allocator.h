@@ -39,6 +39,8 @@ struct GraphMemory {
 void set_capture_memory(int device, std::shared_ptr<GraphMemory> memory);
 // The capture under way on `device`, or null (cheap when no capture is under way anywhere).
 std::shared_ptr<GraphMemory> capture_memory(int device);
+// Whether any capture is under way (one atomic read).
+bool any_capture_underway();
 // After the graph is destroyed: frees what its memory held back (errors go to stderr).
 void release_graph_memory(GraphMemory& memory) noexcept;
 // The pinned allocator's side of release_graph_memory.

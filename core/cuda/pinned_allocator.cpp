@@ -54,7 +54,7 @@ class PinnedAllocator final : public Allocator {
     --it;
     if (p >= it->first + it->second.size) return;  // not pinned memory of ours
     cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-    RG_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
+    if (cuda::any_capture_underway()) RG_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
     if (capturing != cudaStreamCaptureStatusNone) {
       // No event to query while capturing; the graph reads the block at every launch.
       int device = 0;
