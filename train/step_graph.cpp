@@ -50,9 +50,8 @@ StepGraph::StepGraph(const Device& device, int64_t warm_up_steps,
 
 StepGraph::~StepGraph() = default;
 
-void StepGraph::check(const std::string& program, const Device& device,
-                      const MixedPrecision& amp, bool one_replica, bool tracing,
-                      Optimizer& optimizer) {
+void StepGraph::check(const std::string& program, const Device& device, const MixedPrecision& amp,
+                      bool one_replica, bool tracing, Optimizer& optimizer) {
   const std::string what = program + ": --cuda-graphs";
   RG_CHECK(device.is_cuda(), what, " captures the step on a GPU; the device is ", device);
   RG_CHECK(!amp.scaler(), what,

@@ -71,7 +71,7 @@ class StepGraph {
   std::unique_ptr<CapturedWork> work_;
   std::vector<bool> trainable_;  // requires_grad of the optimizer's parameters at the capture
   data::Batch inputs_;           // the captured step's own batch
-  StepOutput outputs_;  // what the captured step returned: the graph's tensors
+  StepOutput outputs_;           // what the captured step returned: the graph's tensors
   int64_t steps_ = 0, replays_ = 0, eager_steps_ = 0;
 };
 

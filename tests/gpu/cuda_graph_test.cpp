@@ -47,8 +47,9 @@ TEST(GpuGraph, AHostReadOrARandomDrawInsideACaptureIsAnError) {
   cuda::Graph reads(0);
   EXPECT_TRUE(throws_error([&] { reads.capture([&] { (void)sum(x).item(); }); }, {"cuda"}));
   cuda::Graph draws(0);
-  EXPECT_TRUE(throws_error([&] { draws.capture([&] { (void)dropout(x, 0.5, DropoutMode::train); }); },
-                           {"dropout", "CUDA graph capture", "repeat"}));
+  EXPECT_TRUE(
+      throws_error([&] { draws.capture([&] { (void)dropout(x, 0.5, DropoutMode::train); }); },
+                   {"dropout", "CUDA graph capture", "repeat"}));
   // The device works on after a failed capture.
   EXPECT_EQ(sum(x).item(), 4.0);
 }
@@ -81,14 +82,14 @@ TEST(GpuGraph, ACapturedTrainStepReplaysLikeEagerSteps) {
   std::vector<data::Batch> batches;
   for (int i = 0; i < 6; ++i) {
     const int64_t n = i == 5 ? 4 : 8;
-    batches.push_back({randn({n, 3, 16, 16}).to(gpu), (rand({n}) * 10.0).to(DType::i64).to(gpu),
-                       Tensor(), {}});
+    batches.push_back(
+        {randn({n, 3, 16, 16}).to(gpu), (rand({n}) * 10.0).to(DType::i64).to(gpu), Tensor(), {}});
   }
   auto step_of = [](TrainedModel& r) -> std::function<train::StepOutput(const data::Batch&)> {
     return [&r](const data::Batch& b) {
       r.optimizer->zero_grad();
-      train::StepOutput out{cross_entropy(r.model->forward(b.images), b.labels), b.images.size(0),
-                            {}};
+      train::StepOutput out{
+          cross_entropy(r.model->forward(b.images), b.labels), b.images.size(0), {}};
       out.loss.backward();
       r.optimizer->step();
       return out;

@@ -120,8 +120,8 @@ TEST(StepGraph, SaysWhatStopsACapture) {
                            {"loss scaler", "--loss-scale none"}));
   EXPECT_TRUE(throws_error([&] { StepGraph::check("app", gpu, f32, false, false, sgd); },
                            {"one process", "DDP"}));
-  EXPECT_TRUE(throws_error([&] { StepGraph::check("app", gpu, f32, true, true, sgd); },
-                           {"--trace"}));
+  EXPECT_TRUE(
+      throws_error([&] { StepGraph::check("app", gpu, f32, true, true, sgd); }, {"--trace"}));
   EXPECT_TRUE(throws_error([&] { StepGraph::check("app", gpu, f32, true, false, adamw); },
                            {"AdamW", "host", "use SGD"}));
   EXPECT_TRUE(throws_error([] { StepGraph(Device::cpu(), 0); }, {"at least one eager step"}));
