@@ -17,7 +17,8 @@ bool graph_capture_underway(const Device& device);
 void refuse_in_graph_capture(const Device& device, std::string_view what, std::string_view why);
 
 namespace detail {
-// Set by core/cuda/graph.cpp around a capture of CUDA device `index`.
+// Set by core/cuda/cuda_allocator.cpp's set_capture_memory, around a capture of CUDA device
+// `index`.
 void set_graph_capture_underway(int index, bool underway);
 }  // namespace detail
 

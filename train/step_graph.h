@@ -62,7 +62,6 @@ class StepGraph {
 
   int64_t replays() const { return replays_; }
   int64_t eager_steps() const { return eager_steps_; }
-  bool captured() const { return work_ != nullptr; }
 
  private:
   Device device_;

@@ -19,7 +19,6 @@
 // it again at each launch), or when it was made before the capture and is dropped inside it
 // (the graph's kernels may read it at every launch).
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
@@ -29,6 +28,7 @@
 #include "core/cuda/cuda_allocator.h"
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/stream.h"
+#include "core/graph_capture.h"
 #include "core/tensor.h"
 
 namespace rg {
@@ -36,11 +36,10 @@ namespace {
 
 constexpr int kMaxDevices = 64;
 
-// The capture under way on each device; `captures` counts them, so that allocations outside
-// any capture skip the lock.
+// The capture under way on each device. Whether there is one is core/graph_capture.h's flag,
+// one atomic read, so that allocations outside a capture skip the lock.
 std::mutex capture_mutex;
 std::array<std::shared_ptr<cuda::GraphMemory>, kMaxDevices> captures_by_device;
-std::atomic<int> captures{0};
 
 class CudaAllocator final : public Allocator {
  public:
@@ -196,19 +195,11 @@ class CudaAllocator final : public Allocator {
   // Whether the free of `block` waits for a graph (see the top of the file); if so, queued there.
   bool hold_for_graph(void* ptr, const Block& block) noexcept {
     const std::shared_ptr<cuda::GraphMemory> owner = block.graph.lock();
-    if (!owner && captures.load(std::memory_order_acquire) == 0) return false;
-    std::shared_ptr<cuda::GraphMemory> capture;
-    try {
-      capture = cuda::capture_memory(index_);
-    } catch (...) {
-      return false;
-    }
-    cuda::GraphMemory* hold = nullptr;
-    if (owner && owner != capture)
-      hold = owner.get();  // the graph's own memory, after its capture
-    else if (!owner && capture)
-      hold = capture.get();   // made before the capture, dropped inside it
-    if (!hold) return false;  // made and dropped inside the capture: the graph's free node
+    const std::shared_ptr<cuda::GraphMemory> capture = cuda::capture_memory(index_);
+    // The graph's own memory after its capture, or memory made before a capture and dropped
+    // inside it; made and dropped inside the capture, it is the graph's free node.
+    cuda::GraphMemory* hold = owner ? (owner != capture ? owner.get() : nullptr) : capture.get();
+    if (!hold) return false;
     std::lock_guard lock(hold->mutex);
     hold->held_frees.push_back({ptr, block.stream, owner != nullptr});
     return true;
@@ -278,18 +269,13 @@ void cuda::set_capture_memory(int device, std::shared_ptr<GraphMemory> memory) {
   std::lock_guard lock(capture_mutex);
   auto& slot = captures_by_device[static_cast<std::size_t>(device)];
   RG_CHECK(!(slot && memory), "graph capture: a capture is already under way on cuda:", device);
-  if (slot && !memory) captures.fetch_sub(1, std::memory_order_acq_rel);
-  if (!slot && memory) captures.fetch_add(1, std::memory_order_acq_rel);
+  const bool underway = memory != nullptr;
   slot = std::move(memory);
+  detail::set_graph_capture_underway(device, underway);
 }
 
-bool cuda::any_capture_underway() {
-  return captures.load(std::memory_order_acquire) > 0;
-}
-
-std::shared_ptr<cuda::GraphMemory> cuda::capture_memory(int device) {
-  if (captures.load(std::memory_order_acquire) == 0) return nullptr;
-  if (device < 0 || device >= kMaxDevices) return nullptr;
+std::shared_ptr<cuda::GraphMemory> cuda::capture_memory(int device) noexcept {
+  if (!graph_capture_underway(Device::cuda(device))) return nullptr;  // also a bad index
   std::lock_guard lock(capture_mutex);
   return captures_by_device[static_cast<std::size_t>(device)];
 }

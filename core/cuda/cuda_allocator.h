@@ -33,14 +33,13 @@ struct GraphMemory {
   std::vector<const void*> held_pinned;
 };
 
-// Makes `memory` the capture under way on `device` (nullptr: none) for the allocators: blocks
+// Makes `memory` the capture under way on `device` (nullptr: none) for the allocators — blocks
 // allocated meanwhile are the graph's, frees are held back as graph.h says, and pinned blocks a
-// copy reads are kept. The caller holds `memory` for the graph's life.
+// copy reads are kept — and raises or lowers core/graph_capture.h's flag with it. The caller
+// holds `memory` for the graph's life.
 void set_capture_memory(int device, std::shared_ptr<GraphMemory> memory);
-// The capture under way on `device`, or null (cheap when no capture is under way anywhere).
-std::shared_ptr<GraphMemory> capture_memory(int device);
-// Whether any capture is under way (one atomic read).
-bool any_capture_underway();
+// The capture under way on `device`, or null (one atomic read when there is none).
+std::shared_ptr<GraphMemory> capture_memory(int device) noexcept;
 // After the graph is destroyed: frees what its memory held back (errors go to stderr).
 void release_graph_memory(GraphMemory& memory) noexcept;
 // The pinned allocator's side of release_graph_memory.

@@ -6,7 +6,6 @@
 
 #include "core/cuda/cuda_check.h"
 #include "core/error.h"
-#include "core/graph_capture.h"
 
 namespace rg::cuda {
 
@@ -36,11 +35,7 @@ void Graph::capture(const std::function<void()>& body) {
   DeviceGuard guard(device_);
   StreamGuard on_side_stream(device_, stream_.get());
   set_capture_memory(device_, memory_);
-  detail::set_graph_capture_underway(device_, true);
-  auto stop = [&] {
-    detail::set_graph_capture_underway(device_, false);
-    set_capture_memory(device_, nullptr);
-  };
+  auto stop = [&] { set_capture_memory(device_, nullptr); };
   // Relaxed: CUDA's "potentially unsafe" calls stay allowed — cudaHostAlloc when the pinned
   // cache grows for a table, cudaEventQuery of a pinned block's earlier copies — as the memory
   // rules above are ringgrad's own (graph.h). What truly conflicts with the capture (a wait on

@@ -48,7 +48,6 @@ class Graph {
   void capture(const std::function<void()>& body);
   // Launches the captured work on the device's current stream.
   void replay();
-  bool captured() const { return exec_ != nullptr; }
   int device() const { return device_; }
 
  private:

@@ -53,14 +53,13 @@ class PinnedAllocator final : public Allocator {
     if (it == blocks_.begin()) return;
     --it;
     if (p >= it->first + it->second.size) return;  // not pinned memory of ours
+    int device = 0;                                // the stream's (record_pinned_use's contract)
+    RG_CUDA_CHECK(cudaGetDevice(&device));
     cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-    if (cuda::any_capture_underway()) RG_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
+    const std::shared_ptr<cuda::GraphMemory> graph = cuda::capture_memory(device);
+    if (graph) RG_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
     if (capturing != cudaStreamCaptureStatusNone) {
       // No event to query while capturing; the graph reads the block at every launch.
-      int device = 0;
-      RG_CUDA_CHECK(cudaGetDevice(&device));
-      const std::shared_ptr<cuda::GraphMemory> graph = cuda::capture_memory(device);
-      RG_CHECK(graph, "a pinned copy on a stream being captured outside ringgrad's cuda::Graph");
       ++it->second.graph_holds;
       std::lock_guard held(graph->mutex);
       graph->held_pinned.push_back(it->first);
