@@ -142,10 +142,25 @@ void Tensor::set_grad(const Tensor& grad) {
     RG_CHECK(grad.shape() == shape() && grad.dtype() == dtype() && grad.device() == device(),
              "set_grad: gradient ", grad.describe(), " does not match tensor ", describe());
   meta().grad = grad.impl_ptr();
+  meta().grad_is_view = false;
+}
+
+void Tensor::set_grad_view(const Tensor& view) {
+  RG_CHECK(view.defined(), "set_grad_view: the view is undefined (use set_grad to drop it)");
+  set_grad(view);
+  meta().grad_is_view = true;
+}
+
+bool Tensor::grad_is_view() const {
+  return impl_ && impl_->autograd && impl_->autograd->grad && impl_->autograd->grad_is_view;
 }
 
 void Tensor::zero_grad() {
-  if (impl_ && impl_->autograd) impl_->autograd->grad.reset();
+  if (!impl_ || !impl_->autograd) return;
+  if (grad_is_view())
+    fill_(Tensor(impl_->autograd->grad), 0);
+  else
+    impl_->autograd->grad.reset();
 }
 
 const std::shared_ptr<Node>& Tensor::grad_fn() const {
@@ -305,6 +320,15 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
                              copy_strided(gx.narrow(d, start, g.size(d)), g);
                              return gx;
                            });
+}
+
+Tensor Tensor::view_slice_as(int64_t start, const Shape& shape, MemoryFormat format) const {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  RG_CHECK(dim() == 1 && is_contiguous() && start >= 0 && start + n <= numel(),
+           "view_slice_as: ", n, " elements from ", start, " of ", describe(),
+           " (a 1-D contiguous tensor holding them is needed)");
+  return make_view(*this, shape, strides_for(shape, format, "view_slice_as"), offset() + start);
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {

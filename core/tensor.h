@@ -34,6 +34,7 @@ struct AutogradMeta {
   std::shared_ptr<Node> grad_fn;            // the node that produced this tensor (non-leaf)
   int output_nr = 0;                        // which output of grad_fn this is
   std::shared_ptr<struct TensorImpl> grad;  // accumulated gradient (leaves)
+  bool grad_is_view = false;                // grad lives in a buffer another owner keeps
   std::weak_ptr<Node> grad_accumulator;     // shared by every use of a leaf in one graph
   std::vector<PostAccumulateHook> post_accumulate_hooks;
 };
@@ -90,6 +91,9 @@ class Tensor {
   Tensor unsqueeze(int64_t dim) const;
   Tensor transpose(int64_t dim0, int64_t dim1) const;
   Tensor expand(Shape shape) const;  // broadcast view: size-1 dims get stride 0
+  // Of this 1-D contiguous tensor, the numel(shape) elements from `start` seen as `shape` laid
+  // out in `format`: a flat buffer's slice as a (channels-last) gradient. No autograd history.
+  Tensor view_slice_as(int64_t start, const Shape& shape, MemoryFormat format) const;
 
   // ---- copies (differentiable) -------------------------------------------------------------
   Tensor contiguous() const;  // self when already contiguous
@@ -122,7 +126,14 @@ class Tensor {
   bool is_leaf() const;
   Tensor grad() const;  // undefined until a backward reached this leaf
   void set_grad(const Tensor& grad);
-  void zero_grad();  // drops the gradient (as set_to_none in PyTorch)
+  // Drops the gradient (as set_to_none in PyTorch) — or zeroes it in place when it is a view.
+  void zero_grad();
+  // Makes `view` (a tensor of this one's shape, dtype and device inside a buffer someone else
+  // keeps: a DDP bucket, PyTorch's gradient_as_bucket_view) the gradient. Backward then
+  // accumulates into the buffer and zero_grad() zeroes it instead of dropping it, so nothing is
+  // copied in or out of the buffer. set_grad() ends it.
+  void set_grad_view(const Tensor& view);
+  bool grad_is_view() const;
   const std::shared_ptr<Node>& grad_fn() const;
   int output_nr() const;
   Tensor detach() const;  // same storage, no history

@@ -77,10 +77,18 @@ void push(ThreadLog& log, Event event) {
   log.events.push_back(std::move(event));
 }
 
+// The two sinks: the timeline's buffers (start/stop, pause/resume) and the explain sink.
+std::atomic<bool> timeline{false};
+
+void set_recording() {
+  detail::update_recording();
+}
+
 void push_here(Event event) {
   ThreadLog& log = this_thread_log();
   event.track = log.track;
-  push(log, std::move(event));
+  if (explaining()) detail::explain_event(event);
+  if (timeline.load(std::memory_order_relaxed)) push(log, std::move(event));
 }
 
 std::atomic<uint64_t> next_async_id{1};
@@ -91,6 +99,18 @@ int64_t now_ns() noexcept {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+void detail::update_recording() {
+  recording.store(timeline.load(std::memory_order_relaxed) || explaining(),
+                  std::memory_order_relaxed);
+}
+
+std::string detail::track_name(int track) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  auto it = r.track_names.find(track);
+  return it == r.track_names.end() ? std::string() : it->second;
 }
 
 void name_this_thread(std::string name) {
@@ -161,9 +181,10 @@ void end_hand_over(const HandOver& h) {
   if (h.category) async_end(h.category, h.name, h.id);
 }
 
-void Span::begin(const char* category, std::string name) {
+void Span::begin(const char* category, std::string name, std::string args) {
   category_ = category;
   name_ = std::move(name);
+  args_ = std::move(args);
   start_ = now_ns();
 }
 
@@ -358,19 +379,23 @@ void start() {
     r.device_spans.clear();
     r.origin_ns = now_ns();
   }
-  detail::recording.store(true, std::memory_order_relaxed);
+  timeline.store(true, std::memory_order_relaxed);
+  set_recording();
 }
 
 void pause() {
-  detail::recording.store(false, std::memory_order_relaxed);
+  timeline.store(false, std::memory_order_relaxed);
+  set_recording();
 }
 
 void resume() {
-  detail::recording.store(true, std::memory_order_relaxed);
+  timeline.store(true, std::memory_order_relaxed);
+  set_recording();
 }
 
 void stop() {
-  detail::recording.store(false, std::memory_order_relaxed);
+  timeline.store(false, std::memory_order_relaxed);
+  set_recording();
   Registry& r = registry();
   std::vector<PendingDeviceSpan> spans;
   {

@@ -45,8 +45,13 @@ class Tensor;
 
 namespace rg::trace {
 
+struct Event;
 namespace detail {
+// Whether some sink listens: the timeline (start/stop) or the explain sink.
 inline std::atomic<bool> recording{false};
+void update_recording();                 // after either sink turned on or off
+void explain_event(const Event& event);  // the explain sink (core/trace_explain.cpp)
+std::string track_name(int track);       // "" for a track never named
 }  // namespace detail
 
 // Whether trace points record now: the only cost of a trace point when they do not.
@@ -85,6 +90,11 @@ void complete(const char* category, std::string name, int64_t start_ns, int64_t 
 void complete_on_track(int track, const char* category, std::string name, int64_t start_ns,
                        int64_t end_ns, std::string args = {});
 void instant(const char* category, std::string name, std::string args = {});
+struct Label;
+// An instant whose name and arguments are built only when recording.
+template <class Make>
+requires std::is_invocable_v<Make>
+void instant(const char* category, Make&& make);
 // Async spans may begin on one thread and end on another (a DDP bucket: ready in the backward
 // thread, reduced on the communication thread); begin returns the id its end must give.
 uint64_t async_begin(const char* category, std::string name, std::string args = {});
@@ -136,17 +146,44 @@ std::string args(std::string_view key, const auto& value, const Rest&... rest) {
   return out;
 }
 
-// A complete event on the calling thread from construction to destruction.
+// A complete event on the calling thread from construction to destruction: one line of
+// instrumentation per phase. Given a counter, it also adds its seconds there (whether recording
+// or not: DataParallel's phase times, DDP's wait), so a phase is timed and traced by one object.
+//   trace::Span span("dp", "gather the outputs", &times.gather);
+// A name (or a name and arguments, as a Label) that costs something to build is given by a
+// callable, run only when recording.
+struct Label {
+  std::string name;
+  std::string args;  // JSON members, as args() makes them
+};
+
+template <class Make>
+requires std::is_invocable_v<Make>
+void instant(const char* category, Make&& make) {
+  if (!on()) return;
+  Label label = make();
+  instant(category, std::move(label.name), std::move(label.args));
+}
+
 class Span {
  public:
-  Span(const char* category, const char* name) {
-    if (on()) begin(category, name);
+  Span(const char* category, const char* name, double* seconds = nullptr) : seconds_(seconds) {
+    if (on()) begin(category, name, {});
+    start_clock();
   }
-  // For names that cost something to build: make_name() runs only when recording.
-  template <class MakeName>
-  requires std::is_invocable_r_v<std::string, MakeName> Span(const char* category,
-                                                             MakeName&& make_name) {
-    if (on()) begin(category, make_name());
+  template <class Make>
+  requires std::is_invocable_v<Make> Span(const char* category, Make&& make,
+                                          double* seconds = nullptr)
+      : seconds_(seconds) {
+    if (on()) {
+      if constexpr (std::is_convertible_v<std::invoke_result_t<Make>, Label>) {
+        Label label = make();
+        begin(category, std::move(label.name), std::move(label.args));
+      } else {
+        begin(category, make(), {});
+      }
+    }
+    start_clock();
   }
   ~Span() { finish(); }
   Span(const Span&) = delete;
@@ -158,16 +195,50 @@ class Span {
   bool recording() const { return category_ != nullptr; }
   // Ends the span now (the destructor then records nothing): for phases one after another.
   void finish() {
+    if (seconds_) *seconds_ += static_cast<double>(now_ns() - clock_start_) * 1e-9;
+    seconds_ = nullptr;
     if (category_) end();
     category_ = nullptr;
   }
 
  private:
-  void begin(const char* category, std::string name);
+  void begin(const char* category, std::string name, std::string args);
   void end();
+  void start_clock() {
+    if (seconds_) clock_start_ = category_ ? start_ : now_ns();
+  }
   const char* category_ = nullptr;
   std::string name_, args_;
   int64_t start_ = 0;
+  double* seconds_ = nullptr;
+  int64_t clock_start_ = 0;
+};
+
+// An async span (begun on this thread) whose end goes with the next collective this thread
+// issues — see HandOver. If the collective completed in the call, or none took it, the end is
+// recorded when this object dies.
+class HandedSpan {
+ public:
+  template <class Make>
+  requires std::is_convertible_v<std::invoke_result_t<Make>, Label> HandedSpan(const char* category,
+                                                                               Make&& make) {
+    if (!on()) return;
+    Label label = make();
+    category_ = category;
+    name_ = label.name;
+    id_ = async_begin(category, std::move(label.name), std::move(label.args));
+    hand_over(category, name_, id_);
+  }
+  ~HandedSpan() {
+    if (category_) end_hand_over(take_hand_over());
+  }
+  HandedSpan(const HandedSpan&) = delete;
+  HandedSpan& operator=(const HandedSpan&) = delete;
+
+ private:
+  const char* category_ = nullptr;
+  std::string name_;
+  uint64_t id_ = 0;
 };
 
 // ---- GPU work, timed with device events -------------------------------------------------------
@@ -253,6 +324,20 @@ void pause();
 void resume();
 // Stops recording and resolves the device spans (waits for the device: after the traced steps).
 void stop();
+
+// ---- the explain sink: the same events, as text ----------------------------------------------
+// While explaining, every event of the given categories ("ddp", "ring", "dp", ...; none: all) is
+// also written as one line of text when it is recorded — the timeline's events told as a story:
+//   +  0.412 ms  ddp      bucket 0 begins — hook allreduce, elements 2570, bytes 10.0 KiB, ...
+//   +  0.433 ms  ring     [communication] reduce-scatter step 1/2 (0.015 ms) — ...
+// Complete events are written when they end, with their duration; times count from explain().
+// The timeline (start/stop) and the explain sink are independent: either, both or neither.
+// Lines collect in this process's buffer until take_explained(); a parallel program prints every
+// rank's lines in rank order (parallel/explain.h).
+void explain(std::vector<std::string> categories = {});
+void stop_explaining();
+bool explaining();
+std::vector<std::string> take_explained();
 
 struct Recorded {
   std::vector<Event> events;

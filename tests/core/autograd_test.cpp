@@ -24,6 +24,31 @@ TEST(Autograd, AccumulatesAcrossUsesAndBackwardCalls) {
   EXPECT_FALSE(x.grad().defined());
 }
 
+// A gradient that is a view into someone's buffer (DDP's buckets): backward accumulates into the
+// buffer, zero_grad zeroes it there, set_grad ends it.
+TEST(Autograd, AGradientViewIsAccumulatedIntoAndZeroedInPlace) {
+  Tensor buffer = zeros({7});
+  Tensor x = vec({1, 2, 3}).set_requires_grad(true);
+  x.set_grad_view(buffer.view_slice_as(2, {3}, MemoryFormat::contiguous));
+  EXPECT_TRUE(x.grad_is_view());
+  (x * 2.0).backward(ones({3}));
+  (x * 3.0).backward(ones({3}));
+  EXPECT_EQ(buffer.to_vector<float>(), (std::vector<float>{0, 0, 5, 5, 5, 0, 0}));
+  x.zero_grad();
+  ASSERT_TRUE(x.grad().defined());  // zeroed, not dropped
+  EXPECT_EQ(buffer.to_vector<float>(), std::vector<float>(7, 0.f));
+  x.set_grad(Tensor());
+  EXPECT_FALSE(x.grad_is_view());
+  EXPECT_TRUE(throws_error([&] { x.set_grad_view(Tensor()); }, {"set_grad_view"}));
+  // A channels-last view of a flat slice: the gradient keeps the parameter's layout.
+  Tensor w = zeros({2, 3, 2, 2}).contiguous(MemoryFormat::channels_last).set_requires_grad(true);
+  Tensor flat = zeros({30});
+  w.set_grad_view(flat.view_slice_as(6, w.shape(), w.suggest_memory_format()));
+  EXPECT_TRUE(w.grad().is_contiguous(MemoryFormat::channels_last));
+  EXPECT_TRUE(throws_error([&] { flat.view_slice_as(20, w.shape(), MemoryFormat::contiguous); },
+                           {"view_slice_as", "24 elements from 20"}));
+}
+
 TEST(Autograd, LeafAndHistory) {
   Tensor x = vec({1, -1}).set_requires_grad(true);
   EXPECT_TRUE(x.is_leaf());

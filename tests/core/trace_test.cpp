@@ -40,6 +40,46 @@ TEST(Trace, NothingIsRecordedOutsideASession) {
   EXPECT_FALSE(trace::on());
 }
 
+// The explain sink: the same events as text, its categories only, in the order they began,
+// whether or not the timeline records too; a span given a counter adds its seconds there.
+TEST(Trace, ExplainTellsTheChosenCategoriesInOrder) {
+  trace::name_this_thread("main");
+  trace::explain({"ring", "ddp"});
+  EXPECT_TRUE(trace::on());
+  double seconds = 0;
+  {
+    const trace::Span outer("ddp", "outer", &seconds);
+    busy_for_us(200);
+    trace::instant("ring", [] {
+      return trace::Label{"inner", trace::args("bytes", 4096, "to", 1)};
+    });
+    trace::instant("data", "not told");
+  }
+  EXPECT_GT(seconds, 150e-6);
+  std::thread([] {
+    trace::name_this_thread("worker");
+    const trace::HandedSpan span("ddp", [] {
+      return trace::Label{"bucket 7", trace::args("elements", 3)};
+    });
+  }).join();
+  trace::stop_explaining();
+  EXPECT_FALSE(trace::on());
+  const std::vector<std::string> lines = trace::take_explained();
+  ASSERT_EQ(lines.size(), 4u) << (lines.empty() ? "" : lines[0]);
+  EXPECT_NE(lines[0].find("ddp      outer ("), std::string::npos) << lines[0];  // began first
+  EXPECT_NE(lines[1].find("ring     inner — bytes 4.0 KiB, to 1"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find("[worker] bucket 7 begins — elements 3"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[3].find("[worker] bucket 7 ends"), std::string::npos) << lines[3];
+  EXPECT_TRUE(trace::take_explained().empty());
+  // The timeline and the explain sink are independent.
+  trace::start();
+  trace::explain();
+  trace::stop_explaining();
+  EXPECT_TRUE(trace::on());  // the timeline still records
+  trace::stop();
+  (void)trace::take();
+}
+
 TEST(Trace, NestedSpansOfOneThreadNestInTheJson) {
   trace::name_this_thread("main");
   const TraceCheck c = record_and_check([] {
