@@ -11,32 +11,37 @@
 //     opt.step();
 //   }
 //
-// How it works (README.md has a traced timeline):
+// How it works (docs/learn/3-ddp.md is the lesson; parallel/textbook/ddp.cpp the one-page
+// version):
 // - Construction: rank 0's parameters and buffers are broadcast, so every replica starts equal
 //   (after checking that every rank holds the same parameter shapes). The parameters are put
 //   in buckets — in reverse registration order, because backward produces the last layer's
 //   gradients first; the first bucket is small (1 MB) so that communication starts early, the
-//   others up to 25 MB — and a post-accumulate hook is registered on each parameter.
+//   others up to 25 MB — each bucket one flat buffer, and a post-accumulate hook is registered
+//   on each parameter.
+// - Gradients are views into the buckets (PyTorch's gradient_as_bucket_view): the first
+//   backward copies each gradient into its bucket once and makes the bucket's slice the
+//   parameter's .grad; from then on backward accumulates straight into the buckets and
+//   zero_grad() zeroes them there, so a step copies nothing in or out.
 // - Forward: with grad mode on (and outside no_sync()) it marks the iteration as one to
 //   synchronise; in training it first broadcasts rank 0's buffers (BatchNorm's running stats)
 //   so the replicas stay alike — except SyncBatchNorm's, equal already. A forward under
 //   NoGradGuard communicates nothing and leaves a pending iteration alone.
 // - Backward: each hook marks its parameter ready; when all of a bucket's parameters are
-//   ready, their gradients are copied into the bucket's flat buffer and its asynchronous
-//   allreduce(average) is launched while backward goes on with earlier layers. Buckets launch
-//   in bucket order on every rank (a bucket ready early waits for the ones before it), so the
-//   ranks issue their collectives in the same order.
+//   ready, the bucket goes to the communication hook (allreduce_hook unless another is
+//   registered), which starts its reduction while backward goes on with earlier layers.
+//   Buckets go in bucket order on every rank (a bucket ready early waits for the ones before
+//   it), so the ranks issue their collectives in the same order.
 // - End of backward: the first hook of the iteration queued an autograd callback
 //   (queue_backward_callback) that the engine runs when backward has finished. It waits for
-//   the buckets and copies the averaged gradients back into each parameter's .grad. So when
-//   loss.backward() returns the gradients are synchronised: there is no finalize() to forget
-//   before optimizer.step().
+//   the buckets' reductions. So when loss.backward() returns the gradients are synchronised:
+//   there is no finalize() to forget before optimizer.step().
 // - A parameter that got no gradient would leave its bucket waiting forever. With
 //   UnusedParameters::error (the default) the callback throws from backward() naming every
 //   such parameter. With UnusedParameters::allow, forward walks the autograd graph and marks
-//   the parameters it cannot reach as ready straight away (so the buckets still fire early),
-//   the callback treats any still missing as zero, and a parameter no rank used keeps an
-//   undefined gradient (the optimizer skips it, as it would in one process).
+//   the parameters it cannot reach as ready straight away (so the buckets still go early),
+//   they count as zero, and a parameter no rank used keeps an undefined gradient (the optimizer
+//   skips it, as it would in one process).
 //
 // state_dict(), parameters(), named_parameters() are the wrapped module's, with no prefix: a
 // checkpoint saved through DDP loads into the plain model.
@@ -48,28 +53,28 @@
 #include <vector>
 
 #include "nn/module.h"
+#include "parallel/comm_hooks.h"
 #include "parallel/process_group.h"
 
 namespace rg::parallel {
 
 enum class UnusedParameters { error, allow };
-enum class GradCompression { none, fp16 };     // fp16: buckets travel as f16 (half the bytes)
 enum class BroadcastBuffers { forward, off };  // PyTorch's broadcast_buffers = true / false
 
 struct DDPOptions {
   int64_t bucket_cap_bytes = int64_t{25} << 20;
   int64_t first_bucket_bytes = int64_t{1} << 20;
   UnusedParameters unused_parameters = UnusedParameters::error;
-  GradCompression compression = GradCompression::none;
   BroadcastBuffers broadcast_buffers = BroadcastBuffers::forward;
-  Trace trace = Trace::off;  // prints the bucket timeline of every iteration to stderr
 };
 
-// What one bucket holds, for tests, traces and the README.
+// What one bucket holds, for hooks, tests and the lessons.
 struct BucketInfo {
-  std::vector<std::string> params;  // in the order their gradients are expected
-  int64_t numel = 0;
-  DType dtype = DType::f32;  // of the gradients (the buffer is f16 under compression)
+  std::vector<std::string> params;       // in the order their gradients are expected
+  std::vector<std::size_t> param_index;  // into trained_parameters()
+  std::vector<int64_t> offsets;          // of each parameter in the bucket's buffer
+  int64_t numel = 0;                     // the gradients' elements (the buffer may be padded)
+  DType dtype = DType::f32;              // of the gradients and the buffer
 };
 
 class DistributedDataParallel : public nn::Module {
@@ -86,6 +91,15 @@ class DistributedDataParallel : public nn::Module {
   nn::Module& module() const { return *module_; }
   const std::shared_ptr<nn::Module>& module_ptr() const { return module_; }
   ProcessGroup& group() const;
+  const DDPOptions& options() const;
+
+  // Replaces how a bucket is reduced (PyTorch's register_comm_hook): allreduce_hook by default;
+  // fp16_compress_hook, bf16_compress_hook, ZeRO's reduce-scatter, or a learner's own
+  // (comm_hooks.h says what a hook must do). `pad_to`: every bucket's buffer is padded with
+  // zeros to a multiple of it (a reduce-scatter cuts the buffer into equal blocks). Between
+  // iterations only; every rank registers the same hook.
+  void register_comm_hook(CommHook hook, int64_t pad_to = 1);
+  bool has_comm_hook() const;  // one other than the default was registered
 
   // Gradient accumulation: forwards run while the guard lives do not synchronise their
   // backward; gradients accumulate locally, and the first synchronised backward after them
@@ -107,32 +121,19 @@ class DistributedDataParallel : public nn::Module {
   [[nodiscard]] NoSync no_sync() { return NoSync(*this); }
 
   std::vector<BucketInfo> buckets() const;
+  // Bucket b's buffer (after register_comm_hook's padding): the gradients' views live in it.
+  const Tensor& bucket_buffer(std::size_t b) const;
   // How the last synchronised backward went.
   struct IterationStats {
-    bool synchronized = false;          // the gradients were averaged
-    int buckets_launched_in_hooks = 0;  // launched while backward was running
+    bool synchronized = false;  // the gradients were averaged
+    // Launched before backward ended: from its hooks (or at forward, all of whose parameters
+    // were unused) — what communication could overlap.
+    int buckets_launched_in_hooks = 0;
     int buckets = 0;
-    double backward_wait_ms = 0;  // waiting for allreduces after backward ended
+    double backward_wait_ms = 0;  // waiting for the reductions after backward ended
   };
   IterationStats last_iteration() const;
 
-  // ---- for ZeRO-1 (parallel/zero.h) ---------------------------------------------------------
-  // A bucket as ZeRO sees it: its gradients' flat buffer, padded to a multiple of the ranks,
-  // block r of it rank r's; and the buffer receiving this rank's block of the reduced gradients.
-  struct ShardedBucket {
-    std::vector<std::size_t> params;  // indices into trained_parameters()
-    std::vector<int64_t> offsets;     // of each parameter in the flat buffer
-    int64_t numel = 0, padded = 0;    // padded = ranks · block
-    Tensor flat;                      // (padded): the wire dtype
-    Tensor shard;                     // (block): this rank's reduced gradients, after backward
-  };
-  // From now on each bucket is reduce-scattered instead of allreduced: when backward ends, rank
-  // r holds block r of every bucket's averaged gradients (sharded_buckets()[b].shard), the
-  // parameters' .grad are left as backward made them, and `reduced` runs. Once, before the
-  // first forward; refused with UnusedParameters::allow (a parameter no rank used would get a
-  // zero gradient where DDP leaves it undefined). nullptr: back to allreduce.
-  void shard_gradients(std::function<void()> reduced);
-  const std::vector<ShardedBucket>& sharded_buckets() const;
   // The parameters DDP synchronises (trainable, each once, registration order) and their names.
   const std::vector<Tensor>& trained_parameters() const;
   const std::vector<std::string>& trained_parameter_names() const;

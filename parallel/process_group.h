@@ -24,7 +24,6 @@ enum class ReduceOp { sum, average, max, min };
 // ring: the project's own reduce-scatter + allgather over point-to-point messages;
 // native: the backend library's own allreduce (MPI_Allreduce, ncclAllReduce).
 enum class AllreduceAlgorithm { ring, native };
-enum class Trace { off, on };  // prints each ring step's chunk movement, for teaching
 
 struct ProcessGroupOptions {
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::ring;
@@ -32,7 +31,6 @@ struct ProcessGroupOptions {
   // rank(s) it waited for.
   std::chrono::milliseconds timeout{std::chrono::seconds(300)};
   bool check_sequence = false;  // debug: compare every collective's kind and size across ranks
-  Trace trace = Trace::off;
   int64_t ring_chunk_bytes = 1 << 20;  // the ring pipelines messages of at most this size
 };
 

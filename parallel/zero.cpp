@@ -10,6 +10,7 @@
 #include "core/trace.h"
 #include "ops/ops.h"
 #include "optim/clip_grad.h"
+#include "parallel/comm_hooks.h"
 
 namespace rg::parallel {
 
@@ -24,10 +25,21 @@ std::string state_key(std::size_t index, const std::string& name) {
 Tensor flat_view(const Tensor& t) {
   return t.detach().view({t.numel()});
 }
+
+// Of a parameter of `numel` elements at `offset` in its bucket, the part inside the block
+// [begin, begin + block): its first element, where that sits in the block, and how many.
+struct Overlap {
+  int64_t param_begin = 0, block_begin = 0, length = 0;
+};
+Overlap overlap(int64_t offset, int64_t numel, int64_t begin, int64_t block) {
+  const int64_t lo = std::max(begin, offset), hi = std::min(begin + block, offset + numel);
+  return lo < hi ? Overlap{lo - offset, lo - begin, hi - lo} : Overlap{};
+}
 }  // namespace
 
 ZeroRedundancyOptimizer::ZeroRedundancyOptimizer(DistributedDataParallel& ddp, Optimizer& like,
-                                                 std::vector<Tensor> updated)
+                                                 std::vector<Tensor> updated,
+                                                 std::optional<DType> compression)
     : Optimizer(like.name()), ddp_(ddp), like_(like), group_(ddp.group()) {
   NoGradGuard no_grad;
   const auto named = ddp.module().named_parameters();
@@ -73,12 +85,31 @@ ZeroRedundancyOptimizer::ZeroRedundancyOptimizer(DistributedDataParallel& ddp, O
   for (std::size_t g = 0, i = 0; g < like.num_groups(); ++g)
     for (std::size_t k = 0; k < like.params(g).size(); ++k) group_of[i++] = g;
 
-  ddp.shard_gradients([this] { gradients_reduced(); });
-  try {
-    make_pieces(group_of);
-  } catch (...) {
-    ddp.shard_gradients(nullptr);  // DDP goes on as it was
-    throw;
+  RG_CHECK(ddp.options().unused_parameters == UnusedParameters::error,
+           "ZeRO: DDPOptions::unused_parameters must be 'error' (a parameter no rank used would "
+           "get a zero gradient and a step, where DDP leaves it alone)");
+  RG_CHECK(!ddp.has_comm_hook(),
+           "ZeRO: this DDP has a communication hook already (another ZeRO, or a compression "
+           "hook); ZeRO's reduce-scatter replaces it: give ZeRO the compression instead");
+  make_buckets(compression);
+  make_pieces(group_of);
+  // From now on each bucket is reduce-scattered instead of allreduced (into this rank's block).
+  ddp.register_comm_hook(
+      [this](ProcessGroup& g, GradBucket& bucket) { return reduce_scatter_hook(g, bucket); },
+      group_.size());
+}
+
+void ZeroRedundancyOptimizer::make_buckets(std::optional<DType> compression) {
+  const int64_t n = group_.size();
+  for (BucketInfo& info : ddp_.buckets()) {
+    const int64_t block = (info.numel + n - 1) / n;
+    const Device device = updated_[info.param_index[0]].device();
+    const DType wire = compression.value_or(info.dtype);
+    RG_CHECK(wire == info.dtype || wire == DType::f16 || wire == DType::bf16,
+             "ZeRO: gradients are compressed to f16 or bf16, not ", wire);
+    const DType updated = updated_[info.param_index[0]].dtype();
+    buckets_.push_back({std::move(info), block, zeros({block}, {wire, device}),
+                        zeros({block * n}, {updated, device})});
   }
 }
 
@@ -87,23 +118,21 @@ void ZeroRedundancyOptimizer::make_pieces(const std::vector<std::size_t>& group_
   Optimizer& like = like_;
 
   // This rank's pieces: in each bucket, the parameters' elements inside block `rank`.
-  const int64_t n = group_.size(), r = group_.rank();
-  const auto& buckets = ddp_.sharded_buckets();
-  for (std::size_t b = 0; b < buckets.size(); ++b) {
-    const auto& bucket = buckets[b];
-    const int64_t block = bucket.padded / n, begin = r * block, end = begin + block;
+  const int64_t r = group_.rank();
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    const BucketInfo& bucket = buckets_[b].info;
+    const int64_t begin = r * buckets_[b].block;
     DType dtype = DType::f32;
-    for (std::size_t j = 0; j < bucket.params.size(); ++j) {
-      const std::size_t t = bucket.params[j];
+    for (std::size_t j = 0; j < bucket.param_index.size(); ++j) {
+      const std::size_t t = bucket.param_index[j];
       const Tensor& u = updated_[t];
       if (j == 0) dtype = u.dtype();
       RG_CHECK(u.dtype() == dtype, "ZeRO: bucket ", b, " mixes parameters updated in ", dtype,
                " and ", u.dtype(), " ('", names[t], "')");
-      const int64_t lo = std::max(begin, bucket.offsets[j]);
-      const int64_t hi = std::min(end, bucket.offsets[j] + u.numel());
-      if (lo >= hi || like_of_param_[t] == npos) continue;
-      pieces_.push_back({b, like_of_param_[t], lo - bucket.offsets[j], lo - begin, hi - lo,
-                         flat_view(u).narrow(0, lo - bucket.offsets[j], hi - lo)});
+      const Overlap o = overlap(bucket.offsets[j], u.numel(), begin, buckets_[b].block);
+      if (o.length == 0 || like_of_param_[t] == npos) continue;
+      pieces_.push_back({b, like_of_param_[t], o.param_begin, o.block_begin, o.length,
+                         flat_view(u).narrow(0, o.param_begin, o.length)});
     }
   }
   // In `like`'s order, so that the local optimizer's groups and indices follow its own.
@@ -142,13 +171,28 @@ void ZeroRedundancyOptimizer::take_shard_of(const StateDict& whole) {
   local_->load_state_dict(mine);
 }
 
-void ZeroRedundancyOptimizer::gradients_reduced() {
-  // This rank's block of each bucket's averaged gradients, as its pieces' gradients: a view of
-  // the block, or widened to the masters' dtype (AMP O2).
+// The bucket's communication: a reduce-scatter, so this rank receives its block of the averaged
+// gradients (the ring's first half: (N−1)/N of an allreduce's bytes).
+std::shared_ptr<Work> ZeroRedundancyOptimizer::reduce_scatter_hook(ProcessGroup& group,
+                                                                   GradBucket& bucket) {
   NoGradGuard no_grad;
-  const auto& buckets = ddp_.sharded_buckets();
+  const Tensor& shard = buckets_[bucket.index].shard;
+  auto reduced = [this, b = bucket.index] { bucket_reduced(b); };
+  if (shard.dtype() == bucket.buffer.dtype())
+    return then(group.reduce_scatter(shard, bucket.buffer, ReduceOp::average), reduced);
+  // Compressed: divided by N before the sum, which then cannot overflow f16.
+  const Tensor on_wire = mul(bucket.buffer, 1.0 / group.size()).to(shard.dtype());
+  return then(group.reduce_scatter(shard, on_wire, ReduceOp::sum),
+              [on_wire, reduced] { reduced(); });
+}
+
+// This rank's block of the bucket's averaged gradients, as its pieces' gradients: a view of the
+// block, or widened to the masters' dtype (AMP O2).
+void ZeroRedundancyOptimizer::bucket_reduced(std::size_t bucket) {
+  NoGradGuard no_grad;
   for (Piece& p : pieces_) {
-    const Tensor slice = buckets[p.bucket].shard.narrow(0, p.block_begin, p.length);
+    if (p.bucket != bucket) continue;
+    const Tensor slice = buckets_[bucket].shard.narrow(0, p.block_begin, p.length);
     p.tensor.set_grad(slice.dtype() == p.tensor.dtype() ? slice : slice.to(p.tensor.dtype()));
   }
 }
@@ -156,7 +200,7 @@ void ZeroRedundancyOptimizer::gradients_reduced() {
 void ZeroRedundancyOptimizer::step() {
   consolidated_.reset();
   {
-    trace::Span span("optimizer", "ZeRO: step of this rank's shard");
+    const trace::Span span("optimizer", "ZeRO: step of this rank's shard");
     if (local_) {
       local_->copy_hyperparameters(like_);  // an LR schedule drives `like`
       local_->step();
@@ -165,39 +209,30 @@ void ZeroRedundancyOptimizer::step() {
   all_gather_parameters();
 }
 
+// The ring's second half: each rank sends its block of the updated tensors; every rank then has
+// every parameter again. Every bucket in flight at once.
 void ZeroRedundancyOptimizer::all_gather_parameters() {
-  trace::Span span("optimizer", "ZeRO: all-gather the parameters");
+  const trace::Span span("optimizer", "ZeRO: all-gather the parameters");
   NoGradGuard no_grad;
-  const int64_t n = group_.size(), r = group_.rank();
-  const auto& buckets = ddp_.sharded_buckets();
-  std::vector<Tensor> gathered(buckets.size());
+  const int64_t r = group_.rank();
   std::vector<std::shared_ptr<Work>> works;
-  // Every bucket in flight at once; each rank sends its block of the updated tensors.
-  for (std::size_t b = 0; b < buckets.size(); ++b) {
-    const auto& bucket = buckets[b];
-    const int64_t block = bucket.padded / n, begin = r * block, end = begin + block;
-    const Tensor& first = updated_[bucket.params[0]];
-    // The gradients' buffer is free now; a 16-bit one cannot carry f32 masters.
-    gathered[b] = bucket.flat.dtype() == first.dtype()
-                      ? bucket.flat
-                      : empty({bucket.padded}, {first.dtype(), first.device()});
-    Tensor mine = zeros({block}, {first.dtype(), first.device()});
-    for (std::size_t j = 0; j < bucket.params.size(); ++j) {
-      const Tensor& u = updated_[bucket.params[j]];
-      const int64_t lo = std::max(begin, bucket.offsets[j]);
-      const int64_t hi = std::min(end, bucket.offsets[j] + u.numel());
-      if (lo < hi)
-        copy_strided(mine.narrow(0, lo - begin, hi - lo),
-                     flat_view(u).narrow(0, lo - bucket.offsets[j], hi - lo));
+  for (Bucket& b : buckets_) {
+    Tensor mine = zeros({b.block}, {b.gathered.dtype(), b.gathered.device()});
+    for (std::size_t j = 0; j < b.info.param_index.size(); ++j) {
+      const Tensor& u = updated_[b.info.param_index[j]];
+      const Overlap o = overlap(b.info.offsets[j], u.numel(), r * b.block, b.block);
+      if (o.length > 0)
+        copy_strided(mine.narrow(0, o.block_begin, o.length),
+                     flat_view(u).narrow(0, o.param_begin, o.length));
     }
-    works.push_back(group_.allgather(gathered[b], mine));
+    works.push_back(group_.allgather(b.gathered, mine));
   }
-  for (std::size_t b = 0; b < buckets.size(); ++b) {
-    works[b]->wait();
-    const auto& bucket = buckets[b];
-    for (std::size_t j = 0; j < bucket.params.size(); ++j) {
-      const Tensor& u = updated_[bucket.params[j]];
-      copy_strided(flat_view(u), gathered[b].narrow(0, bucket.offsets[j], u.numel()));
+  for (std::size_t k = 0; k < buckets_.size(); ++k) {
+    works[k]->wait();
+    const Bucket& b = buckets_[k];
+    for (std::size_t j = 0; j < b.info.param_index.size(); ++j) {
+      const Tensor& u = updated_[b.info.param_index[j]];
+      copy_strided(flat_view(u), b.gathered.narrow(0, b.info.offsets[j], u.numel()));
     }
   }
 }
@@ -263,12 +298,11 @@ void ZeroRedundancyOptimizer::consolidate_state_dict(int root) {
   StateDict whole;
   if (here) whole.metadata = like_.state_dict().metadata;  // type and groups; like holds no state
   const int64_t n = group_.size();
-  const auto& buckets = ddp_.sharded_buckets();
   const std::vector<Tensor> like_params = like_.all_params();
-  for (std::size_t b = 0; b < buckets.size(); ++b) {
-    const auto& bucket = buckets[b];
-    const Tensor& first = updated_[bucket.params[0]];
-    const int64_t block = bucket.padded / n;
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    const BucketInfo& bucket = buckets_[b].info;
+    const Tensor& first = updated_[bucket.param_index[0]];
+    const int64_t block = buckets_[b].block;
     for (const std::string& name : names) {
       Tensor mine = zeros({block}, {first.dtype(), first.device()});
       for (std::size_t li = 0; li < pieces_.size(); ++li) {
@@ -278,11 +312,11 @@ void ZeroRedundancyOptimizer::consolidate_state_dict(int root) {
           copy_strided(mine.narrow(0, p.block_begin, p.length), flat_view(t->second));
       }
       // An allgather, not a gather (ProcessGroup has none): the other ranks drop what they get.
-      Tensor all = empty({bucket.padded}, {first.dtype(), first.device()});
+      Tensor all = empty({block * n}, {first.dtype(), first.device()});
       group_.allgather(all, mine)->wait();
       if (!here) continue;
-      for (std::size_t j = 0; j < bucket.params.size(); ++j) {
-        const std::size_t i = like_of_param_[bucket.params[j]];
+      for (std::size_t j = 0; j < bucket.param_index.size(); ++j) {
+        const std::size_t i = like_of_param_[bucket.param_index[j]];
         if (i == npos || code[i] == 0) continue;
         const auto& wanted = like_.buffer_names(group_of[i]);
         if (std::find(wanted.begin(), wanted.end(), name) == wanted.end()) continue;

@@ -56,8 +56,11 @@ class ZeroRedundancyOptimizer final : public Optimizer {
   // updated: for each of ddp.module().named_parameters(), the tensor the optimizer updates
   //   (amp.optimizer_params()); empty: the parameters themselves.
   // Every rank constructs it at the same point (it changes how DDP reduces).
+  // compression: the gradients' dtype on the wire in the reduce-scatter (f16 or bf16; each rank
+  //   divides by N first, as fp16_compress_hook does); nullopt: their own dtype.
   ZeroRedundancyOptimizer(DistributedDataParallel& ddp, Optimizer& like,
-                          std::vector<Tensor> updated = {});
+                          std::vector<Tensor> updated = {},
+                          std::optional<DType> compression = std::nullopt);
 
   void step() override;
   void zero_grad() override;
@@ -103,8 +106,17 @@ class ZeroRedundancyOptimizer final : public Optimizer {
     int64_t length;
     Tensor tensor;  // a view of the updated tensor's slice: what the local optimizer steps
   };
+  // A DDP bucket as ZeRO sees it: the bucket's buffer padded to N equal blocks, block r rank r's.
+  struct Bucket {
+    BucketInfo info;
+    int64_t block = 0;  // elements per rank
+    Tensor shard;       // (block): this rank's block of the averaged gradients (the wire dtype)
+    Tensor gathered;    // (N · block): the updated tensors, all-gathered (their dtype)
+  };
+  void make_buckets(std::optional<DType> compression);
   void make_pieces(const std::vector<std::size_t>& group_of);
-  void gradients_reduced();
+  std::shared_ptr<Work> reduce_scatter_hook(ProcessGroup& group, GradBucket& bucket);
+  void bucket_reduced(std::size_t bucket);
   void all_gather_parameters();
   void take_shard_of(const StateDict& whole);
 
@@ -113,6 +125,7 @@ class ZeroRedundancyOptimizer final : public Optimizer {
   ProcessGroup& group_;
   std::vector<Tensor> updated_;             // by DDP trained-parameter index; undefined: none
   std::vector<std::size_t> like_of_param_;  // by DDP trained-parameter index; npos: none
+  std::vector<Bucket> buckets_;             // DDP's, in its order
   std::vector<Piece> pieces_;               // in local-optimizer order
   std::vector<std::vector<Tensor>> piece_groups_;
   std::unique_ptr<Optimizer> local_;  // null when this rank's blocks hold no parameter

@@ -100,14 +100,20 @@ void Trainer::wrap(const WrapOptions& options) {
   if (world_size > 1 || zero) {
     auto ddp = std::make_shared<parallel::DistributedDataParallel>(
         trained_, parts_.group,
-        parallel::DDPOptions{
-            .bucket_cap_bytes = static_cast<int64_t>(options.bucket_mb * (1 << 20)),
-            .compression = options.compression});
+        parallel::DDPOptions{.bucket_cap_bytes =
+                                 static_cast<int64_t>(options.bucket_mb * (1 << 20))});
+    if (!zero && options.compression != parallel::GradCompression::none)
+      ddp->register_comm_hook(parallel::compression_hook(options.compression));
     trained_ = ddp;
     // The app's optimizer keeps the hyperparameters (the schedule drives it); ZeRO the state.
     if (zero) {
-      zero_ = std::make_unique<parallel::ZeroRedundancyOptimizer>(*ddp, parts_.optimizer,
-                                                                  parts_.amp.optimizer_params());
+      zero_ = std::make_unique<parallel::ZeroRedundancyOptimizer>(
+          *ddp, parts_.optimizer, parts_.amp.optimizer_params(),
+          options.compression == parallel::GradCompression::none
+              ? std::nullopt
+              : std::optional<DType>(options.compression == parallel::GradCompression::fp16
+                                         ? DType::f16
+                                         : DType::bf16));
       // The scaler now checks this rank's pieces, not the named parameters: an overflow is
       // reported as rank R's piece i (a name would differ from rank to rank).
       if (LossScaler* scaler = parts_.amp.scaler()) scaler->set_param_names({});

@@ -209,7 +209,6 @@ std::shared_ptr<Work> MpiGroup::allreduce(OnCpu, const Tensor& tensor, ReduceOp 
     if (options_.algorithm == AllreduceAlgorithm::ring) {
       MpiTransport transport(engine_, data_, rank(), size(), tag(c), options_.timeout);
       RingOptions ring{.chunk_bytes = options_.ring_chunk_bytes,
-                       .trace = options_.trace,
                        .label = "allreduce #" + std::to_string(c.seq)};
       ring_allreduce(transport, tensor.data_ptr(), tensor.numel(), tensor.dtype(), op, ring);
     } else {
@@ -253,7 +252,6 @@ std::shared_ptr<Work> MpiGroup::allgather(OnCpu, const Tensor& output, const Ten
     if (options_.algorithm == AllreduceAlgorithm::ring) {
       MpiTransport transport(engine_, data_, rank(), size(), tag(c), options_.timeout);
       RingOptions ring{.chunk_bytes = options_.ring_chunk_bytes,
-                       .trace = options_.trace,
                        .label = "allgather #" + std::to_string(c.seq)};
       ring_allgather(transport, output.data_ptr(), n, input.dtype(), ring);
     } else {
@@ -281,7 +279,6 @@ std::shared_ptr<Work> MpiGroup::reduce_scatter(OnCpu, const Tensor& output, cons
       Tensor scratch = input.clone();
       MpiTransport transport(engine_, data_, rank(), size(), tag(c), options_.timeout);
       RingOptions ring{.chunk_bytes = options_.ring_chunk_bytes,
-                       .trace = options_.trace,
                        .label = "reduce_scatter #" + std::to_string(c.seq)};
       ring_reduce_scatter(transport, scratch.data_ptr(), n, input.dtype(), op, ring);
       std::memcpy(output.data_ptr(),

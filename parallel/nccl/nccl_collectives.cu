@@ -30,7 +30,6 @@ ncclRedOp_t nccl_op(ReduceOp op) {
 
 RingOptions ring_options(const ProcessGroupOptions& options, const char* kind, int64_t seq) {
   return RingOptions{.chunk_bytes = options.ring_chunk_bytes,
-                     .trace = options.trace,
                      .label = std::string(kind) + " #" + std::to_string(seq)};
 }
 

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/safetensors.h"
+#include "core/trace.h"
 #include "tests/parallel/parallel_test_util.h"
 
 namespace rg::parallel {
@@ -162,7 +164,8 @@ TEST(DDP, Fp16CompressionIsCloseToUncompressed) {
     auto plain_net = seeded<SmallConvNet>(3, DType::f32, Norm::none);
     auto fp16_net = seeded<SmallConvNet>(4, DType::f32, Norm::none);
     DistributedDataParallel plain(plain_net, g);
-    DistributedDataParallel fp16(fp16_net, recording, {.compression = GradCompression::fp16});
+    DistributedDataParallel fp16(fp16_net, recording);
+    fp16.register_comm_hook(fp16_compress_hook);
     fp16.load_state_dict(plain.state_dict());
     const Tensor x = det_normal({8, 3, 6, 6}, 5), y = det_labels(8, 5, 6);
     cross_entropy(plain.forward(rank_rows(x, *g)), rank_rows(y, *g)).backward();
@@ -303,18 +306,113 @@ TEST(DDP, ASecondBackwardThroughOneForwardIsAnError) {
                            {"fc.", "after this iteration's gradients were averaged"}));
 }
 
-TEST(DDP, TracePrintsTheBucketTimeline) {
+// gradient_as_bucket_view: after the first backward every gradient is its slice of a bucket's
+// buffer; zero_grad zeroes it there and the next backward accumulates into it, so no gradient
+// is ever allocated or copied again.
+TEST(DDP, GradientsAreViewsIntoTheBucketsAcrossSteps) {
+  on_threads(2, [](std::shared_ptr<ProcessGroup> g) {
+    auto net = seeded<SmallConvNet>(1, DType::f64, Norm::none);
+    DistributedDataParallel ddp(net, g, {.bucket_cap_bytes = 512, .first_bucket_bytes = 64});
+    SGD opt(ddp.parameters(), {.lr = 0.1});
+    const Tensor x = det_normal({4, 3, 6, 6}, 1, DType::f64), y = det_labels(4, 5, 2);
+    std::vector<void*> first;
+    for (int step = 0; step < 3; ++step) {
+      opt.zero_grad();
+      if (step > 0)  // zeroed in place, not dropped
+        for (const Tensor& p : ddp.parameters()) {
+          EXPECT_TRUE(all_close(p.grad(), zeros_like(p), 0, 0));
+        }
+      cross_entropy(ddp.forward(rank_rows(x, *g)), rank_rows(y, *g)).backward();
+      const std::vector<BucketInfo> buckets = ddp.buckets();
+      for (std::size_t b = 0; b < buckets.size(); ++b)
+        for (std::size_t j = 0; j < buckets[b].param_index.size(); ++j) {
+          const Tensor p = ddp.trained_parameters()[buckets[b].param_index[j]];
+          ASSERT_TRUE(p.grad_is_view()) << buckets[b].params[j];
+          const auto* base = static_cast<const char*>(ddp.bucket_buffer(b).data_ptr());
+          EXPECT_EQ(static_cast<const char*>(p.grad().data_ptr()), base + buckets[b].offsets[j] * 8)
+              << buckets[b].params[j];
+        }
+      std::vector<void*> now;
+      for (const Tensor& p : ddp.parameters()) now.push_back(p.grad().data_ptr());
+      if (step == 0) first = now;
+      EXPECT_EQ(now, first);  // the same memory every step
+      opt.step();
+    }
+  });
+}
+
+// A hook is any callable: here one that sums instead of averaging, on buffers padded to a
+// multiple of 5 — the gradients come out N times the averaged ones.
+TEST(DDP, ACommHookOfOurOwnReplacesTheAverage) {
+  on_threads(3, [](std::shared_ptr<ProcessGroup> g) {
+    auto plain_net = seeded<SmallConvNet>(1, DType::f64, Norm::none);
+    auto summed_net = seeded<SmallConvNet>(1, DType::f64, Norm::none);
+    DistributedDataParallel plain(plain_net, g,
+                                  {.bucket_cap_bytes = 512, .first_bucket_bytes = 64});
+    DistributedDataParallel summed(summed_net, g,
+                                   {.bucket_cap_bytes = 512, .first_bucket_bytes = 64});
+    int calls = 0;
+    EXPECT_FALSE(summed.has_comm_hook());
+    summed.register_comm_hook(
+        [&calls](ProcessGroup& group, GradBucket& bucket) {
+          ++calls;
+          return group.allreduce(bucket.buffer, ReduceOp::sum);
+        },
+        5);
+    EXPECT_TRUE(summed.has_comm_hook());
+    for (std::size_t b = 0; b < summed.buckets().size(); ++b)
+      EXPECT_EQ(summed.bucket_buffer(b).numel() % 5, 0);
+    const Tensor x = det_normal({6, 3, 6, 6}, 3, DType::f64), y = det_labels(6, 5, 4);
+    cross_entropy(plain.forward(rank_rows(x, *g)), rank_rows(y, *g)).backward();
+    cross_entropy(summed.forward(rank_rows(x, *g)), rank_rows(y, *g)).backward();
+    EXPECT_EQ(calls, 3);  // once per bucket
+    const auto a = plain.named_parameters(), b = summed.named_parameters();
+    for (std::size_t i = 0; i < a.size(); ++i)
+      EXPECT_TRUE(all_close(b[i].second.grad(), a[i].second.grad() * 3.0, 1e-12, 1e-12))
+          << a[i].first;
+    EXPECT_TRUE(throws_error([&] { summed.register_comm_hook(nullptr); }, {"the hook is empty"}));
+  });
+}
+
+TEST(DDP, Bf16CompressionIsCloseToUncompressed) {
+  on_threads(2, [](std::shared_ptr<ProcessGroup> g) {
+    auto plain_net = seeded<SmallConvNet>(3, DType::f32, Norm::none);
+    auto bf16_net = seeded<SmallConvNet>(3, DType::f32, Norm::none);
+    DistributedDataParallel plain(plain_net, g), bf16(bf16_net, g);
+    bf16.register_comm_hook(bf16_compress_hook);
+    const Tensor x = det_normal({8, 3, 6, 6}, 5), y = det_labels(8, 5, 6);
+    cross_entropy(plain.forward(rank_rows(x, *g)), rank_rows(y, *g)).backward();
+    cross_entropy(bf16.forward(rank_rows(x, *g)), rank_rows(y, *g)).backward();
+    const auto a = plain.named_parameters(), b = bf16.named_parameters();
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      double largest = 0;
+      for (float f : a[i].second.grad().to_vector<float>())
+        largest = std::max(largest, static_cast<double>(std::fabs(f)));
+      // bf16 keeps 8 significant bits: within ~2^-8 relative, plus the small values' rounding.
+      EXPECT_TRUE(all_close(b[i].second.grad(), a[i].second.grad(), 8e-3 * largest, 8e-3))
+          << a[i].first;
+    }
+  });
+}
+
+// The explain sink tells the bucket story of a real iteration (docs/learn/3-ddp.md shows it).
+TEST(DDP, ExplainTellsTheBucketStory) {
   auto groups = ThreadGroup::create(1);
-  DistributedDataParallel ddp(
-      seeded<SmallConvNet>(1, DType::f32, Norm::none), groups[0],
-      {.bucket_cap_bytes = 512, .first_bucket_bytes = 64, .trace = Trace::on});
-  ::testing::internal::CaptureStderr();
+  DistributedDataParallel ddp(seeded<SmallConvNet>(1, DType::f32, Norm::none), groups[0],
+                              {.bucket_cap_bytes = 512, .first_bucket_bytes = 64});
+  trace::explain({"ddp"});
   sum(ddp.forward(det_normal({2, 3, 6, 6}, 1))).backward();
-  const std::string trace = ::testing::internal::GetCapturedStderr();
-  for (const char* part : {"[ddp rank 0]", "forward: synchronised iteration, 3 bucket(s)",
-                           "grad ready  fc.bias", "launch      bucket 0: allreduce 275 x f32",
-                           "fc.bias, fc.weight", "launch      bucket 2", "backward ended: 3 of 3"})
-    EXPECT_NE(trace.find(part), std::string::npos) << part << "\n" << trace;
+  trace::stop_explaining();
+  std::string story;
+  for (const std::string& line : trace::take_explained()) story += line + "\n";
+  for (const char* part :
+       {"forward: synchronised iteration — buckets 3",
+        "gradient ready fc.weight — bucket 0, to go 1",
+        "gradient ready fc.bias — bucket 0, to go 0",
+        "bucket 0 begins — elements 275, dtype f32, bytes 1.1 KiB, parameters fc.bias fc.weight",
+        "bucket 2 begins", "bucket 2 ends", "wait for the buckets ("})
+    EXPECT_NE(story.find(part), std::string::npos) << part << "\n" << story;
+  EXPECT_TRUE(trace::take_explained().empty());  // taken
 }
 
 }  // namespace
