@@ -117,14 +117,16 @@ int run(int argc, char** argv) {
   if (steps > 0) {
     // Rank r holds r + 1 everywhere; afterwards every element is N(N + 1)/2.
     Tensor t = full({steps}, rank() + 1, {.dtype = dtype, .device = device});
-    auto traced = new_group({.trace = Trace::on, .ring_chunk_bytes = chunk_bytes});
+    auto traced = new_group({.ring_chunk_bytes = chunk_bytes});
     start_trace(*world_ptr());
+    trace::explain({"ring"});
     const auto start = std::chrono::steady_clock::now();
     traced->allreduce(t, ReduceOp::sum)->wait();
     const double whole = seconds_since(start);
+    trace::stop_explaining();
     trace::stop();
     const trace::Recorded recorded = trace::take();
-    world_ptr()->barrier()->wait();
+    print_explained(*world_ptr());  // every rank's steps, rank after rank
     std::string out;
     for (const auto& [step, seconds] : mean_ring_step_seconds(recorded)) {
       char line[96];
@@ -136,7 +138,7 @@ int run(int argc, char** argv) {
     std::snprintf(line, sizeof line, "[rank %d] the whole allreduce: %.1f us; result: ", rank(),
                   whole * 1e6);
     out += line + t.str() + "\n";
-    std::fwrite(out.data(), 1, out.size(), stdout);  // one write: ranks' lines do not mix
+    print_in_rank_order(*world_ptr(), out);
     if (!trace_path.empty()) write_trace(trace_path, *world_ptr(), recorded);
     return 0;
   }

@@ -69,7 +69,12 @@ int main(int argc, char** argv) {
   train::TraceOptions trace;
   std::string trace_steps = "2:4";
   app.add_option("--trace", trace.path, "write a timeline of --trace-steps to this file");
-  app.add_option("--trace-steps", trace_steps, "A:B, synchronised steps from 1 (warm-up included)")
+  app.add_option("--explain", trace.explain,
+                 "tell --trace-steps as text, rank after rank: the events of these categories "
+                 "(ddp,ring,... or all; docs/learn/3-ddp.md)");
+  app.add_option("--trace-steps", trace_steps,
+                 "A:B, the synchronised steps (from 1, warm-up included) --trace records and "
+                 "--explain tells")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {

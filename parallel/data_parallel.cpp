@@ -1,7 +1,6 @@
 #include "parallel/data_parallel.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <sstream>
 
@@ -15,11 +14,6 @@
 namespace rg::parallel {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 std::string message_of(const std::exception_ptr& error) {
   try {
@@ -42,6 +36,20 @@ void rethrow_replica_errors(const std::vector<std::exception_ptr>& errors,
       message += std::string(message.empty() ? "" : "; ") + "replica " + std::to_string(r) +
                  " on " + devices[r].str() + " failed in " + phase + ": " + message_of(errors[r]);
   if (!message.empty()) fail("DataParallel: ", message);
+}
+
+std::vector<Tensor> master_values(const std::vector<Tensor*>& members) {
+  std::vector<Tensor> values;
+  for (const Tensor* p : members) values.push_back(*p);
+  return values;
+}
+
+void check_batch(const Tensor& x, const Device& first) {
+  RG_CHECK(x.defined() && x.dim() >= 1 && x.size(0) >= 1,
+           "DataParallel: expected a batch (B, ...) with B >= 1, got ",
+           x.defined() ? x.describe() : std::string("an undefined tensor"));
+  RG_CHECK(x.device() == first, "DataParallel: the input must be on the first device, ", first,
+           ", got ", x.describe());
 }
 
 // Sets this thread's grad mode for its scope (NoGradGuard can only turn it off).
@@ -76,24 +84,20 @@ class ParallelApplyBackward : public Node {
   std::string name() const override { return "ParallelApplyBackward"; }
 
   std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    const auto start = Clock::now();
+    const trace::Span span("dp", "backward of the replicas", &times_->backward);
     const int n = static_cast<int>(roots_.size());
     const auto errors = threads_->run(n, [&](int r) {
-      trace::Span span("dp", [&] { return "replica " + std::to_string(r) + " backward"; });
+      const trace::Span replica("dp", [&] { return "replica " + std::to_string(r) + " backward"; });
       const Tensor& root = roots_[static_cast<std::size_t>(r)];
       if (root.requires_grad()) run_backward({root}, {g[static_cast<std::size_t>(r)]}, false);
     });
     rethrow_replica_errors(errors, devices_, "backward");
+    times_->count_backward(threads_->busy_seconds());
     std::vector<Tensor> grads;
     for (const Tensor& leaf : input_leaves_)
       grads.push_back(leaf.defined() ? leaf.grad() : Tensor());
     for (const auto& replica : parameter_leaves_)
       for (const Tensor& leaf : replica) grads.push_back(leaf.grad());
-    times_->backward += seconds_since(start);
-    for (int r = 0; r < n; ++r)
-      times_->device_backward[static_cast<std::size_t>(r)] +=
-          threads_->busy_seconds()[static_cast<std::size_t>(r)];
-    ++times_->backwards;
     return grads;
   }
   void release_saved() override {
@@ -198,63 +202,39 @@ void DataParallel::bind_groups(int used) {
 }
 
 Tensor DataParallel::forward(const Tensor& x) {
-  RG_CHECK(x.defined() && x.dim() >= 1 && x.size(0) >= 1,
-           "DataParallel: expected a batch (B, ...) with B >= 1, got ",
-           x.defined() ? x.describe() : std::string("an undefined tensor"));
-  RG_CHECK(x.device() == devices_[0], "DataParallel: the input must be on the first device, ",
-           devices_[0], ", got ", x.describe());
+  check_batch(x, devices_[0]);
   const int used = static_cast<int>(std::min<int64_t>(x.size(0), std::ssize(devices_)));
   last_used_ = used;
   const std::vector<Device> devices(devices_.begin(), devices_.begin() + used);
 
-  auto start = Clock::now();
-  trace::Span scattering("dp", "scatter the batch");
+  // Each piece records its phase in the timeline and its seconds in times_.
   const std::vector<Tensor> inputs = scatter(x, split_sizes(x.size(0), used), devices, times_);
-  times_->scatter += seconds_since(start);
+  const auto parameters = broadcast(master_values(master_parameters_), devices, times_);
+  const auto buffers = replicate_buffers(devices);
+  const std::vector<Tensor> outputs = run_replicas(inputs, parameters, buffers);
+  return gather(outputs, devices_[0], times_);
+}
 
-  start = Clock::now();
-  scattering.finish();
-  trace::Span replicating("dp", "replicate the parameters and buffers");
-  std::vector<Tensor> parameters;
-  for (const Tensor* p : master_parameters_) parameters.push_back(*p);
-  const auto replicated = broadcast(parameters, devices, times_);
-  std::vector<std::vector<Tensor>> buffers(static_cast<std::size_t>(used));
-  {
-    NoGradGuard no_grad;
-    // Replica 0 runs on the master's own buffers, so its running statistics are the ones kept;
-    // every other replica updates a copy — also one that shares the master's device, which
-    // would otherwise update the master's buffers at the same time as replica 0.
-    for (int r = 0; r < used; ++r)
-      for (const Tensor* b : master_buffers_)
-        buffers[static_cast<std::size_t>(r)].push_back(
-            r == 0 ? *b
-            : b->device() == devices[static_cast<std::size_t>(r)]
-                ? b->clone()
-                : b->to(devices[static_cast<std::size_t>(r)]));
-  }
-  times_->replicate += seconds_since(start);
-
-  start = Clock::now();
-  replicating.finish();
-  trace::Span forwarding("dp", "forward of the replicas");
-  std::vector<Tensor> outputs = run_replicas(inputs, replicated, buffers);
-  times_->forward += seconds_since(start);
-  for (int r = 0; r < used; ++r)
-    times_->device_forward[static_cast<std::size_t>(r)] +=
-        threads_->busy_seconds()[static_cast<std::size_t>(r)];
-  ++times_->forwards;
-
-  start = Clock::now();
-  forwarding.finish();
-  trace::Span gathering("dp", "gather the outputs");
-  Tensor y = gather(outputs, devices_[0], times_);
-  times_->gather += seconds_since(start);
-  return y;
+// Replica 0 runs on the master's own buffers, so its running statistics are the ones kept;
+// every other replica updates a copy — also one that shares the master's device, which would
+// otherwise update the master's buffers at the same time as replica 0.
+std::vector<std::vector<Tensor>> DataParallel::replicate_buffers(
+    const std::vector<Device>& devices) const {
+  const trace::Span span("dp", "replicate the buffers", &times_->replicate);
+  NoGradGuard no_grad;
+  std::vector<std::vector<Tensor>> buffers(devices.size());
+  for (std::size_t r = 0; r < devices.size(); ++r)
+    for (const Tensor* b : master_buffers_)
+      buffers[r].push_back(r == 0                      ? *b
+                           : b->device() == devices[r] ? b->clone()
+                                                       : b->to(devices[r]));
+  return buffers;
 }
 
 std::vector<Tensor> DataParallel::run_replicas(const std::vector<Tensor>& inputs,
                                                const std::vector<std::vector<Tensor>>& parameters,
                                                const std::vector<std::vector<Tensor>>& buffers) {
+  const trace::Span span("dp", "forward of the replicas", &times_->forward);
   const int used = static_cast<int>(inputs.size());
   const bool grad = GradMode::is_enabled();
   const std::optional<DType> autocast = autocast_dtype();
@@ -270,7 +250,7 @@ std::vector<Tensor> DataParallel::run_replicas(const std::vector<Tensor>& inputs
   std::vector<std::vector<Tensor>> parameter_leaves(outputs.size());
   const auto errors = threads_->run(used, [&](int r) {
     const auto ru = static_cast<std::size_t>(r);
-    trace::Span span("dp", [&] { return "replica " + std::to_string(r) + " forward"; });
+    const trace::Span span("dp", [&] { return "replica " + std::to_string(r) + " forward"; });
     GradModeScope grad_mode(grad);
     AutocastGuard autocast_scope(autocast);
     Replica& replica = replicas_[ru];
@@ -292,6 +272,7 @@ std::vector<Tensor> DataParallel::run_replicas(const std::vector<Tensor>& inputs
              "the output must keep the batch dimension (", inputs[ru].size(0), " samples in), got ",
              outputs[ru].defined() ? outputs[ru].describe() : std::string("an undefined tensor"));
   });
+  times_->count_forward(threads_->busy_seconds());
   // Between steps the replicas hold nothing: what backward needs, the graph keeps.
   for (Replica& replica : replicas_) {
     for (Tensor* p : replica.parameters) *p = Tensor();

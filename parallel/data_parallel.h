@@ -96,6 +96,7 @@ class DataParallel : public nn::Module {
     std::vector<SyncBatchNorm*> sync_batch_norms;
   };
   void bind_groups(int used);
+  std::vector<std::vector<Tensor>> replicate_buffers(const std::vector<Device>& devices) const;
   // Runs each replica on its thread; returns their outputs (the outer graph's handles).
   std::vector<Tensor> run_replicas(const std::vector<Tensor>& inputs,
                                    const std::vector<std::vector<Tensor>>& parameters,

@@ -1,7 +1,5 @@
 #include "parallel/data_parallel_functions.h"
 
-#include <chrono>
-
 #include "core/autograd.h"
 #include "core/trace.h"
 
@@ -9,9 +7,10 @@ namespace rg::parallel {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
+// Where a phase's seconds go: the times' member, or nowhere without times.
+double* counter(const std::shared_ptr<DataParallelTimes>& times,
+                double DataParallelTimes::*member) {
+  return times ? &((*times).*member) : nullptr;
 }
 
 // A tensor sharing t's memory but not its autograd history: what a "copy" to t's own device
@@ -26,11 +25,9 @@ class ScatterBackward : public Node {  // = gather
       : target_(target), times_(std::move(times)) {}
   std::string name() const override { return "ScatterBackward"; }
   std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    const auto start = Clock::now();
-    trace::Span span("dp", "gather the input gradient (scatter's backward)");
-    Tensor gx = gather(g, target_);
-    if (times_) times_->backward += seconds_since(start);
-    return {gx};
+    const trace::Span span("dp", "scatter's backward",
+                           counter(times_, &DataParallelTimes::backward));
+    return {gather(g, target_)};
   }
 
  private:
@@ -45,11 +42,9 @@ class GatherBackward : public Node {  // = scatter
       : sizes_(std::move(sizes)), devices_(std::move(devices)), times_(std::move(times)) {}
   std::string name() const override { return "GatherBackward"; }
   std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    const auto start = Clock::now();
-    trace::Span span("dp", "scatter the output gradient (gather's backward)");
-    std::vector<Tensor> parts = scatter(g[0], sizes_, devices_);
-    if (times_) times_->backward += seconds_since(start);
-    return parts;
+    const trace::Span span("dp", "gather's backward",
+                           counter(times_, &DataParallelTimes::backward));
+    return scatter(g[0], sizes_, devices_);
   }
 
  private:
@@ -66,8 +61,8 @@ class BroadcastBackward : public Node {  // = reduce-add
   std::string name() const override { return "BroadcastBackward"; }
   // g: replica-major, g[r * P + i] for tensor i of replica r.
   std::vector<Tensor> apply(const std::vector<Tensor>& g) override {
-    const auto start = Clock::now();
-    trace::Span span("dp", "reduce-add the replicas' gradients (broadcast's backward)");
+    const trace::Span span("dp", "broadcast's backward: reduce-add",
+                           counter(times_, &DataParallelTimes::reduce));
     const std::size_t count = sources_.size();
     std::vector<Tensor> sums(count);
     for (std::size_t i = 0; i < count; ++i) {
@@ -77,7 +72,6 @@ class BroadcastBackward : public Node {  // = reduce-add
         parts.push_back(g[static_cast<std::size_t>(r) * count + i]);
       sums[i] = reduce_add(parts, sources_[i]);
     }
-    if (times_) times_->reduce += seconds_since(start);
     return sums;
   }
 
@@ -99,6 +93,7 @@ std::vector<int64_t> split_sizes(int64_t batch, int n) {
 std::vector<Tensor> scatter(const Tensor& x, const std::vector<int64_t>& sizes,
                             const std::vector<Device>& devices,
                             std::shared_ptr<DataParallelTimes> times) {
+  const trace::Span span("dp", "scatter", counter(times, &DataParallelTimes::scatter));
   RG_CHECK(sizes.size() == devices.size() && !sizes.empty(), "scatter: ", sizes.size(),
            " sizes for ", devices.size(), " devices");
   RG_CHECK(x.defined() && x.dim() >= 1, "scatter: expected a tensor with a batch dimension, got ",
@@ -127,6 +122,7 @@ std::vector<Tensor> scatter(const Tensor& x, const std::vector<int64_t>& sizes,
 
 Tensor gather(const std::vector<Tensor>& parts, const Device& target,
               std::shared_ptr<DataParallelTimes> times) {
+  const trace::Span span("dp", "gather", counter(times, &DataParallelTimes::gather));
   RG_CHECK(!parts.empty(), "gather: no parts");
   const Tensor& first = parts[0];
   Shape shape = first.shape();
@@ -159,6 +155,7 @@ Tensor gather(const std::vector<Tensor>& parts, const Device& target,
 std::vector<std::vector<Tensor>> broadcast(const std::vector<Tensor>& tensors,
                                            const std::vector<Device>& devices,
                                            std::shared_ptr<DataParallelTimes> times) {
+  const trace::Span span("dp", "broadcast", counter(times, &DataParallelTimes::replicate));
   std::vector<std::vector<Tensor>> replicas(devices.size());
   std::vector<Device> sources;
   {

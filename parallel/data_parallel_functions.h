@@ -25,6 +25,17 @@ struct DataParallelTimes {
   int64_t forwards = 0, backwards = 0;
   // Per device: seconds its thread computed in forward / in backward (the others wait).
   std::vector<double> device_forward, device_backward;
+
+  // After the replicas' forward (backward): one more, and each device thread's busy seconds.
+  void count_forward(const std::vector<double>& busy) { count(busy, device_forward, forwards); }
+  void count_backward(const std::vector<double>& busy) { count(busy, device_backward, backwards); }
+
+ private:
+  static void count(const std::vector<double>& busy, std::vector<double>& per_device,
+                    int64_t& passes) {
+    for (std::size_t r = 0; r < busy.size() && r < per_device.size(); ++r) per_device[r] += busy[r];
+    ++passes;
+  }
 };
 
 // The sizes of n shares of `batch` samples: as equal as possible, the first batch mod n one

@@ -1,8 +1,6 @@
 #include "parallel/ring_allreduce.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <sstream>
 #include <vector>
 
 #include "core/error.h"
@@ -41,8 +39,14 @@ Chunks equal_chunks(int64_t block, int N) {
 
 enum class Phase { reduce_scatter, allgather };
 
-// One ring: the steps of one phase. `first_step` and `total_steps` only number the steps for
-// traces and errors (an allreduce runs both phases: steps 1..N−1, then N..2(N−1)).
+// One step of a ring: which chunk goes to the right neighbour and which comes from the left.
+struct Step {
+  Phase phase;
+  int number, total;  // an allreduce numbers its steps 1..N−1, then N..2(N−1)
+  int send_chunk, right, recv_chunk, left;
+};
+
+// One ring: the steps of one phase.
 class Ring {
  public:
   Ring(Transport& transport, char* data, DType dtype, const RingOptions& options)
@@ -55,38 +59,14 @@ class Ring {
 
   void run(Phase phase, const Chunks& chunks, ReduceOp op, int first_step, int total_steps) {
     const int N = t_.size(), r = t_.rank();
-    const int right = mod(r + 1, N), left = mod(r - 1, N);
-    if (phase == Phase::reduce_scatter) {
-      int64_t longest = 0;
-      for (int c = 0; c < N; ++c) longest = std::max(longest, chunks.length(c));
-      scratch_ = static_cast<char*>(
-          t_.scratch(static_cast<std::size_t>(std::min(longest, segment_) * elem_)));
-    }
+    if (phase == Phase::reduce_scatter) reserve_scratch(chunks);
     for (int s = 0; s < N - 1; ++s) {
       // In the reduce-scatter rank r ends with chunk r complete; the allgather starts there.
-      const int send_chunk = phase == Phase::reduce_scatter ? mod(r - s - 1, N) : mod(r - s, N);
-      const int recv_chunk = mod(send_chunk - 1, N);
-      const int step = first_step + s;
-      if (options_.trace == Trace::on)
-        trace(step, total_steps, phase, chunks, send_chunk, right, recv_chunk, left);
-      // The timeline: each step with what it moved (bench_allreduce fits its α-β model to these).
-      trace::Span span("ring", [&] {
-        return std::string(phase == Phase::reduce_scatter ? "reduce-scatter" : "allgather") +
-               " step " + std::to_string(step) + "/" + std::to_string(total_steps);
-      });
-      if (span.recording())
-        span.set_args(trace::args("collective", options_.label, "step", step, "steps", total_steps,
-                                  "sent_bytes", chunks.length(send_chunk) * elem_, "to", right,
-                                  "received_bytes", chunks.length(recv_chunk) * elem_, "from",
-                                  left));
-      try {
-        exchange(phase, chunks, send_chunk, right, recv_chunk, left, op);
-      } catch (const Error& e) {
-        fail("step ", step, "/", total_steps, " ",
-             phase == Phase::reduce_scatter ? "reduce-scatter" : "allgather", " (sending chunk ",
-             send_chunk, " to rank ", right, ", receiving chunk ", recv_chunk, " from rank ", left,
-             "): ", e.what());
-      }
+      const int send = phase == Phase::reduce_scatter ? mod(r - s - 1, N) : mod(r - s, N);
+      const Step step{phase,         first_step + s,   total_steps,  send,
+                      mod(r + 1, N), mod(send - 1, N), mod(r - 1, N)};
+      const trace::Span span("ring", [&] { return label(step, chunks); });
+      exchange(step, chunks, op);
     }
   }
 
@@ -94,41 +74,63 @@ class Ring {
   // Moves chunk send_chunk to the right and chunk recv_chunk in from the left, one message of
   // at most segment_ elements each way at a time. Both ends of a message cut the same chunk the
   // same way, so message k of a chunk has the same size on both sides.
-  void exchange(Phase phase, const Chunks& chunks, int send_chunk, int right, int recv_chunk,
-                int left, ReduceOp op) {
-    const int64_t send_len = chunks.length(send_chunk), recv_len = chunks.length(recv_chunk);
+  void exchange(const Step& step, const Chunks& chunks, ReduceOp op) {
+    try {
+      exchange_messages(step, chunks, op);
+    } catch (const Error& e) {
+      fail(where(step), ": ", e.what());  // which step, which chunks, which neighbours
+    }
+  }
+  void exchange_messages(const Step& step, const Chunks& chunks, ReduceOp op) {
+    const int64_t send_len = chunks.length(step.send_chunk);
+    const int64_t recv_len = chunks.length(step.recv_chunk);
     for (int64_t at = 0; at < std::max(send_len, recv_len); at += segment_) {
       const int64_t n_send = std::clamp<int64_t>(send_len - at, 0, segment_);
       const int64_t n_recv = std::clamp<int64_t>(recv_len - at, 0, segment_);
-      char* send = data_ + (chunks.start(send_chunk) + at) * elem_;
-      char* own = data_ + (chunks.start(recv_chunk) + at) * elem_;
+      char* send = data_ + (chunks.start(step.send_chunk) + at) * elem_;
+      char* own = data_ + (chunks.start(step.recv_chunk) + at) * elem_;
       // The reduce-scatter adds what arrives to its own copy; the allgather keeps it as it is.
-      char* recv = phase == Phase::reduce_scatter ? scratch_ : own;
-      t_.send_recv(send, static_cast<std::size_t>(n_send * elem_), right, recv,
-                   static_cast<std::size_t>(n_recv * elem_), left);
-      if (phase == Phase::reduce_scatter && n_recv > 0)
+      char* recv = step.phase == Phase::reduce_scatter ? scratch_ : own;
+      t_.send_recv(send, static_cast<std::size_t>(n_send * elem_), step.right, recv,
+                   static_cast<std::size_t>(n_recv * elem_), step.left);
+      if (step.phase == Phase::reduce_scatter && n_recv > 0)
         t_.combine(own, scratch_, n_recv, dtype_, combine_of(op));
     }
   }
 
-  void trace(int step, int total, Phase phase, const Chunks& chunks, int send_chunk, int right,
-             int recv_chunk, int left) const {
-    std::ostringstream line;
-    line << "[" << options_.label << "] step " << step << "/" << total << " "
-         << (phase == Phase::reduce_scatter ? "reduce-scatter" : "allgather") << ": rank "
-         << t_.rank() << " sends chunk " << send_chunk << " [elements " << chunks.start(send_chunk)
-         << ".." << chunks.end(send_chunk) << ") to rank " << right << ", receives chunk "
-         << recv_chunk << " [elements " << chunks.start(recv_chunk) << ".."
-         << chunks.end(recv_chunk) << ") from rank " << left
-         << (phase == Phase::reduce_scatter ? " and adds it" : " and keeps it");
-    if (options_.trace_sink) {
-      options_.trace_sink(line.str());
-    } else {
-      // One write per line, so the lines of ranks sharing a terminal do not interleave.
-      const std::string text = line.str() + "\n";
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      std::fflush(stdout);
-    }
+  void reserve_scratch(const Chunks& chunks) {
+    int64_t longest = 0;
+    for (int c = 0; c + 1 < std::ssize(chunks.begin); ++c)
+      longest = std::max(longest, chunks.length(c));
+    scratch_ = static_cast<char*>(
+        t_.scratch(static_cast<std::size_t>(std::min(longest, segment_) * elem_)));
+  }
+
+  // ---- text: the step as the timeline and the explain sink show it, and in errors ----------
+  static const char* phase_name(Phase phase) {
+    return phase == Phase::reduce_scatter ? "reduce-scatter" : "allgather";
+  }
+  std::string chunk_text(const Chunks& chunks, int c) const {
+    return "chunk " + std::to_string(c) + " [elements " + std::to_string(chunks.start(c)) + ".." +
+           std::to_string(chunks.end(c)) + ")";
+  }
+  trace::Label label(const Step& step, const Chunks& chunks) const {
+    return {std::string(phase_name(step.phase)) + " step " + std::to_string(step.number) + "/" +
+                std::to_string(step.total),
+            trace::args(
+                "collective", options_.label, "send",
+                chunk_text(chunks, step.send_chunk) + " to rank " + std::to_string(step.right),
+                "receive",
+                chunk_text(chunks, step.recv_chunk) + " from rank " + std::to_string(step.left) +
+                    (step.phase == Phase::reduce_scatter ? ", add it" : ", keep it"),
+                "sent_bytes", chunks.length(step.send_chunk) * elem_, "received_bytes",
+                chunks.length(step.recv_chunk) * elem_)};
+  }
+  std::string where(const Step& step) const {
+    return "step " + std::to_string(step.number) + "/" + std::to_string(step.total) + " " +
+           phase_name(step.phase) + " (sending chunk " + std::to_string(step.send_chunk) +
+           " to rank " + std::to_string(step.right) + ", receiving chunk " +
+           std::to_string(step.recv_chunk) + " from rank " + std::to_string(step.left) + ")";
   }
 
   Transport& t_;

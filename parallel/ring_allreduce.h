@@ -15,7 +15,6 @@
 // empty when n < N. parallel/README.md has a worked trace.
 
 #include <cstdint>
-#include <functional>
 #include <string>
 
 #include "core/dtype.h"
@@ -24,12 +23,12 @@
 
 namespace rg::parallel {
 
+// Each step is a span of the timeline ("ring": core/trace.h) with what it moved; the explain
+// sink tells the same steps as text ("reduce-scatter step 1/6 — send chunk 3 [elements 12..16)
+// to rank 1, receive chunk 2 [8..12) from rank 3, add it").
 struct RingOptions {
   int64_t chunk_bytes = 1 << 20;  // the largest message (ProcessGroupOptions::ring_chunk_bytes)
-  Trace trace = Trace::off;
-  std::string label = "ring";  // names the collective in traces, e.g. "allreduce #4"
-  // Where trace lines go; by default each line is written to stdout at once.
-  std::function<void(const std::string& line)> trace_sink = {};
+  std::string label = "ring";     // names the collective in traces, e.g. "allreduce #4"
 };
 
 // data: count elements of dtype, reduced in place; equal on every rank afterwards.

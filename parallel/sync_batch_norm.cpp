@@ -41,13 +41,12 @@ class SyncBatchNormBackward : public Node {
     Tensor both = empty({2 * c}, {DType::f64});
     copy_strided(both.narrow(0, 0, c), local.sum_dy);
     copy_strided(both.narrow(0, c, c), local.sum_dy_xhat);
-    {
-      trace::Span span("sync_bn", [&] {
-        return "SyncBatchNorm backward: allreduce of Σgy, Σgy·x̂ (" + std::to_string(2 * c) +
-               " x f64)";
-      });
-      group_->allreduce(both, ReduceOp::sum)->wait();
-    }
+    trace::Span span("sync_bn", [&] {
+      return "SyncBatchNorm backward: allreduce of Σgy, Σgy·x̂ (" + std::to_string(2 * c) +
+             " x f64)";
+    });
+    group_->allreduce(both, ReduceOp::sum)->wait();
+    span.finish();
     if (next_edges[0].node) {
       // The exchange is in host memory; the sums join x on its device.
       const BatchNormGradSums global{both.narrow(0, 0, c).to(x_.device()),
@@ -73,13 +72,11 @@ std::vector<BatchNormStats> gather_stats(ProcessGroup& group, const BatchNormSta
   copy_strided(packed.narrow(0, 1, c), mine.mean);
   copy_strided(packed.narrow(0, 1 + c, c), mine.m2);
   Tensor all = empty({per_rank * group.size()}, {DType::f64});
-  {
-    trace::Span span("sync_bn", [&] {
-      return "SyncBatchNorm forward: allgather of (n, mean, M2) (" + std::to_string(per_rank) +
-             " x f64 per rank)";
-    });
-    group.allgather(all, packed)->wait();
-  }
+  const trace::Span span("sync_bn", [&] {
+    return "SyncBatchNorm forward: allgather of (n, mean, M2) (" + std::to_string(per_rank) +
+           " x f64 per rank)";
+  });
+  group.allgather(all, packed)->wait();
   std::vector<BatchNormStats> parts;
   for (int r = 0; r < group.size(); ++r) {
     const Tensor row = all.narrow(0, r * per_rank, per_rank);

@@ -14,7 +14,9 @@
 // MPI_Ibarrier).
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
+#include <vector>
 
 #include "core/trace.h"
 #include "parallel/process_group.h"
@@ -35,5 +37,13 @@ int64_t write_trace(const std::string& path, ProcessGroup& group);
 // The same with events taken earlier (trace::take(), gathered by the caller over several
 // windows): what bench_allreduce writes.
 int64_t write_trace(const std::string& path, ProcessGroup& group, const trace::Recorded& recorded);
+
+// Every rank's `text`, on rank 0 in rank order; an empty list on the others. A collective.
+std::vector<std::string> gather_text(ProcessGroup& group, const std::string& text);
+// Prints every rank's text on rank 0, rank after rank: never interleaved, as ranks writing to one
+// terminal at once would be. A collective.
+void print_in_rank_order(ProcessGroup& group, const std::string& text, std::FILE* out = stdout);
+// The explain sink's lines (core/trace.h) of every rank, "[rank r] " before each, in rank order.
+void print_explained(ProcessGroup& group, std::FILE* out = stdout);
 
 }  // namespace rg::parallel

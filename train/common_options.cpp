@@ -59,7 +59,9 @@ const RunOptions<MachineOptions>& machine_options() {
     o.add("bucket_mb", &M::bucket_mb, "DDP gradient bucket cap in MiB",
           in_interval(0, kMaxBucketMb, Interval::left_open));
     o.add("grad_compression", &M::grad_compression,
-          "DDP gradient buckets on the wire under mpirun: none or fp16", one_of({"none", "fp16"}));
+          "DDP gradient buckets on the wire under mpirun: none, fp16 or bf16 (DDP's compression "
+          "hooks)",
+          one_of({"none", "fp16", "bf16"}));
     o.add("collective_timeout", &M::collective_timeout,
           "seconds a collective may wait under mpirun before the job ends naming it",
           in_interval(kMinCollectiveTimeout, kMaxCollectiveTimeout, Interval::closed, "seconds"));
@@ -129,7 +131,11 @@ const RunOptions<RunOutputOptions>& run_output_options() {
           at_least<int64_t>(0));
     o.add("trace", &O::trace,
           "write a timeline of --trace-steps to this file (Chrome / Perfetto JSON)");
-    o.add("trace_steps", &O::trace_steps, "A:B, the steps --trace records (from 1, across epochs)",
+    o.add("explain", &O::explain,
+          "tell --trace-steps as text, rank after rank: the events of these categories, comma-"
+          "separated (ddp, ring, dp, sync_bn, collective, optimizer, backward, ...) or all");
+    o.add("trace_steps", &O::trace_steps,
+          "A:B, the steps --trace records and --explain tells (from 1, across epochs)",
           [](const std::string&, const std::string& v) {
             TraceOptions window;
             parse_trace_steps(v, window);  // names a bad window now, not after loading the data
@@ -171,8 +177,9 @@ WrapOptions wrap_options(const MachineOptions& m, const Placement& placement,
           .batch_norm = m.sync_bn ? parallel::BatchNormSync::across_devices
                                   : parallel::BatchNormSync::per_device,
           .bucket_mb = m.bucket_mb,
-          .compression = m.grad_compression == "fp16" ? parallel::GradCompression::fp16
-                                                      : parallel::GradCompression::none,
+          .compression = m.grad_compression == "fp16"   ? parallel::GradCompression::fp16
+                         : m.grad_compression == "bf16" ? parallel::GradCompression::bf16
+                                                        : parallel::GradCompression::none,
           .zero = m.zero == 1 ? ZeroStage::one : ZeroStage::off};
 }
 
@@ -181,7 +188,7 @@ OutputOptions RunOutputOptions::folder(std::string program) const {
 }
 
 TraceOptions RunOutputOptions::trace_options() const {
-  TraceOptions options{.path = trace};
+  TraceOptions options{.path = trace, .explain = explain};
   parse_trace_steps(trace_steps, options);
   return options;
 }

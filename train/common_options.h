@@ -97,6 +97,7 @@ struct RunOutputOptions {
   int64_t stop_after_epochs = 0;    // 0: run to the end; >0: stop early, as if interrupted
   std::string trace{};              // a timeline of trace_steps to this file; empty: none
   std::string trace_steps = "2:4";  // "A:B", steps counted from 1 across epochs
+  std::string explain{};            // categories the explain sink tells for trace_steps; "": none
 
   OutputOptions folder(std::string program) const;  // prepare_run_folder's
   TraceOptions trace_options() const;               // the Trainer's (train/step_trace.h)

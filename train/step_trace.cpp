@@ -44,6 +44,20 @@ class TracedModel final : public nn::Module {
 };
 }  // namespace
 
+std::vector<std::string> explain_categories(const std::string& text) {
+  std::vector<std::string> categories;
+  if (text == "all") return categories;  // none named: every category
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    if (comma > at) categories.push_back(text.substr(at, comma - at));
+    at = comma + 1;
+  }
+  RG_CHECK(!categories.empty(), "--explain '", text,
+           "': name categories (ddp,ring,dp,sync_bn,collective,optimizer,...) or all");
+  return categories;
+}
+
 void parse_trace_steps(const std::string& text, TraceOptions& options) {
   const auto colon = text.find(':');
   const int64_t a = parse_step(text.substr(0, colon), text);
@@ -59,16 +73,19 @@ StepTrace::StepTrace(TraceOptions options, std::shared_ptr<parallel::ProcessGrou
   RG_CHECK(options_.first_step >= 1 && options_.first_step <= options_.last_step,
            "--trace-steps: need 1 <= first <= last, got ", options_.first_step, ":",
            options_.last_step);
-  parallel::check_trace_path(options_.path);
+  if (!options_.path.empty()) parallel::check_trace_path(options_.path);
   trace::name_this_thread("main");
 }
 
 StepTrace::~StepTrace() {
-  if (state_ == State::recording) trace::stop();  // an error left the window open
+  if (state_ != State::recording) return;  // else an error left the window open
+  trace::stop();
+  trace::stop_explaining();
 }
 
 void StepTrace::open() {
-  parallel::start_trace(*group_);
+  if (!options_.path.empty()) parallel::start_trace(*group_);
+  if (!options_.explain.empty()) trace::explain(explain_categories(options_.explain));
   state_ = State::recording;
 }
 
@@ -76,21 +93,33 @@ void StepTrace::before_step(int64_t step) {
   if (enabled() && state_ == State::waiting && step >= options_.first_step &&
       step <= options_.last_step)
     open();  // step 1, or a run resumed inside the window
+  if (state_ == State::recording && first_recorded_ == 0) first_recorded_ = step;
 }
 
 void StepTrace::after_step(int64_t step) {
   if (!enabled()) return;
+  if (state_ == State::recording) last_recorded_ = step;
   if (state_ == State::waiting && step + 1 == options_.first_step) open();
   if (state_ == State::recording && step >= options_.last_step) finish();
 }
 
 void StepTrace::finish() {
   if (state_ != State::recording) return;
-  parallel::write_trace(options_.path, *group_);
   state_ = State::written;
+  // What the window held: fewer steps than asked when the run ended inside it.
+  const std::string steps =
+      first_recorded_ == last_recorded_
+          ? "step " + std::to_string(first_recorded_)
+          : "steps " + std::to_string(first_recorded_) + "-" + std::to_string(last_recorded_);
+  if (!options_.explain.empty()) {
+    trace::stop_explaining();
+    if (group_->rank() == 0) std::cout << "\r" << steps << ", explained:\n" << std::flush;
+    parallel::print_explained(*group_);
+  }
+  if (options_.path.empty()) return;
+  parallel::write_trace(options_.path, *group_);
   if (group_->rank() == 0)
-    std::cout << "\rtrace of steps " << options_.first_step << "-" << options_.last_step
-              << " written to " << options_.path
+    std::cout << "\rtrace of " << steps << " written to " << options_.path
               << " (open it at ui.perfetto.dev or chrome://tracing)\n";
 }
 

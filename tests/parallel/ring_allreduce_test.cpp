@@ -12,60 +12,15 @@
 #include <regex>
 
 #include "core/dispatch.h"
+#include "core/trace.h"
 #include "parallel/reduce.h"
 #include "parallel/thread_group.h"
+#include "parallel/thread_transport.h"
 #include "tests/support/fixtures.h"
 
 namespace rg::parallel {
 namespace {
 using rg::testing::throws_error;
-
-// Messages from rank a to rank b queue up in wires[a][b]; sends never block.
-class Wires {
- public:
-  explicit Wires(int n) : n_(n), queues_(static_cast<std::size_t>(n * n)) {}
-  int size() const { return n_; }
-  void push(int from, int to, const void* p, std::size_t bytes) {
-    std::lock_guard lock(mutex_);
-    const char* c = static_cast<const char*>(p);
-    queue(from, to).emplace_back(c, c + bytes);
-    cv_.notify_all();
-  }
-  void pop(int from, int to, void* p, std::size_t bytes) {
-    std::unique_lock lock(mutex_);
-    RG_CHECK(cv_.wait_for(lock, std::chrono::seconds(5), [&] { return !queue(from, to).empty(); }),
-             "timed out waiting for rank ", from);
-    std::vector<char> m = std::move(queue(from, to).front());
-    queue(from, to).pop_front();
-    RG_CHECK(m.size() == bytes, "message size ", m.size(), " != expected ", bytes);
-    std::memcpy(p, m.data(), bytes);
-  }
-
- private:
-  std::deque<std::vector<char>>& queue(int a, int b) {
-    return queues_[static_cast<std::size_t>(a * n_ + b)];
-  }
-  int n_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::vector<std::deque<std::vector<char>>> queues_;
-};
-
-class ThreadTransport final : public Transport {
- public:
-  ThreadTransport(Wires& wires, int rank) : wires_(wires), rank_(rank) {}
-  int rank() const override { return rank_; }
-  int size() const override { return wires_.size(); }
-  void send_recv(const void* send, std::size_t send_bytes, int to, void* recv,
-                 std::size_t recv_bytes, int from) override {
-    if (send_bytes) wires_.push(rank_, to, send, send_bytes);
-    if (recv_bytes) wires_.pop(from, rank_, recv, recv_bytes);
-  }
-
- private:
-  Wires& wires_;
-  int rank_;
-};
 
 // Rank r's input: small integers (exact in every dtype, so sums are exact too) that differ by
 // rank and position.
@@ -150,32 +105,38 @@ TEST(RingAllreduce, ReduceScatterAndAllgatherHalves) {
   }
 }
 
-// The trace is for reading: it must say exactly which chunk moves where.
-TEST(RingAllreduce, TraceNamesEveryChunkMovement) {
+// The explain sink is for reading: it must say exactly which chunk moves where.
+TEST(RingAllreduce, ExplainNamesEveryChunkMovement) {
   const int ranks = 3;
   Wires wires(ranks);
-  std::vector<std::string> lines;
-  std::mutex mutex;
+  trace::explain({"ring"});
   run_ranks(ranks, [&](int r) {
     ThreadTransport t(wires, r);
     Tensor x = input(r, 8, DType::f32);
-    RingOptions options{.trace = Trace::on, .label = "allreduce #1"};
-    options.trace_sink = [&, r](const std::string& line) {
-      std::lock_guard lock(mutex);
-      if (r == 1) lines.push_back(line);
-    };
-    ring_allreduce(t, x.data_ptr(), 8, DType::f32, ReduceOp::sum, options);
+    ring_allreduce(t, x.data_ptr(), 8, DType::f32, ReduceOp::sum, {.label = "allreduce #1"});
   });
+  trace::stop_explaining();
+  // Rank 1's lines (it receives from rank 0), without the times.
+  std::vector<std::string> lines;
+  const std::regex took(" \\([0-9.]+ ms\\)");
+  for (const std::string& line : trace::take_explained())
+    if (line.find("from rank 0") != std::string::npos)
+      lines.push_back(std::regex_replace(line.substr(line.find("ring")), took, ""));
   // 8 elements in 3 chunks: [0..3) [3..6) [6..8).
+  const std::string head = "ring     reduce-scatter step ";
   EXPECT_EQ(lines, (std::vector<std::string>{
-                       "[allreduce #1] step 1/4 reduce-scatter: rank 1 sends chunk 0 [elements "
-                       "0..3) to rank 2, receives chunk 2 [elements 6..8) from rank 0 and adds it",
-                       "[allreduce #1] step 2/4 reduce-scatter: rank 1 sends chunk 2 [elements "
-                       "6..8) to rank 2, receives chunk 1 [elements 3..6) from rank 0 and adds it",
-                       "[allreduce #1] step 3/4 allgather: rank 1 sends chunk 1 [elements 3..6) "
-                       "to rank 2, receives chunk 0 [elements 0..3) from rank 0 and keeps it",
-                       "[allreduce #1] step 4/4 allgather: rank 1 sends chunk 0 [elements 0..3) "
-                       "to rank 2, receives chunk 2 [elements 6..8) from rank 0 and keeps it"}));
+                       head + "1/4 — collective allreduce #1, send chunk 0 [elements 0..3) to rank "
+                              "2, receive chunk 2 [elements 6..8) from rank 0, add it, sent_bytes "
+                              "12 B, received_bytes 8 B",
+                       head + "2/4 — collective allreduce #1, send chunk 2 [elements 6..8) to rank "
+                              "2, receive chunk 1 [elements 3..6) from rank 0, add it, sent_bytes "
+                              "8 B, received_bytes 12 B",
+                       "ring     allgather step 3/4 — collective allreduce #1, send chunk 1 "
+                       "[elements 3..6) to rank 2, receive chunk 0 [elements 0..3) from rank 0, "
+                       "keep it, sent_bytes 12 B, received_bytes 12 B",
+                       "ring     allgather step 4/4 — collective allreduce #1, send chunk 0 "
+                       "[elements 0..3) to rank 2, receive chunk 2 [elements 6..8) from rank 0, "
+                       "keep it, sent_bytes 12 B, received_bytes 8 B"}));
 }
 
 // A transport error reaches the caller with the step and the chunks in flight.

@@ -48,8 +48,8 @@ TEST(ParallelTrace, DataParallelHasOneTrackPerReplica) {
   }
   EXPECT_EQ(replica_tracks.size(), 3u);
   for (const char* phase :
-       {"scatter the batch", "replicate the parameters and buffers", "gather the outputs",
-        "reduce-add the replicas' gradients (broadcast's backward)"}) {
+       {"scatter", "broadcast", "replicate the buffers", "forward of the replicas", "gather",
+        "backward of the replicas", "gather's backward", "broadcast's backward: reduce-add"}) {
     const rg::testing::TraceEvent* e = c.find(phase);
     ASSERT_TRUE(e) << phase << "\n" << c.summary();
     EXPECT_EQ(c.thread_names.at({0, e->tid}), "main") << phase;

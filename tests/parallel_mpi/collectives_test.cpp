@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/dispatch.h"
+#include "core/trace.h"
 #include "parallel/mpi/mpi_check.h"
 #include "parallel/reduce.h"
 #include "parallel/world.h"
@@ -184,13 +185,15 @@ TEST(MpiCollectives, IssuingDoesNotWaitForTheOtherRanks) {
   EXPECT_EQ(t.to_vector<float>()[0], float(size()));
 }
 
-// The ring prints each rank's chunk movement when asked — a learner's view of the algorithm.
-TEST(MpiCollectives, TraceShowsEveryStep) {
-  static auto traced = new_group({.check_sequence = true, .trace = Trace::on});
+// The explain sink tells each rank's chunk movement — a learner's view of the algorithm.
+TEST(MpiCollectives, ExplainShowsEveryStep) {
+  static auto group = new_group({.check_sequence = true});
   Tensor t = input(rank(), 10, DType::f32);
-  ::testing::internal::CaptureStdout();
-  traced->allreduce(t, ReduceOp::sum)->wait();
-  const std::string out = ::testing::internal::GetCapturedStdout();
+  trace::explain({"ring"});
+  group->allreduce(t, ReduceOp::sum)->wait();
+  trace::stop_explaining();
+  std::string out;
+  for (const std::string& line : trace::take_explained()) out += line + "\n";
   const int s = size();
   if (s == 1) {
     EXPECT_EQ(out, "");  // nothing moves in a world of one
@@ -200,11 +203,13 @@ TEST(MpiCollectives, TraceShowsEveryStep) {
   for (int step = 1; step <= 2 * (s - 1); ++step) {
     const std::string phase = step < s ? "reduce-scatter" : "allgather";
     const std::regex line(
-        "\\[allreduce #1\\] step " + std::to_string(step) + "/" + std::to_string(2 * (s - 1)) +
-        " " + phase + ": rank " + std::to_string(rank()) +
-        " sends chunk [0-9]+ \\[elements [0-9]+\\.\\.[0-9]+\\) to rank " + std::to_string(right) +
-        ", receives chunk [0-9]+ \\[elements [0-9]+\\.\\.[0-9]+\\) from rank " +
-        std::to_string(left) + " and (adds|keeps) it\n");
+        "ring +\\[communication[^\\]]*\\] " + phase + " step " + std::to_string(step) + "/" +
+        std::to_string(2 * (s - 1)) +
+        " \\([0-9.]+ ms\\) — collective allreduce #[0-9]+, send chunk [0-9]+ \\[elements "
+        "[0-9]+\\.\\.[0-9]+\\) to rank " +
+        std::to_string(right) +
+        ", receive chunk [0-9]+ \\[elements [0-9]+\\.\\.[0-9]+\\) from rank " +
+        std::to_string(left) + ", (add|keep) it");
     EXPECT_TRUE(std::regex_search(out, line)) << "step " << step << " missing in:\n" << out;
   }
   EXPECT_TRUE(close(t, reference(s, 10, 0, DType::f32, ReduceOp::sum), 1e-5));
