@@ -33,8 +33,8 @@ struct Run {
   std::string name;       // "DP 2 + SyncBN"
   std::string reference;  // what it must equal, in words
   State state, expected;
-  bool exact = false;    // must be bit-exact (else: within the dtype's tolerance)
-  const char* why = "";  // why it is or cannot be bit-exact
+  bool exact = false;  // must be bit-exact (else: within the dtype's tolerance)
+  std::string why;     // why it is or cannot be bit-exact
   // DDP: the largest |difference| between a rank's parameters and rank 0's (every rank gets the
   // same allreduced bits from the ring, so it must be 0); negative: not checked.
   double ranks_apart = -1;

@@ -28,6 +28,8 @@
 #include <map>
 
 #include "apps/check_equivalence/judge.h"
+#include "apps/check_equivalence/textbook_grades.h"
+#include "apps/check_equivalence/training.h"
 #include "core/autograd.h"
 #include "core/rng.h"
 #include "core/thread_pool.h"
@@ -44,116 +46,9 @@
 
 using namespace rg;
 using namespace rg::parallel;
-using rg::apps::Run;
-using rg::apps::State;
+using namespace rg::apps;
 
 namespace {
-
-// conv(3→8) BN ReLU → conv(8→16, stride 2) BN ReLU → global average pool → linear(16→10):
-// small, but with BatchNorm at two depths. A Sequential, so SyncBatchNorm can replace its BNs.
-std::shared_ptr<nn::Module> make_net(DType dtype, const Device& device) {
-  manual_seed(1);  // every process and every replica starts from the same weights
-  auto net = std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-      std::make_shared<nn::Conv2d>(3, 8, nn::Size2{3, 3},
-                                   nn::Conv2dOptions{.padding = {1, 1}, .bias = nn::Bias::without}),
-      std::make_shared<nn::BatchNorm2d>(8), std::make_shared<nn::ReLU>(),
-      std::make_shared<nn::Conv2d>(
-          8, 16, nn::Size2{3, 3},
-          nn::Conv2dOptions{.stride = {2, 2}, .padding = {1, 1}, .bias = nn::Bias::without}),
-      std::make_shared<nn::BatchNorm2d>(16), std::make_shared<nn::ReLU>(),
-      std::make_shared<nn::AdaptiveAvgPool2d>(nn::Size2{1, 1}), std::make_shared<nn::Flatten>(),
-      std::make_shared<nn::Linear>(16, 10)});
-  net->to(dtype);
-  net->to(device);
-  return net;
-}
-
-struct Batch {
-  Tensor images, labels;
-};
-// Batch `step`: the same on every process (drawn from the seed and the step only).
-Batch batch(int64_t size, int step, DType dtype, const Device& device) {
-  manual_seed(1000 + static_cast<uint64_t>(step));
-  Tensor images = randn({size, 3, 8, 8}, {.dtype = dtype});
-  std::vector<int64_t> labels(static_cast<std::size_t>(size));
-  const auto u = rand({size}, {.dtype = DType::f64}).to_vector<double>();
-  for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int64_t>(u[i] * 10);
-  return {images.to(device), from_vector(labels, {size}, {DType::i64}).to(device)};
-}
-
-// A deliberate fault, for proving that the verdict can fail (--perturb, hidden): the loss gains
-// eps·Σ of the rows [first, first + count) of the output — one replica's or rank's share —
-// so that exactly that share's backward gets a gradient off by eps.
-struct Perturbation {
-  int64_t first = 0, count = 0;
-  double eps = 0;
-};
-
-Tensor loss_of(const Tensor& out, const Tensor& labels, const Perturbation& p) {
-  Tensor loss = cross_entropy(out, labels);
-  if (p.count > 0) loss = add(loss, mul(sum(out.narrow(0, p.first, p.count)), p.eps));
-  return loss;
-}
-
-struct Setup {
-  Device device = Device::cpu();
-  int steps = 3;
-  int64_t global_batch = 12;
-  DType dtype = DType::f64;
-};
-
-SGD make_sgd(std::vector<Tensor> params) {
-  return SGD(std::move(params), {.lr = 0.05, .momentum = 0.9, .weight_decay = 5e-4});
-}
-
-// K steps of `model` on rows [first, first + count) of each batch; returns the final state.
-// With `zero`, ZeRO-1 over that DDP steps instead of the plain SGD.
-State train_steps(nn::Module& model, std::vector<Tensor> params, const Setup& s, int64_t first,
-                  int64_t count, const Perturbation& perturb = {},
-                  DistributedDataParallel* zero = nullptr) {
-  SGD sgd = make_sgd(std::move(params));
-  std::unique_ptr<ZeroRedundancyOptimizer> sharded;
-  if (zero) sharded = std::make_unique<ZeroRedundancyOptimizer>(*zero, sgd);
-  Optimizer& opt = sharded ? static_cast<Optimizer&>(*sharded) : sgd;
-  for (int step = 0; step < s.steps; ++step) {
-    const Batch b = batch(s.global_batch, step, s.dtype, s.device);
-    opt.zero_grad();
-    loss_of(model.forward(b.images.narrow(0, first, count)), b.labels.narrow(0, first, count),
-            perturb)
-        .backward();
-    opt.step();
-  }
-  return model.state_dict();
-}
-
-// One device, BatchNorm per share: each share of the batch goes through the model on its own
-// (normalised with its own statistics), the loss is over all of them, and only share 0's update
-// of the running statistics is kept — what DP and DDP with per-device BatchNorm compute.
-State train_share_by_share(const Setup& s, const std::vector<int64_t>& shares) {
-  auto model = make_net(s.dtype, s.device);
-  SGD opt = make_sgd(model->parameters());
-  for (int step = 0; step < s.steps; ++step) {
-    const Batch b = batch(s.global_batch, step, s.dtype, s.device);
-    opt.zero_grad();
-    std::vector<Tensor> outs;
-    std::map<std::string, Tensor> share0_buffers;
-    int64_t first = 0;
-    for (std::size_t r = 0; r < shares.size(); ++r) {
-      outs.push_back(model->forward(b.images.narrow(0, first, shares[r])));
-      first += shares[r];
-      if (r == 0)
-        for (auto& [name, buffer] : model->named_buffers()) share0_buffers[name] = buffer.clone();
-    }
-    {
-      NoGradGuard no_grad;
-      for (auto& [name, member] : model->buffer_members())
-        copy_strided(*member, share0_buffers.at(name));
-    }
-    cross_entropy(cat(outs), b.labels).backward();
-    opt.step();
-  }
-  return model->state_dict();
-}
 
 // Per-device BatchNorm against its reference is bit-exact with two shares on the cpu (judge.h
 // says why); everything else is judged against the dtype's tolerance.
@@ -171,6 +66,18 @@ std::string share_text(const std::vector<int64_t>& shares) {
   std::string text;
   for (int64_t s : shares) text += (text.empty() ? "" : "+") + std::to_string(s);
   return text;
+}
+
+// check_equivalence --textbook NAME: 0 when every run passes, 1 when one fails, 2 on an error.
+int grade(const std::string& lesson) {
+  try {
+    const Graded graded = grade_textbook(lesson);
+    std::printf("check_equivalence --textbook %s: %s\n\n", lesson.c_str(), graded.what.c_str());
+    return print_verdicts(graded.runs, graded.dtype) ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "check_equivalence: " << e.what() << "\n";
+    return 2;
+  }
 }
 
 }  // namespace
@@ -196,9 +103,15 @@ int main(int argc, char** argv) {
   app.add_option("--trace", trace_path,
                  "write a timeline of every run (Chrome / Perfetto JSON): DP's replicas, DDP's and "
                  "ZeRO's collectives");
+  std::string textbook;
+  app.add_option("--textbook", textbook,
+                 "instead: grade the textbook version of a lesson (parallel/textbook/, or your "
+                 "own file built with -DRG_LEARN_<LESSON>=FILE) against one device and the real "
+                 "implementation: ring, data_parallel, ddp, sync_bn, loss_scaler or zero");
   // Test-only: perturbs replica (DP) or rank (DDP) R's gradient, to show that the verdict fails.
   app.add_option("--perturb", perturb)->group("");
   CLI11_PARSE(app, argc, argv);
+  if (!textbook.empty()) return grade(textbook);
   try {
     if (!trace_path.empty()) check_trace_path(trace_path);
     auto world = init();
