@@ -11,7 +11,7 @@
 //     opt.step();
 //   }
 //
-// How it works (README.md has a traced timeline):
+// How it works (docs/learn/README.md, the DDP lesson, has a traced timeline):
 // - Construction: rank 0's parameters and buffers are broadcast, so every replica starts equal
 //   (after checking that every rank holds the same parameter shapes). The parameters are put
 //   in buckets — in reverse registration order, because backward produces the last layer's
