@@ -5,6 +5,7 @@
 //   scripts/mpirun.sh 2 build/apps/bench_allreduce
 //   scripts/mpirun.sh 2 build/apps/bench_allreduce --device cuda   # one GPU per rank
 //   scripts/mpirun.sh 2 build/apps/bench_allreduce --format table  # α and B fitted, per step
+//   scripts/mpirun.sh 2 build/apps/bench_allreduce --max-bytes 64MB   # sizes take units
 //   scripts/mpirun.sh 3 build/apps/bench_allreduce --steps 8   # watch one ring allreduce
 //   scripts/mpirun.sh 2 build/apps/bench_allreduce --trace ring.json   # the timeline
 //
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/byte_size.h"
 #include "core/tensor.h"
 #include "core/trace.h"
 #include "parallel/reduce.h"
@@ -81,12 +83,12 @@ int run(int argc, char** argv) {
   std::string dtype_name = "f32";
   double min_time = 0.2;
   int64_t chunk_bytes = ProcessGroupOptions{}.ring_chunk_bytes;
-  app.add_option("--min-bytes", min_bytes, "smallest message")->capture_default_str();
-  app.add_option("--max-bytes", max_bytes, "largest message")->capture_default_str();
+  apps::add_byte_size_option(app, "--min-bytes", min_bytes, "smallest message (4096, 4KiB, ...)");
+  apps::add_byte_size_option(app, "--max-bytes", max_bytes, "largest message (64MB, 1GiB, ...)");
   app.add_option("--factor", factor, "size step: 2 or 4")->capture_default_str();
   app.add_option("--dtype", dtype_name, "f32, f64, f16, bf16, i64, u8")->capture_default_str();
   app.add_option("--min-time", min_time, "seconds per timed run")->capture_default_str();
-  app.add_option("--chunk-bytes", chunk_bytes, "the ring's largest message")->capture_default_str();
+  apps::add_byte_size_option(app, "--chunk-bytes", chunk_bytes, "the ring's largest message");
   int repeat = 3;
   app.add_option("--repeat", repeat, "timed runs per size and algorithm; the fastest counts")
       ->capture_default_str();
@@ -107,6 +109,11 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   const DType dtype = dtype_from_name(dtype_name);
+  RG_CHECK(min_bytes >= 1 && max_bytes >= min_bytes && factor >= 2 && chunk_bytes >= 1,
+           "bench_allreduce: needs 1 <= --min-bytes <= --max-bytes, --factor >= 2 and "
+           "--chunk-bytes >= 1; got --min-bytes ",
+           min_bytes, ", --max-bytes ", max_bytes, ", --factor ", factor, ", --chunk-bytes ",
+           chunk_bytes);
   if (!trace_path.empty()) check_trace_path(trace_path);
   trace::name_this_thread("main");
 

@@ -16,7 +16,9 @@
 //   optimizer_state_bytes  each rank's optimizer state (its largest over the ranks): with
 //                          --zero 1 (ZeRO-1, parallel/zero.h) about 1/N of DDP's; the local
 //                          step then still all-gathers the parameters
-// for each bucket cap of --bucket-mb (a sweep) and the chosen allreduce algorithm. --trace FILE
+// for each bucket cap of --bucket-mb (a sweep: --bucket-mb 1,25) and the chosen allreduce
+// algorithm; --first-bucket-mb sets the first bucket's cap (DDP's first_bucket_bytes), the one
+// name for it across the apps. --trace FILE
 // writes a timeline of --trace-steps (synchronised steps of the first configuration).
 //
 //   scripts/mpirun.sh 2 build/apps/bench_ddp --model resnet20 --zero 1 --bucket-mb 25
@@ -55,12 +57,17 @@ int main(int argc, char** argv) {
   int64_t global_batch = 64, steps = 6, warmup = 1;
   int threads = 0;
   std::vector<double> bucket_mb = {1, 5, 25, 100};
+  double first_bucket_mb = static_cast<double>(DDPOptions{}.first_bucket_bytes) / (1 << 20);
+  app.option_defaults()->always_capture_default();  // --help shows every default
   app.add_option("--model", model_name, "model name (resnet18, resnet20, ...@width)");
   app.add_option("--global-batch", global_batch, "images per step over all processes");
   app.add_option("--threads", threads, "compute threads per process (0: cores / processes)");
   app.add_option("--steps", steps, "timed steps per configuration");
   app.add_option("--warmup", warmup, "untimed steps first");
-  app.add_option("--bucket-mb", bucket_mb, "DDP bucket caps to sweep (MiB)");
+  app.add_option("--bucket-mb", bucket_mb, "DDP bucket caps to sweep, in MiB (1,25 or 1 25)")
+      ->delimiter(',');
+  app.add_option("--first-bucket-mb", first_bucket_mb,
+                 "DDP's first bucket's cap, in MiB (small: communication starts early)");
   app.add_option("--allreduce", algorithm, "ring or native")
       ->check(CLI::IsMember({"ring", "native"}));
   int zero = 0;
@@ -84,6 +91,11 @@ int main(int argc, char** argv) {
         algorithm == "native" ? AllreduceAlgorithm::native : AllreduceAlgorithm::ring;
     auto group = init(options);
     const int n = group->size();
+    // Bounded so that the caps in bytes fit int64 (and are not 0 after the cast).
+    for (double mb : bucket_mb)
+      RG_CHECK(mb > 0 && mb <= 1 << 20, "bench_ddp: --bucket-mb must be in (0, 1048576], got ", mb);
+    RG_CHECK(first_bucket_mb > 0 && first_bucket_mb <= 1 << 20,
+             "bench_ddp: --first-bucket-mb must be in (0, 1048576], got ", first_bucket_mb);
     RG_CHECK(global_batch % n == 0, "bench_ddp: --global-batch ", global_batch,
              " does not split over ", n, " processes");
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -152,12 +164,14 @@ int main(int argc, char** argv) {
       std::printf(
           "{\"model\": \"%s\", \"processes\": %d, \"threads_per_process\": %d, "
           "\"global_batch\": %lld, \"allreduce\": \"%s\", \"backend\": \"%s\", "
-          "\"zero\": %d, \"runs\": [\n",
+          "\"zero\": %d, \"first_bucket_mb\": %g, \"runs\": [\n",
           model_name.c_str(), n, num_threads(), static_cast<long long>(global_batch),
-          algorithm.c_str(), group->backend().c_str(), zero);
+          algorithm.c_str(), group->backend().c_str(), zero, first_bucket_mb);
     for (std::size_t k = 0; k < bucket_mb.size(); ++k) {
       DistributedDataParallel ddp(
-          wrapped, group, {.bucket_cap_bytes = static_cast<int64_t>(bucket_mb[k] * (1 << 20))});
+          wrapped, group,
+          {.bucket_cap_bytes = static_cast<int64_t>(bucket_mb[k] * (1 << 20)),
+           .first_bucket_bytes = static_cast<int64_t>(first_bucket_mb * (1 << 20))});
       int64_t state_bytes = 0;
       const auto [step_ms, local_ms, wait_ms] = time_steps(ddp, state_bytes);
       const double most_state =

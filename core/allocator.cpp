@@ -10,36 +10,12 @@
 #include <new>
 
 #include "core/config.h"
+#include "core/cuda/device_allocators.h"
 #include "core/error.h"
 
 namespace rg {
 
-// Defined in core/cuda/cuda_allocator.cpp and core/cuda/pinned_allocator.cpp, compiled only
-// into CUDA builds.
-Allocator& cuda_allocator(int index);
-void cuda_reserved_memory(int index, int64_t* current, int64_t* peak);
-void cuda_reset_peak_reserved(int index);
-void cuda_empty_cache(int index);
-Allocator& cuda_pinned_allocator();
-
 namespace {
-
-constexpr int kMaxCudaDevices = 64;
-
-struct Counters {
-  std::atomic<int64_t> current{0};
-  std::atomic<int64_t> peak{0};
-  std::atomic<int64_t> allocations{0};
-};
-
-// One set per logical cpu device (DataParallel reports each replica's memory) and per GPU.
-Counters& counters(const Device& device) {
-  static std::array<Counters, kMaxCpuDevices> cpu;
-  static std::array<Counters, kMaxCudaDevices> cuda;
-  const int limit = device.is_cpu() ? kMaxCpuDevices : kMaxCudaDevices;
-  RG_CHECK(device.index >= 0 && device.index < limit, "invalid device ", device);
-  return device.is_cpu() ? cpu[device.index] : cuda[device.index];
-}
 
 // Freed large blocks kept for reuse, shared by every logical cpu device: they are all the same
 // host memory, so a block freed by one replica may serve another.
@@ -147,22 +123,8 @@ Allocator& pinned_allocator() {
   }
 }
 
-void record_allocation(const Device& device, int64_t nbytes) {
-  Counters& c = counters(device);
-  const int64_t now = c.current.fetch_add(nbytes) + nbytes;
-  int64_t peak = c.peak.load();
-  while (now > peak && !c.peak.compare_exchange_weak(peak, now)) {
-  }
-  c.allocations.fetch_add(1);
-}
-
-void record_deallocation(const Device& device, int64_t nbytes) {
-  counters(device).current.fetch_sub(nbytes);
-}
-
 MemoryStats memory_stats(const Device& device) {
-  Counters& c = counters(device);
-  MemoryStats stats{c.current.load(), c.peak.load(), c.allocations.load()};
+  MemoryStats stats = counted_memory(device);
   if constexpr (kWithCuda) {
     if (device.is_cuda())
       cuda_reserved_memory(device.index, &stats.reserved_bytes, &stats.peak_reserved_bytes);
@@ -171,8 +133,7 @@ MemoryStats memory_stats(const Device& device) {
 }
 
 void reset_peak_memory(const Device& device) {
-  Counters& c = counters(device);
-  c.peak.store(c.current.load());
+  reset_counted_peak(device);
   if constexpr (kWithCuda) {
     if (device.is_cuda()) cuda_reset_peak_reserved(device.index);
   }
@@ -182,22 +143,6 @@ void empty_cache(const Device& device) {
   if (device.is_cpu()) return;
   check_device_available(device);
   if constexpr (kWithCuda) cuda_empty_cache(device.index);
-}
-
-std::string format_bytes(int64_t bytes) {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while ((value >= 1024 || value <= -1024) && unit < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  if (unit == 0)
-    std::snprintf(text, sizeof text, "%lld B", static_cast<long long>(bytes));
-  else
-    std::snprintf(text, sizeof text, "%.2f %s", value, kUnits[unit]);
-  return text;
 }
 
 }  // namespace rg

@@ -12,7 +12,8 @@
 //     opt.step();                                        // the master's summed gradients
 //   }
 //
-// Every forward (README.md has the picture and our measured costs):
+// Every forward (the DataParallel lesson, docs/learn/README.md, has the picture; docs/results.md
+// our measured costs):
 //   1. scatter    x along dim 0: device r gets B_r samples (split_sizes: as equal as possible,
 //                 so an uneven last batch splits unevenly; a batch with fewer samples than
 //                 devices uses only the first B devices);

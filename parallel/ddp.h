@@ -11,8 +11,8 @@
 //     opt.step();
 //   }
 //
-// How it works (docs/learn/3-ddp.md is the lesson; parallel/textbook/ddp.cpp the one-page
-// version):
+// How it works (docs/learn/3-ddp.md is the lesson, with a traced timeline;
+// parallel/textbook/ddp.cpp the one-page version):
 // - Construction: rank 0's parameters and buffers are broadcast, so every replica starts equal
 //   (after checking that every rank holds the same parameter shapes). The parameters are put
 //   in buckets — in reverse registration order, because backward produces the last layer's

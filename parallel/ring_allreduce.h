@@ -12,7 +12,7 @@
 // algbw · 2(N−1)/N. Chunks go out in messages of at most RingOptions::chunk_bytes, so the
 // receive buffer stays small whatever the tensor size. Sizes need not divide by N: chunk c
 // covers [c·⌊n/N⌋ + min(c, n mod N), …), so chunks differ by at most one element and some are
-// empty when n < N. parallel/README.md has a worked trace.
+// empty when n < N. docs/learn/README.md (the ring's lesson) has a worked trace.
 
 #include <cstdint>
 #include <string>

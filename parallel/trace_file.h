@@ -1,7 +1,7 @@
 #pragma once
 // Every rank's timeline (core/trace.h) in one Chrome / Perfetto trace file: one process per
 // rank ("rank 0", "rank 1", ...), one track per thread. Open it at ui.perfetto.dev or
-// chrome://tracing; parallel/README.md walks through one.
+// chrome://tracing; docs/timeline.md walks through one.
 //
 //   parallel::check_trace_path(path);     // before anything runs: a clear error, nothing lost
 //   parallel::start_trace(group);         // a barrier, then every rank's origin = now

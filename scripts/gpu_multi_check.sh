@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpu_multi_check.sh [--budget SECONDS]: for the first machine with two GPUs or more — runs, in
-# order, what has never run on one (parallel/README.md, "Not yet run on a GPU"), and writes one
+# order, what has never run on one (docs/nccl.md, "Not yet run on a GPU"), and writes one
 # report, $OUT/multi_gpu.txt (else gpu_multi_report/multi_gpu.txt), ending in a PASS/FAIL line
 # per step. Uses a build in build/ or the pack of scripts/gpu_pack.sh (like gpu_quick_check.sh,
 # which also runs this as its step `multi`). Needs Open MPI's mpirun for the steps with ranks.

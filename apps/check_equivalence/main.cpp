@@ -84,6 +84,7 @@ int grade(const std::string& lesson) {
 
 int main(int argc, char** argv) {
   CLI::App app{"check_equivalence: N devices or processes against one, judged per run"};
+  app.option_defaults()->always_capture_default();  // --help shows every default
   int devices = 2, steps = 3, perturb = -1;
   int64_t global_batch = 12;
   std::string dtype_text, device_text = "cpu", dp_devices_text, backend_text = "auto";

@@ -24,9 +24,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/allocator.h"
 #include "core/cuda/cuda_allocator.h"
 #include "core/cuda/cuda_check.h"
+#include "core/cuda/device_allocators.h"
 #include "core/cuda/stream.h"
 #include "core/graph_capture.h"
 #include "core/tensor.h"
@@ -138,7 +138,7 @@ class CudaAllocator final : public Allocator {
     RG_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReservedMemHigh, &zero));
   }
 
-  void empty_cache() {
+  void trim_pool() {
     cuda::DeviceGuard guard(index_);
     // Frees become releasable once the host has seen them complete (cudaMemPoolTrimTo's notes).
     RG_CUDA_CHECK(cudaDeviceSynchronize());
@@ -168,7 +168,8 @@ class CudaAllocator final : public Allocator {
 
  private:
   std::string out_of_memory_message(std::size_t nbytes) const {
-    const MemoryStats stats = memory_stats(Device::cuda(index_));
+    MemoryStats stats = counted_memory(Device::cuda(index_));
+    reserved(&stats.reserved_bytes, &stats.peak_reserved_bytes);
     std::size_t free_bytes = 0, total_bytes = 0;
     const cudaError_t info = cudaMemGetInfo(&free_bytes, &total_bytes);
     if (info != cudaSuccess) cudaGetLastError();
@@ -245,7 +246,7 @@ void cuda_reset_peak_reserved(int index) {
 }
 
 void cuda_empty_cache(int index) {
-  if (CudaAllocator* a = existing(index)) a->empty_cache();
+  if (CudaAllocator* a = existing(index)) a->trim_pool();
 }
 
 void cuda::record_stream(const Tensor& tensor, cudaStream_t stream) {

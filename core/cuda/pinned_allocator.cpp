@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/allocator.h"
 #include "core/cuda/cuda_allocator.h"
 #include "core/cuda/cuda_check.h"
+#include "core/cuda/device_allocators.h"
 
 namespace rg {
 namespace {
