@@ -27,6 +27,8 @@ KindFields fields_of(FaultKind kind) {
       return {{"rank", "step"}, {"code", "at"}};
     case FaultKind::delay:
       return {{"rank", "step", "seconds"}, {"at"}};
+    case FaultKind::overflow:
+      return {{"step"}, {"rank"}};
     case FaultKind::kill:
     case FaultKind::stop:
     case FaultKind::error:
@@ -118,6 +120,8 @@ const char* fault_kind_name(FaultKind kind) {
       return "stop";
     case FaultKind::error:
       return "error";
+    case FaultKind::overflow:
+      return "overflow";
   }
   return "?";
 }
@@ -138,9 +142,11 @@ Fault parse_fault(const std::string& spec) {
     f.kind = FaultKind::stop;
   else if (kind == "error")
     f.kind = FaultKind::error;
+  else if (kind == "overflow")
+    f.kind = FaultKind::overflow;
   else
     fail("fault '", shown, "': unknown kind '", clipped(kind),
-         "' (expected kill, exit, delay, stop or error, e.g. kill:rank=1:step=50)");
+         "' (expected kill, exit, delay, stop, error or overflow, e.g. kill:rank=1:step=50)");
 
   const KindFields allowed = fields_of(f.kind);
   std::map<std::string, std::string> values;
@@ -164,7 +170,9 @@ Fault parse_fault(const std::string& spec) {
     RG_CHECK(values.count(key), "fault '", shown, "': ", kind, " needs ", key,
              "= (e.g. kill:rank=1:step=50, delay:rank=1:step=50:seconds=20)");
 
-  f.rank = static_cast<int>(integer_field(shown, "rank", values["rank"], 0, kMaxFaultRank));
+  if (values.count("rank") || f.kind != FaultKind::overflow)
+    f.rank = static_cast<int>(integer_field(shown, "rank", values["rank"], 0, kMaxFaultRank));
+  if (f.kind == FaultKind::overflow) f.at = FaultPoint::backward;
   f.step = integer_field(shown, "step", values["step"], 1, INT64_MAX);
   if (values.count("code"))
     f.exit_code = static_cast<int>(integer_field(shown, "code", values["code"], 0, 255));
@@ -207,7 +215,7 @@ namespace {
 
 // Announces the fault on stderr ("ringgrad: rank 1: injected fault SPEC WHERE: WHAT"), then
 // does it.
-void apply(const Fault& f, int rank, const std::string& where) {
+void apply(const Fault& f, int rank, const std::string& where, const Tensor& param = {}) {
   const std::string head =
       "ringgrad: rank " + std::to_string(rank) + ": injected fault " + f.spec + " " + where + ": ";
   switch (f.kind) {
@@ -231,6 +239,12 @@ void apply(const Fault& f, int rank, const std::string& where) {
     case FaultKind::error:
       announce(head + "throwing an rg::Error\n");
       fail("injected fault ", f.spec, " ", where, " (an error of rank ", rank, "'s own)");
+    case FaultKind::overflow:
+      RG_CHECK(param.defined() && param.grad().defined(), "fault '", f.spec,
+               "': no gradient to overflow ", where);
+      announce(head + "a gradient " + param.describe() + " set to inf\n");
+      fill_(param.grad(), INFINITY);
+      break;
   }
 }
 
@@ -242,10 +256,10 @@ void FaultPlan::at_step(int rank, int64_t step) const {
       apply(f, rank, "at step " + std::to_string(step));
 }
 
-void FaultPlan::in_backward(int rank, int64_t step) const {
+void FaultPlan::in_backward(int rank, int64_t step, const Tensor& param) const {
   for (const Fault& f : faults_)
     if (f.at == FaultPoint::backward && f.rank == rank && f.step == step)
-      apply(f, rank, "during the backward of step " + std::to_string(step));
+      apply(f, rank, "during the backward of step " + std::to_string(step), param);
 }
 
 void FaultPlan::in_checkpoint_write(int rank, int64_t first_step, int64_t last_step,
@@ -256,6 +270,11 @@ void FaultPlan::in_checkpoint_write(int rank, int64_t first_step, int64_t last_s
       apply(f, rank,
             "while writing " + file + " (the checkpoint after step " + std::to_string(last_step) +
                 ", not yet in place)");
+}
+
+bool FaultPlan::has(FaultKind kind) const {
+  return std::any_of(faults_.begin(), faults_.end(),
+                     [&](const Fault& f) { return f.kind == kind; });
 }
 
 bool FaultPlan::has(int rank, FaultPoint point) const {

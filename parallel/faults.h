@@ -14,6 +14,10 @@
 //   error:rank=R:step=S             rank R throws an rg::Error, as a bug, a bad batch or a
 //                                   failed device call would; the program's own error path
 //                                   must end the job (parallel::end_job_after_error)
+//   overflow:step=S[:rank=R]        in step S's backward, one gradient of rank R (default 0)
+//                                   becomes inf, as an f16 overflow would: the loss scaler must
+//                                   skip the step on every rank and back off (always at=backward;
+//                                   a program refuses it without a loss scaler)
 //
 // Step S is the S-th training step of the run, counted from 1 across epochs (the numbering of
 // the loss scaler's "step S: gradient overflow" lines). Where the fault fires is the optional
@@ -38,9 +42,11 @@
 #include <string>
 #include <vector>
 
+#include "core/tensor.h"
+
 namespace rg::parallel {
 
-enum class FaultKind { kill, exit, delay, stop, error };
+enum class FaultKind { kill, exit, delay, stop, error, overflow };
 enum class FaultPoint { step, backward, checkpoint };  // at= (see above)
 
 struct Fault {
@@ -80,14 +86,17 @@ class FaultPlan {
   // kill, exit and stop do not return (stop returns only if someone sends SIGCONT); error
   // throws.
   void at_step(int rank, int64_t step) const;
-  // The same for the at=backward faults of `step`: call it during that step's backward.
-  void in_backward(int rank, int64_t step) const;
+  // The same for the at=backward faults of `step`: call it during that step's backward, from
+  // the gradient hook of `param` (whose gradient an overflow fault sets to inf).
+  void in_backward(int rank, int64_t step, const Tensor& param = {}) const;
   // The same for the at=checkpoint faults of an epoch of steps first_step..last_step: call it
   // while writing `file`, the new file complete but not yet in place.
   void in_checkpoint_write(int rank, int64_t first_step, int64_t last_step,
                            const std::string& file) const;
   // Whether some fault of `rank` fires at `point` (a program arms the hooks it needs).
   bool has(int rank, FaultPoint point) const;
+  // Whether some fault is of this kind (on any rank).
+  bool has(FaultKind kind) const;
 
  private:
   std::vector<Fault> faults_;

@@ -52,8 +52,8 @@ Trainer::Trainer(TrainerParts parts, Task task, TrainerOptions options)
              ": during_backward needs a parameter that gets a gradient");
     // Parameters are in forward order, so backward reaches the middle one half-way.
     params[params.size() / 2].register_post_accumulate_hook(
-        [hook = options_.during_backward, step = step_in_progress_](const Tensor&) {
-          hook(step->load());
+        [hook = options_.during_backward, step = step_in_progress_](const Tensor& param) {
+          hook(step->load(), param);
         });
   }
   step_trace_ = std::make_unique<StepTrace>(options_.trace, parts_.group);  // checks the path

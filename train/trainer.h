@@ -61,9 +61,10 @@ struct TrainerOptions {
   // Called on every rank after each optimizer step (and the schedule's) with its number.
   std::function<void(int64_t step)> after_step{};
   // Fault points for tests (train_cifar --fault ...:at=backward / at=checkpoint). Empty: none.
-  // during_backward: on every rank during each step's backward, with the step's number, from
-  // the gradient hook of the model's middle parameter (half-way through backward).
-  std::function<void(int64_t step)> during_backward{};
+  // during_backward: on every rank during each step's backward, with the step's number and
+  // the parameter, from the gradient hook of the model's middle parameter (half-way through
+  // backward; before DDP's own hook on it, so what it does to the gradient is reduced too).
+  std::function<void(int64_t step, const Tensor& param)> during_backward{};
   // during_checkpoint_write: on rank 0 while it writes each checkpoint, the new file complete
   // under its temporary name and not yet in place; with the steps of the epoch it ends and the
   // file's name ("last.safetensors").

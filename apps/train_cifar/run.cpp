@@ -96,6 +96,9 @@ int run(const TrainConfig& options) {
   // Mixed precision converts the model (O2/O3) and, under O2, keeps f32 master weights that
   // the optimizer updates: before the optimizer and DDP, which must see the final dtypes.
   MixedPrecision amp(*model, cfg.amp_options());
+  RG_CHECK(!faults.has(parallel::FaultKind::overflow) || amp.scaler(),
+           "train_cifar: --fault overflow needs a loss scaler to catch the inf (--amp O1 "
+           "--amp-dtype fp16, or --loss-scale dynamic); without one it would reach the weights");
   if (world_size > 1 && amp.scaler()) parallel::sync_found_inf(*amp.scaler(), group);
   const double lr = scale_lr(cfg.lr, world_size,
                              cfg.lr_scaling == "linear" ? LrScaling::linear : LrScaling::none);
@@ -147,11 +150,12 @@ int run(const TrainConfig& options) {
              if (lookahead) airbench94_lookahead(*lookahead, step, total_steps);
            },
        // --fault ...:at=backward and at=checkpoint (the hooks only where a fault needs them).
-       .during_backward =
-           faults.has(group->rank(), parallel::FaultPoint::backward)
-               ? std::function<void(int64_t)>(
-                     [&, rank = group->rank()](int64_t step) { faults.in_backward(rank, step); })
-               : nullptr,
+       .during_backward = faults.has(group->rank(), parallel::FaultPoint::backward)
+                              ? std::function<void(int64_t, const Tensor&)>(
+                                    [&, rank = group->rank()](int64_t step, const Tensor& param) {
+                                      faults.in_backward(rank, step, param);
+                                    })
+                              : nullptr,
        .during_checkpoint_write =
            [&](int64_t first_step, int64_t last_step, const std::string& file) {
              if (file == "last.safetensors")  // the checkpoint; best.safetensors is written first

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <csignal>
 #include <functional>
 
@@ -47,9 +48,31 @@ TEST(FaultPlan, ParsesEachKind) {
   EXPECT_TRUE(FaultPlan().empty());
 }
 
+// overflow: an inf in one gradient during step S's backward, on rank 0 unless named.
+TEST(FaultPlan, AnOverflowSetsTheGradientToInfinity) {
+  const Fault f = parse_fault("overflow:step=3");
+  EXPECT_EQ(f.kind, FaultKind::overflow);
+  EXPECT_EQ(f.rank, 0);
+  EXPECT_EQ(f.at, FaultPoint::backward);
+  EXPECT_EQ(parse_fault("overflow:step=3:rank=2").rank, 2);
+  EXPECT_TRUE(
+      throws_error([] { parse_fault("overflow:step=3:at=step"); }, {"overflow takes no 'at'"}));
+  const FaultPlan plan({"overflow:step=3:rank=1"});
+  EXPECT_TRUE(plan.has(FaultKind::overflow));
+  EXPECT_FALSE(plan.has(FaultKind::kill));
+  Tensor p = zeros({4}).set_requires_grad(true);
+  p.set_grad(ones({4}));
+  plan.in_backward(1, 2, p);  // another step
+  plan.in_backward(0, 3, p);  // another rank
+  EXPECT_EQ(p.grad().to_vector<float>(), std::vector<float>(4, 1.f));
+  plan.in_backward(1, 3, p);
+  for (float g : p.grad().to_vector<float>()) EXPECT_TRUE(std::isinf(g));
+  EXPECT_TRUE(throws_error([&] { plan.in_backward(1, 3); }, {"no gradient to overflow"}));
+}
+
 TEST(FaultPlan, BadSpecsAreNamedErrors) {
   EXPECT_TRUE(throws_error([] { parse_fault(""); },
-                           {"unknown kind ''", "kill, exit, delay, stop or error"}));
+                           {"unknown kind ''", "kill, exit, delay, stop, error or overflow"}));
   EXPECT_TRUE(throws_error([] { parse_fault("crash:rank=1:step=5"); },
                            {"fault 'crash:rank=1:step=5'", "unknown kind 'crash'"}));
   EXPECT_TRUE(throws_error([] { parse_fault("kill:rank=1"); }, {"kill needs step="}));
