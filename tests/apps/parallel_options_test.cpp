@@ -40,7 +40,7 @@ TEST(TrainCifarParallelFlags, ParseSaveAndRefuseBadValues) {
       [] {
         parse({"--grad-compression", "int8"});
       },
-      {"grad_compression must be none or fp16", "int8"}));
+      {"grad_compression must be none, fp16 or bf16", "int8"}));
   EXPECT_TRUE(throws_error(
       [] {
         parse({"--dp-devices", "cuda:0,cpu:1"});

@@ -69,7 +69,7 @@ TEST(SharedOptions, TrainCifarAndTrainUnetReadThemAlike) {
       EXPECT_EQ(cifar.at(o.key), unet.at(o.key)) << o.key;
       ++shared;
     }
-  EXPECT_EQ(shared, 24u);
+  EXPECT_EQ(shared, 25u);
   EXPECT_EQ(cifar["collective_timeout"], 9.5);
   EXPECT_EQ(unet["backend"], "mpi");
   EXPECT_EQ(unet["progress"], false);
@@ -172,7 +172,8 @@ TEST(SharedOptions, CheckpointsRecordTheOptionsAsBeforeAndTheyReadBack) {
             R"("clip_grad_norm":0.0,"collective_timeout":300.0,"cuda_graphs":false,)"
             R"("cudnn_benchmark":false,"data":"",)"
             R"("data_format":"auto","data_on_device":"auto","deterministic":false,"device":"cpu",)"
-            R"("dp":0,"dp_devices":"","epochs":200,"eval_only":false,"grad_compression":"none",)"
+            R"("dp":0,"dp_devices":"","epochs":200,"eval_only":false,"explain":"",)"
+            R"("grad_compression":"none",)"
             R"("label_smoothing":0.0,"lookahead":false,"loss_scale":"auto","lr":0.1,)"
             R"("lr_scaling":"none","memory_format":"contiguous","milestones":[100,150],)"
             R"("model":"resnet18","momentum":0.9,)"

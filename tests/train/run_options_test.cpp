@@ -100,7 +100,7 @@ TEST(RunOptions, FlagsComeFromTheDeclarations) {
       [] {
         parse({"--set", "notes=[\"x\"]"});
       },
-      {"--set notes=", "unknown option 'notes'", "known: epochs, fancy"}));
+      {"--set notes=", "unknown option 'notes'", "known: epochs, explain, fancy"}));
   const Json recorded = toy_options().to_json(parse({"--notes", "a"}).config);
   EXPECT_FALSE(recorded.contains("notes"));
   EXPECT_EQ(recorded, toy_options().defaults());
