@@ -13,6 +13,6 @@ mkdir -p "$out"
 "$build/apps/lesson_pictures" zero "$out/zero.svg"
 trace=$(mktemp -d)/ddp_trace.json
 bash scripts/mpirun.sh 2 "$build/apps/bench_ddp" --model resnet20 --global-batch 32 --steps 3 \
-  --warmup 1 --bucket-mb 0.25 --trace "$trace" --trace-steps 3:4 >/dev/null
+  --warmup 1 --bucket-mb 0.25 --first-bucket-mb 0.05 --trace "$trace" --trace-steps 3:4 >/dev/null
 "$build/apps/lesson_pictures" timeline "$trace" "$out/ddp-timeline.svg"
 rm -rf "$(dirname "$trace")"

@@ -40,7 +40,7 @@ std::string draw_zero() {
   Svg svg(left * 2 + width, top + buckets.size() * per_bucket + 70);
   svg.text(left, 24,
            "ZeRO-1 on 3 ranks: each bucket padded to 3 equal blocks; rank r reduces, "
-           "reduce-scatters, updates and keeps the state of block r only.",
+           "updates and keeps block r only.",
            13);
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     const parallel::BucketInfo& info = buckets[b];
