@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(cmake g++ make ccache libeigen3-dev libstb-dev libjpeg62-turbo-dev libpng-dev libgtest-dev libgmock-dev
-          libopenmpi-dev openmpi-bin nlohmann-json3-dev libcli11-dev clang-format)
+          libopenmpi-dev openmpi-bin nlohmann-json3-dev libcli11-dev clang-format python3)
 
 [[ ${1:-} == fuzz ]] && packages+=(clang libclang-rt-14-dev)
 # `setup.sh two-hosts`: ip (network namespaces, veth pairs) for scripts/two_hosts.sh.

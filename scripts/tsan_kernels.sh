@@ -12,8 +12,9 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 # Portable code (RG_NATIVE=OFF): GCC 12 misreads AVX-512 intrinsics as uninitialised under TSan.
+# Line tables only (-g1): file:line in every report, and a cold tree compiles faster than -g.
 cmake -S . -B build-tsan -DRG_CUDA=OFF -DRG_NATIVE=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS="-fsanitize=thread" >/dev/null
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS="-fsanitize=thread" >/dev/null
 cmake --build build-tsan -j"$(nproc)" --target test_kernels tsan_missing_syncthreads \
   test_core test_data test_parallel
 cd build-tsan

@@ -58,6 +58,9 @@ const RunOptions<MachineOptions>& machine_options() {
     // The cap keeps bucket_mb * 2^20 inside int64 (1e300 was an undefined float-to-int cast).
     o.add("bucket_mb", &M::bucket_mb, "DDP gradient bucket cap in MiB",
           in_interval(0, kMaxBucketMb, Interval::left_open));
+    o.add("first_bucket_mb", &M::first_bucket_mb,
+          "DDP's first bucket cap in MiB: the last layers' gradients, sent while backward goes on",
+          in_interval(0, kMaxBucketMb, Interval::left_open));
     o.add("grad_compression", &M::grad_compression,
           "DDP gradient buckets on the wire under mpirun: none, fp16 or bf16 (DDP's compression "
           "hooks)",
@@ -177,6 +180,7 @@ WrapOptions wrap_options(const MachineOptions& m, const Placement& placement,
           .batch_norm = m.sync_bn ? parallel::BatchNormSync::across_devices
                                   : parallel::BatchNormSync::per_device,
           .bucket_mb = m.bucket_mb,
+          .first_bucket_mb = m.first_bucket_mb,
           .compression = m.grad_compression == "fp16"   ? parallel::GradCompression::fp16
                          : m.grad_compression == "bf16" ? parallel::GradCompression::bf16
                                                         : parallel::GradCompression::none,

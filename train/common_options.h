@@ -53,7 +53,8 @@ struct MachineOptions : DeviceOptions {
   bool sync_bn = false;            // under mpirun or --dp: SyncBatchNorm, not per-device BatchNorm
   std::string allreduce = "ring";  // ring | native: how DDP averages gradients under mpirun
   std::string backend = "auto";    // auto | nccl | mpi: how GPU ranks reduce (train/world.h)
-  double bucket_mb = 25;           // DDP bucket cap (the first bucket is 1 MiB at most)
+  double bucket_mb = 25;           // DDP bucket cap
+  double first_bucket_mb = 1;      // DDP's first bucket's cap (bench_ddp's --first-bucket-mb)
   std::string grad_compression = "none";  // none | fp16: DDP's buckets on the wire
   double collective_timeout = 300;  // seconds a collective may wait under mpirun before the end
   bool check_sequence = false;      // debug: compare every collective across ranks

@@ -96,12 +96,13 @@ void Trainer::wrap(const WrapOptions& options) {
            ": --zero shards the optimizer across processes (DDP); it does not combine with --dp");
   // Gradients averaged across processes during backward. Its construction broadcasts rank
   // 0's weights again, which costs one message and guards against any rank-local drift.
-  // bucket_mb is bounded by the app's options (the product fits int64).
+  // The bucket caps are bounded by the app's options (the products fit int64).
   if (world_size > 1 || zero) {
     auto ddp = std::make_shared<parallel::DistributedDataParallel>(
         trained_, parts_.group,
-        parallel::DDPOptions{.bucket_cap_bytes =
-                                 static_cast<int64_t>(options.bucket_mb * (1 << 20))});
+        parallel::DDPOptions{
+            .bucket_cap_bytes = static_cast<int64_t>(options.bucket_mb * (1 << 20)),
+            .first_bucket_bytes = static_cast<int64_t>(options.first_bucket_mb * (1 << 20))});
     if (!zero && options.compression != parallel::GradCompression::none)
       ddp->register_comm_hook(parallel::compression_hook(options.compression));
     trained_ = ddp;
@@ -129,8 +130,10 @@ std::string Trainer::describe_optimizer_state() {
                   "optimizer state %.2f MiB on rank %d: ZeRO-1, its shard of %.1f %% of the "
                   "parameters (of %d ranks)",
                   mib, parts_.group->rank(), 100 * zero_->shard_fraction(), parts_.group->size());
-  else
+  else if (parts_.group->size() > 1)
     std::snprintf(line, sizeof line, "optimizer state %.2f MiB on every rank", mib);
+  else  // one process (DataParallel's replicas too: the optimizer steps the primary's weights)
+    std::snprintf(line, sizeof line, "optimizer state %.2f MiB", mib);
   return line;
 }
 

@@ -93,7 +93,8 @@ struct WrapOptions {
   // Builds one more copy of the model for each DataParallel replica (required when dp > 0).
   std::function<std::shared_ptr<nn::Module>()> replica_factory{};
   parallel::BatchNormSync batch_norm = parallel::BatchNormSync::per_device;  // under DataParallel
-  double bucket_mb = 25;  // DDP's gradient bucket cap
+  double bucket_mb = 25;       // DDP's gradient bucket cap
+  double first_bucket_mb = 1;  // DDP's first bucket's cap (launched early in backward)
   parallel::GradCompression compression = parallel::GradCompression::none;  // DDP's buckets
   // ZeRO-1 over DDP's buckets (also with one process: DDP then wraps a world of one).
   ZeroStage zero = ZeroStage::off;

@@ -56,7 +56,8 @@ std::string write_file(const std::string& name, const std::string& text) {
 TEST(SharedOptions, TrainCifarAndTrainUnetReadThemAlike) {
   const std::vector<std::string> args = words(
       "--device cpu:1 --threads 3 --workers 0 --seed 5 --dp 2 --sync-bn --allreduce native "
-      "--backend mpi --bucket-mb 4 --grad-compression fp16 --collective-timeout 9.5 "
+      "--backend mpi --bucket-mb 4 --first-bucket-mb 0.5 --grad-compression fp16 "
+      "--collective-timeout 9.5 "
       "--check-sequence --amp O1 --amp-dtype bf16 --loss-scale 1024 --out o --resume auto "
       "--overwrite --no-progress --stop-after-epochs 1 --trace t.json --trace-steps 3:5");
   const Json cifar = parse(train_cifar_options(), args).config.to_json();
@@ -69,7 +70,8 @@ TEST(SharedOptions, TrainCifarAndTrainUnetReadThemAlike) {
       EXPECT_EQ(cifar.at(o.key), unet.at(o.key)) << o.key;
       ++shared;
     }
-  EXPECT_EQ(shared, 25u);
+  EXPECT_EQ(shared, 26u);
+  EXPECT_EQ(cifar["first_bucket_mb"], 0.5);
   EXPECT_EQ(cifar["collective_timeout"], 9.5);
   EXPECT_EQ(unet["backend"], "mpi");
   EXPECT_EQ(unet["progress"], false);
@@ -103,6 +105,7 @@ TEST(SharedOptions, TrainCifarAndTrainUnetReadThemAlike) {
                                              {"--allreduce", "tree"},
                                              {"--backend", "gloo"},
                                              {"--bucket-mb", "0"},
+                                             {"--first-bucket-mb", "-1"},
                                              {"--grad-compression", "int8"},
                                              {"--collective-timeout", "0"},
                                              {"--loss-scale", "-1"},
@@ -173,7 +176,7 @@ TEST(SharedOptions, CheckpointsRecordTheOptionsAsBeforeAndTheyReadBack) {
             R"("cudnn_benchmark":false,"data":"",)"
             R"("data_format":"auto","data_on_device":"auto","deterministic":false,"device":"cpu",)"
             R"("dp":0,"dp_devices":"","epochs":200,"eval_only":false,"explain":"",)"
-            R"("grad_compression":"none",)"
+            R"("first_bucket_mb":1.0,"grad_compression":"none",)"
             R"("label_smoothing":0.0,"lookahead":false,"loss_scale":"auto","lr":0.1,)"
             R"("lr_scaling":"none","memory_format":"contiguous","milestones":[100,150],)"
             R"("model":"resnet18","momentum":0.9,)"

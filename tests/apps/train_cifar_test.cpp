@@ -108,7 +108,13 @@ TEST(TrainCifar, DataParallelWithSyncBatchNormTrainsLikeOneDevice) {
     cfg.dp = kind == "one" || kind == "dp_shared" ? 0 : 2;
     if (kind == "dp_shared") cfg.dp_devices = "cpu:0,cpu:0";
     cfg.sync_bn = kind == "dp_sync" || kind == "dp_shared";
-    ASSERT_EQ(run(cfg), 0);
+    ::testing::internal::CaptureStdout();
+    const int status = run(cfg);
+    const std::string printed = ::testing::internal::GetCapturedStdout();
+    ASSERT_EQ(status, 0) << printed;
+    // One process holds the optimizer state once, however many replicas it drives.
+    EXPECT_TRUE(printed.find("optimizer state ") != std::string::npos) << printed;
+    EXPECT_EQ(printed.find("on every rank"), std::string::npos) << printed;
     results[kind] = weights(cfg.out + "/last.safetensors");
   }
   double sync_worst = 0, per_device_worst = 0;

@@ -116,7 +116,7 @@ struct TinyRun {
   std::function<void(Task&)> edit_task{};  // changes the task before the run
   AmpOptions amp_options{};
   std::vector<int64_t> hooks{};  // before_step(s) records -s, after_step(s) records s
-  std::function<void(int64_t)> during_backward{};  // the fault points
+  std::function<void(int64_t, const Tensor&)> during_backward{};  // the fault points
   std::function<void(int64_t, int64_t, const std::string&)> during_checkpoint_write{};
   TraceOptions trace{};
   ZeroStage zero = ZeroStage::off;
@@ -226,8 +226,9 @@ TEST(Trainer, CallsTheFaultPointsInsideBackwardAndCheckpointWrites) {
   TinyRun run{.out = rg::testing::temp_path("trainer_fault_points")};
   fs::remove_all(run.out);
   std::vector<int64_t> backward_steps;
-  run.during_backward = [&](int64_t step) {
+  run.during_backward = [&](int64_t step, const Tensor& param) {
     backward_steps.push_back(step);
+    EXPECT_TRUE(param.defined());  // the parameter whose gradient just arrived
     // Inside backward: this step's before_step has run, its after_step has not.
     EXPECT_EQ(run.hooks.back(), -step);
   };
