@@ -111,13 +111,21 @@ train::RunOptions<TrainConfig> declare() {
         one_of({"auto", "on", "off"}));
   o.section("Model");
   // A UNet failed only at the first loss, after building 31 M parameters, on a shape mismatch.
+  std::string classifiers;
+  for (const std::string& name : nn::model_names())
+    if (!nn::is_segmentation_model(name)) classifiers += (classifiers.empty() ? "" : ", ") + name;
   o.add("model", &C::model,
-        "resnet18, resnet20, resnet34, resnet50, resnet101, airbench (these optionally @width: "
-        "resnet18@0.5), airbench94, preactresnet18, vgg16, mobilenetv2",
+        classifiers +
+            " (airbench and the resnets optionally @width: resnet18@0.5; shufflenetv2 "
+            "@net_size: 0.5, 1, 1.5, 2); pytorch-cifar's models with its parameter names",
         [](const std::string&, const std::string& v) {
           RG_CHECK(!nn::is_segmentation_model(v), "model '", v,
                    "' is a segmentation model; train_cifar trains classifiers (see --help)");
         });
+  o.add("init_from", &C::init_from,
+        "start from these weights: a ringgrad checkpoint, or a PyTorch state_dict saved as "
+        "safetensors (DataParallel's 'module.' prefix stripped). Weights only: the optimizer, "
+        "schedule and epochs start fresh (--resume continues a run)");
   o.add("whiten_bias_epochs", &C::whiten_bias_epochs,
         "airbench94: epochs its whitening bias trains (0: all)",
         at_least<int64_t>(0, "(0: always trains)"), Flag::config_only);
@@ -227,6 +235,9 @@ train::RunOptions<TrainConfig> declare() {
     RG_CHECK(!t.eval_only || !t.resume.empty(),
              "eval_only needs a checkpoint to evaluate: --resume PATH, or --resume auto for "
              "<out>/last.safetensors");
+    RG_CHECK(t.init_from.empty() || t.resume.empty(),
+             "init_from starts a new run from given weights, resume continues a run (weights, "
+             "optimizer, schedule and epochs): give one of them");
     RG_CHECK(t.warmup_epochs >= 0 && t.warmup_epochs < static_cast<double>(t.epochs),
              "warmup_epochs must be in [0, epochs), got ", t.warmup_epochs);
   });

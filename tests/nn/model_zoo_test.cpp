@@ -1,11 +1,14 @@
-// The pytorch-cifar (kuangliu) models of nn/models/: each is built through make_model, compared
-// with its PyTorch twin (tests/fixtures/model_zoo_parameters.txt, written by
-// tools/pytorch_cifar_reference.py: the parameter count and every parameter's name and shape,
-// so that pytorch-cifar checkpoints load into ours), and run forward on two CIFAR images.
+// The pytorch-cifar (kuangliu) models of nn/models/: each is built through make_model and compared
+// with pytorch-cifar's own definition (tests/fixtures/model_zoo_parameters.txt, written by
+// tools/pytorch_cifar_zoo.py: the parameter count, and the number and a hash of the parameters'
+// and buffers' names and shapes in registration order — the state_dict's keys, so that
+// pytorch-cifar checkpoints load into ours). What they compute is compared in
+// model_zoo_parity_test.cpp.
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -16,6 +19,7 @@
 #include "nn/models/zoo.h"
 #include "ops/ops.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/zoo_fill.h"
 
 namespace rg::nn {
 namespace {
@@ -24,35 +28,45 @@ using rg::testing::throws_error;
 
 struct Reference {
   int64_t parameter_count = -1;
-  std::vector<std::pair<std::string, std::string>> shapes;  // name, "64x3x3x3"
+  int64_t params = -1, buffers = -1;
+  std::string params_hash, buffers_hash;
 };
 
-// The fixture's block for `model`: "model <name> <count>" then "  <param> <shape>" lines.
+// The fixture's line "model <name> <count> params <n> <hash> buffers <n> <hash>".
 Reference load_reference(const std::string& model) {
   const std::string path = std::string(RG_FIXTURE_DIR) + "/model_zoo_parameters.txt";
   std::ifstream in(path);
   EXPECT_TRUE(in) << "cannot open " << path;
   Reference ref;
-  bool inside = false;
   for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
     std::istringstream fields(line);
-    std::string first, second;
-    fields >> first >> second;
-    if (first == "model") {
-      inside = second == model;
-      if (inside) fields >> ref.parameter_count;
-    } else if (inside) {
-      ref.shapes.emplace_back(first, second);
-    }
+    std::string first, name, word;
+    fields >> first >> name;
+    if (first != "model" || name != model) continue;
+    fields >> ref.parameter_count >> word >> ref.params >> ref.params_hash >> word >> ref.buffers >>
+        ref.buffers_hash;
   }
   EXPECT_GE(ref.parameter_count, 0) << "no model '" << model << "' in " << path;
   return ref;
 }
 
 std::string shape_text(const Shape& shape) {
+  if (shape.empty()) return "scalar";
   std::string text;
   for (auto d : shape) text += (text.empty() ? "" : "x") + std::to_string(d);
+  return text;
+}
+
+// "name shape" lines, as tools/pytorch_cifar_zoo.py --describe prints them.
+std::string listing(const std::vector<std::pair<std::string, Tensor>>& entries) {
+  std::string text;
+  for (const auto& [key, t] : entries) text += key + " " + shape_text(t.shape()) + "\n";
+  return text;
+}
+
+std::string hex(uint64_t h) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
   return text;
 }
 
@@ -61,42 +75,40 @@ void expect_matches_pytorch(const std::string& name) {
   const Reference ref = load_reference(name);
   auto model = make_model(name, 10);
   EXPECT_EQ(model->parameter_count(), ref.parameter_count);
-  std::vector<std::pair<std::string, std::string>> ours;
-  for (const auto& [key, p] : model->named_parameters())
-    ours.emplace_back(key, shape_text(p.shape()));
-  // Entry by entry: gtest prints only the start of two long vectors.
-  EXPECT_EQ(ours.size(), ref.shapes.size());
-  for (std::size_t i = 0; i < std::min(ours.size(), ref.shapes.size()); ++i) {
-    ASSERT_EQ(ours[i], ref.shapes[i]) << "parameter " << i << " (name, shape) differs";
-  }
+  const auto params = model->named_parameters();
+  const auto buffers = model->named_buffers();
+  const std::string ours = listing(params), our_buffers = listing(buffers);
+  EXPECT_EQ(static_cast<int64_t>(params.size()), ref.params);
+  EXPECT_EQ(static_cast<int64_t>(buffers.size()), ref.buffers);
+  EXPECT_EQ(hex(rg::testing::fnv1a64(ours)), ref.params_hash)
+      << "the parameters' names or shapes differ from PyTorch's; compare with "
+         "tools/pytorch_cifar_zoo.py --describe "
+      << name << ". Ours:\n"
+      << ours;
+  EXPECT_EQ(hex(rg::testing::fnv1a64(our_buffers)), ref.buffers_hash)
+      << "the buffers' names or shapes differ from PyTorch's. Ours:\n"
+      << our_buffers;
 
-  Tensor y = model->forward(randn({2, 3, 32, 32}));
-  EXPECT_EQ(y.shape(), (Shape{2, 10}));
-}
-
-TEST(ModelZoo, ResNet34MatchesPyTorch) {
-  expect_matches_pytorch("resnet34");
-}
-TEST(ModelZoo, ResNet50MatchesPyTorch) {
-  expect_matches_pytorch("resnet50");
-}
-TEST(ModelZoo, ResNet101MatchesPyTorch) {
-  expect_matches_pytorch("resnet101");
-}
-TEST(ModelZoo, VGG16MatchesPyTorch) {
-  expect_matches_pytorch("vgg16");
-}
-TEST(ModelZoo, PreActResNet18MatchesPyTorch) {
-  expect_matches_pytorch("preactresnet18");
-}
-TEST(ModelZoo, MobileNetV2MatchesPyTorch) {
-  expect_matches_pytorch("mobilenetv2");
 }
 
-// airbench94's twin is tools/resnet_reference.py's Airbench94 (airbench94.py's make_net).
-TEST(ModelZoo, Airbench94MatchesPyTorch) {
-  expect_matches_pytorch("airbench94");
+// Every zoo classifier with a twin (resnet20 and airbench have none).
+class ZooNames : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ZooNames, MatchPyTorch) {
+  expect_matches_pytorch(GetParam());
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    PyTorchCifar, ZooNames,
+    ::testing::Values("airbench94", "vgg11", "vgg13", "vgg16", "vgg19", "resnet18", "resnet34",
+                      "resnet50", "resnet101", "resnet152", "preactresnet18", "preactresnet34",
+                      "preactresnet50", "preactresnet101", "preactresnet152", "mobilenet",
+                      "mobilenetv2", "regnetx_200mf", "regnetx_400mf", "regnety_400mf",
+                      "resnext29_2x64d", "resnext29_4x64d", "resnext29_8x64d", "resnext29_32x4d",
+                      "simpledla", "dla", "densenet121", "densenet161", "densenet169",
+                      "densenet201", "densenet_cifar", "dpn26", "dpn92", "googlenet", "senet18",
+                      "shufflenetv2", "efficientnetb0", "lenet", "pnasneta", "pnasnetb"),
+    [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 TEST(ModelZoo, Airbench94StartsAsAirbench94Does) {
   auto model = make_model("airbench94");
@@ -121,18 +133,30 @@ TEST(ModelZoo, Airbench94StartsAsAirbench94Does) {
 
 TEST(ModelZoo, NamesAreListed) {
   const auto names = model_names();
-  for (const char* name : {"airbench94", "vgg16", "resnet34", "resnet50", "resnet101",
-                           "preactresnet18", "mobilenetv2"}) {
+  // pytorch-cifar's README table, then airbench94.
+  for (const char* name :
+       {"vgg16", "resnet18", "resnet50", "resnet101", "regnetx_200mf", "regnety_400mf",
+        "mobilenetv2", "resnext29_32x4d", "resnext29_2x64d", "simpledla", "densenet121",
+        "preactresnet18", "dpn92", "dla", "airbench94"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
   }
-  EXPECT_TRUE(throws_error([] { make_model("vgg19"); }, {"unknown model 'vgg19'", "mobilenetv2"}));
+  EXPECT_TRUE(throws_error([] { make_model("vgg17"); }, {"unknown model 'vgg17'", "mobilenetv2"}));
 }
 
 TEST(ModelZoo, FixedWidthModelsRejectAMultiplier) {
-  for (const char* name : {"vgg16@0.5", "preactresnet18@2", "mobilenetv2@0.5", "airbench94@0.5"}) {
+  for (const char* name : {"vgg16@0.5", "preactresnet18@2", "mobilenetv2@0.5", "airbench94@0.5",
+                           "densenet121@0.5", "dpn92@2", "regnetx_200mf@0.5"}) {
     EXPECT_TRUE(throws_error([&] { make_model(name); }, {name, "takes no width multiplier"}));
   }
   EXPECT_LT(make_model("resnet50@0.5")->parameter_count(), 23520842 / 3);
+}
+
+// ShuffleNetV2's suffix is pytorch-cifar's net_size, one of its four configurations.
+TEST(ModelZoo, ShuffleNetV2TakesPyTorchCifarsNetSizes) {
+  EXPECT_LT(make_model("shufflenetv2@0.5")->parameter_count(),
+            make_model("shufflenetv2")->parameter_count());
+  EXPECT_TRUE(throws_error([] { make_model("shufflenetv2@0.7"); },
+                           {"net_size is 0.5, 1, 1.5 or 2", "0.7"}));
 }
 
 }  // namespace
