@@ -58,7 +58,7 @@ Predictor::Predictor(const PredictorOptions& options) : device_(Device::parse(op
   model_ = build_model(card_);
   // Strict: a card that names another model than the weights' is refused, the first keys named.
   load_pretrained(*model_, weights, card_.model);
-  weights_note_ = weights.describe();
+  weights_note_ = "weights from " + weights.describe();
   model_->to(device_);
   model_->eval();
   // After the weights: O2/O3 convert the f32 model (BatchNorm stays f32 under O2).

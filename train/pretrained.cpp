@@ -20,7 +20,7 @@ bool training_state(const std::string& key) {
 }  // namespace
 
 std::string Pretrained::describe() const {
-  std::string line = "weights from '" + path + "' (" + std::to_string(tensors.size()) + " tensors";
+  std::string line = "'" + path + "' (" + std::to_string(tensors.size()) + " tensors";
   if (!stripped_prefix.empty())
     line += "; DataParallel's '" + stripped_prefix + "' prefix stripped from every key";
   return line + ")";

@@ -26,7 +26,8 @@ struct Pretrained {
   std::map<std::string, Tensor> tensors;  // the model's entries, under the model's names
   std::map<std::string, std::string> metadata;
   std::string stripped_prefix;  // "module." when every key carried it, else empty
-  // One line for the log: what was read, and what was changed on the way.
+  // For the log: "'<path>' (<n> tensors; DataParallel's 'module.' prefix stripped from every
+  // key)" — what was read, and what was changed on the way.
   std::string describe() const;
 };
 

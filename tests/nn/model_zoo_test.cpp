@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -16,6 +17,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/autograd.h"
+#include "core/rng.h"
+#include "nn/models/efficientnet.h"
 #include "nn/models/zoo.h"
 #include "ops/ops.h"
 #include "tests/support/fixtures.h"
@@ -88,7 +92,6 @@ void expect_matches_pytorch(const std::string& name) {
   EXPECT_EQ(hex(rg::testing::fnv1a64(our_buffers)), ref.buffers_hash)
       << "the buffers' names or shapes differ from PyTorch's. Ours:\n"
       << our_buffers;
-
 }
 
 // Every zoo classifier with a twin (resnet20 and airbench have none).
@@ -157,6 +160,78 @@ TEST(ModelZoo, ShuffleNetV2TakesPyTorchCifarsNetSizes) {
             make_model("shufflenetv2")->parameter_count());
   EXPECT_TRUE(throws_error([] { make_model("shufflenetv2@0.7"); },
                            {"net_size is 0.5, 1, 1.5 or 2", "0.7"}));
+}
+
+}  // namespace
+}  // namespace rg::nn
+
+namespace rg::nn {
+namespace {
+
+// EfficientNet's stochastic depth: a whole sample's branch is kept or dropped, the kept ones
+// scaled by 1/(1 − p), about a fraction p dropped; nothing in eval mode or at p = 0.
+TEST(DropConnect, DropsWholeSamplesAtRatePAndKeepsTheMean) {
+  manual_seed(7);
+  const double p = 0.2;
+  const int64_t n = 20000;
+  Tensor x = ones({n, 3, 2, 2}).set_requires_grad(true);
+  const Tensor y = drop_connect(x, p, Mode::train);
+  sum(y).backward();
+  const std::vector<float> v = y.to_vector<float>(), g = x.grad().to_vector<float>();
+  const float kept = static_cast<float>(1.0 / (1.0 - p));
+  int64_t dropped = 0;
+  double total = 0;
+  for (int64_t s = 0; s < n; ++s) {
+    const float first = v[static_cast<std::size_t>(s * 12)];
+    ASSERT_TRUE(first == 0.0f || first == kept) << "sample " << s << ": " << first;
+    for (int64_t i = 0; i < 12; ++i) {
+      const auto k = static_cast<std::size_t>(s * 12 + i);
+      ASSERT_EQ(v[k], first) << "sample " << s << " is not dropped or kept whole";
+      ASSERT_EQ(g[k], first) << "the gradient takes the sample's mask and scale";
+      total += v[k];
+    }
+    dropped += first == 0.0f;
+  }
+  // Binomial(n, p): standard deviation sqrt(n p (1 − p)) ≈ 57 samples; within 5 of them.
+  EXPECT_NEAR(static_cast<double>(dropped), p * n, 5 * std::sqrt(n * p * (1 - p)));
+  EXPECT_NEAR(total / static_cast<double>(n * 12), 1.0, 5 * std::sqrt(p / (1 - p) / n));
+
+  EXPECT_TRUE(drop_connect(x, p, Mode::eval).same_as(x));
+  EXPECT_TRUE(drop_connect(x, 0.0, Mode::train).same_as(x));
+  for (double bad : {-0.1, 1.0})
+    EXPECT_TRUE(throws_error([&] { drop_connect(x, bad, Mode::train); },
+                             {"drop_connect", "p must be in [0, 1)"}));
+}
+
+std::vector<double> drop_rates(Module& model) {
+  std::vector<double> rates;
+  for (const auto& [name, m] : model.named_modules())
+    if (const auto* block = dynamic_cast<const EfficientNetBlock*>(m))
+      rates.push_back(block->drop_rate());
+  return rates;
+}
+
+// pytorch-cifar's EfficientNetB0 computes every block's rate as 0 (its counter never advances);
+// DropConnect::linear ramps it as the paper does. In eval mode both compute the same.
+TEST(DropConnect, EfficientNetRatesAndEvalParity) {
+  EfficientNet cifar, ramped(EfficientNetConfig{.drop_connect = DropConnect::linear});
+  const std::vector<double> zero = drop_rates(cifar), ramp = drop_rates(ramped);
+  ASSERT_EQ(zero.size(), 16u);
+  ASSERT_EQ(ramp.size(), 16u);
+  for (std::size_t b = 0; b < 16; ++b) {
+    EXPECT_EQ(zero[b], 0.0);
+    EXPECT_DOUBLE_EQ(ramp[b], 0.2 * static_cast<double>(b) / 16);
+  }
+  ramped.load_state_dict(cifar.state_dict());
+  cifar.eval();
+  ramped.eval();
+  NoGradGuard no_grad;
+  const Tensor x = randn({2, 3, 32, 32});
+  EXPECT_TRUE(rg::testing::all_close(ramped.forward(x), cifar.forward(x), 0, 0));
+  // In train mode the ramped blocks draw their masks: the two differ.
+  cifar.train();
+  ramped.train();
+  EXPECT_FALSE(rg::testing::all_close(ramped.forward(x), cifar.forward(x), 1e-6, 0));
 }
 
 }  // namespace
