@@ -125,7 +125,8 @@ train::RunOptions<TrainConfig> declare() {
   o.add("init_from", &C::init_from,
         "start from these weights: a ringgrad checkpoint, or a PyTorch state_dict saved as "
         "safetensors (DataParallel's 'module.' prefix stripped). Weights only: the optimizer, "
-        "schedule and epochs start fresh (--resume continues a run)");
+        "schedule and epochs start fresh. A run that --resume finds a checkpoint for continues "
+        "from that instead");
   o.add("whiten_bias_epochs", &C::whiten_bias_epochs,
         "airbench94: epochs its whitening bias trains (0: all)",
         at_least<int64_t>(0, "(0: always trains)"), Flag::config_only);
@@ -235,9 +236,6 @@ train::RunOptions<TrainConfig> declare() {
     RG_CHECK(!t.eval_only || !t.resume.empty(),
              "eval_only needs a checkpoint to evaluate: --resume PATH, or --resume auto for "
              "<out>/last.safetensors");
-    RG_CHECK(t.init_from.empty() || t.resume.empty(),
-             "init_from starts a new run from given weights, resume continues a run (weights, "
-             "optimizer, schedule and epochs): give one of them");
     RG_CHECK(t.warmup_epochs >= 0 && t.warmup_epochs < static_cast<double>(t.epochs),
              "warmup_epochs must be in [0, epochs), got ", t.warmup_epochs);
   });

@@ -89,17 +89,27 @@ TEST(TrainCifarInitFrom, StartsFreshFromGivenWeights) {
   ASSERT_EQ(run(next), 0);
   EXPECT_EQ(load_safetensors(again + "/last.safetensors").metadata.at("train.epoch"), "1");
 
-  // Another model's weights, or --init-from with --resume, are refused by name.
+  // Another model's weights are refused by name.
   TrainConfig wrong = zoo_config(data, "mobilenet", rg::testing::temp_path("init_wrong"));
   wrong.init_from = file;
   wrong.overwrite = true;
   EXPECT_TRUE(throws_error([&] { run(wrong); },
                            {"lenet_dp.safetensors", "do not fit mobilenet", "missing, the first"}));
-  train::Json both = train_cifar_options().defaults();
-  train_cifar_options().apply_set(both, "init_from=a.safetensors");
-  train_cifar_options().apply_set(both, "resume=auto");
-  EXPECT_TRUE(throws_error([&] { train_cifar_options().read(both); },
-                           {"init_from starts a new run", "resume continues a run"}));
+
+  // Interrupted, the same command with --resume auto continues from its own checkpoint.
+  const std::string resumed = rg::testing::temp_path("init_resumed");
+  fs::remove_all(resumed);
+  TrainConfig first = zoo_config(data, "lenet", resumed);
+  first.init_from = file;
+  first.epochs = 2;
+  first.stop_after_epochs = 1;
+  ASSERT_EQ(run(first), 0);
+  TrainConfig second = first;
+  second.stop_after_epochs = 0;
+  second.resume = "auto";
+  ASSERT_EQ(run(second), 0);
+  EXPECT_EQ(load_safetensors(resumed + "/last.safetensors").metadata.at("train.epoch"), "2");
+  fs::remove_all(resumed);
   fs::remove_all(out);
   fs::remove_all(again);
   std::remove(file.c_str());
