@@ -25,7 +25,8 @@
 // after them gives the CPU's FMA peak (cpu_fma_peak).
 // The aggregate weighs each shape by how often it occurs in the model and counts all three
 // kernels for every conv (also the stem's backward-data, which training skips).
-// GCC 12 false positive inside Eigen 3.4's AVX-512 GEMM packing (see ops/conv2d/conv2d_cpu.cpp).
+// GCC 12 false positive inside Eigen 3.4's AVX-512 GEMM packing (see
+// ops/conv/conv2d/conv2d_cpu.cpp).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif

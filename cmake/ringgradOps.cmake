@@ -1,14 +1,15 @@
 # ringgrad_add_op(TARGET FOLDER): adds an op kept in FOLDER (one op, one folder, as in
 # ringgrad's ops/) to TARGET — its *.cpp, and its *.cu when ringgrad has the CUDA backend (the
-# calling project must then enable the CUDA language) — the out-of-tree twin of ops/CMakeLists.txt's
-# folder glob. Where ringgrad has CUDA, a CUDA kernel is required: dispatch_device names the OnCuda
-# overload, and a missing one is a link error, never a silent CPU fallback.
+# calling project must then enable the CUDA language), its subfolders' too — the out-of-tree twin
+# of ops/CMakeLists.txt's folder glob. Where ringgrad has CUDA, a CUDA kernel is required:
+# dispatch_device names the OnCuda overload, and a missing one is a link error, never a silent CPU
+# fallback.
 function(ringgrad_add_op target folder)
   get_filename_component(dir "${folder}" ABSOLUTE)
-  file(GLOB sources CONFIGURE_DEPENDS "${dir}/*.cpp")
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS "${dir}/*.cpp")
   list(FILTER sources EXCLUDE REGEX "_spec\\.cpp$")  # an op's spec is test-side code
   if(RINGGRAD_WITH_CUDA)
-    file(GLOB cuda_sources CONFIGURE_DEPENDS "${dir}/*.cu")
+    file(GLOB_RECURSE cuda_sources CONFIGURE_DEPENDS "${dir}/*.cu")
     list(APPEND sources ${cuda_sources})
   endif()
   if(NOT sources)

@@ -18,7 +18,7 @@ LaunchCounts launch_counts();
 // The difference of two readings: what ran between them.
 LaunchCounts operator-(const LaunchCounts& after, const LaunchCounts& before);
 
-// Called by the launch paths (core/cuda/kernel.h, ops/conv_cudnn, ops/matmul, core/cuda/).
+// Called by the launch paths (core/cuda/kernel.h, ops/conv/cudnn, ops/matmul, core/cuda/).
 enum class Launch { kernel, library_call, copy };
 void count_launch(Launch kind);
 

@@ -2,7 +2,7 @@
 // The convolution layers, written once for N spatial dimensions: Conv2d and Conv3d are
 // ConvNd<2> and ConvNd<3>, ConvTranspose2d and ConvTranspose3d are ConvTransposeNd<2> and <3>.
 // Each holds its weight and bias as named members (the keys of PyTorch's layers) and calls the
-// op of its rank (ops/conv2d, conv3d, conv_transpose2d, conv_transpose3d).
+// op of its rank (ops/conv/conv.h: conv2d, conv3d, conv_transpose2d, conv_transpose3d).
 //
 //   ConvNd<N>:          x (B, C, S1..SN) -> (B, O, ...);  weight (O, C/groups, k1..kN)
 //   ConvTransposeNd<N>: x (B, C, S1..SN) -> (B, O, ...);  weight (C, O/groups, k1..kN)

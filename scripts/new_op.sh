@@ -45,7 +45,7 @@ keywords=" alignas alignof and asm auto bool break case catch char class concept
   true try typedef typeid typename union unsigned using virtual void volatile while xor "
 [[ " $(echo $keywords) " != *" $name "* ]] || die "'$name' is a C++ keyword; pick another name"
 [[ ! -e "$root/ops/$name" ]] || die "ops/$name/ already exists"
-if grep -qsE "\bTensor $name\(" "$root"/ops/*/*.h; then die "an op named $name exists already"; fi
+if grep -rqsE --include="*.h" "\bTensor $name\(" "$root"/ops; then die "an op named $name exists already"; fi
 [[ ! -e "$root/tests/fixtures/$name.safetensors" ]] || die "tests/fixtures/$name.safetensors exists"
 
 camel=""

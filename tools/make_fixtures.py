@@ -2,9 +2,9 @@
 """Writes the PyTorch reference fixtures of the tests: tests/fixtures/<name>.safetensors.
 
 A fixture module defines `make(torch) -> dict[str, torch.Tensor]` (inputs, upstream gradient,
-expected outputs and gradients). An op's modules live in its folder, ops/<op>/<name>_fixture.py
-(one op may have several: ops/batch_norm/ holds batch_norm_fixture.py and
-batch_norm_relu_fixture.py); the rest (optimizers, models) in tools/fixtures/<name>.py. Both are
+expected outputs and gradients). An op's modules live in its folder (or beneath it),
+ops/<op>/<name>_fixture.py (one op may have several: ops/batch_norm/ holds batch_norm_fixture.py
+and batch_norm_relu_fixture.py); the rest (optimizers, models) in tools/fixtures/<name>.py. Both are
 found by name, and a module may import another as `fixtures.<name>`. Run once after changing a
 module:  python3 tools/make_fixtures.py [name ...]   (needs PyTorch: pip install torch)
 The tests read only the committed .safetensors files, never PyTorch.
@@ -28,10 +28,14 @@ DTYPES = {torch.float32: "F32", torch.float64: "F64", torch.float16: "F16",
 
 
 def fixture_modules(root=ROOT):
-    """Every fixture module, name -> path: ops/*/<name>_fixture.py and tools/fixtures/<name>.py."""
+    """Every fixture module, name -> path: ops/**/<name>_fixture.py (an op's folder or one
+    beneath it, as ops/conv/transpose/) and tools/fixtures/<name>.py."""
     found = {}
-    for path in sorted(glob.glob(os.path.join(root, "ops", "*", "*_fixture.py"))):
-        found[os.path.basename(path)[:-len("_fixture.py")]] = path
+    for path in sorted(glob.glob(os.path.join(root, "ops", "**", "*_fixture.py"), recursive=True)):
+        name = os.path.basename(path)[:-len("_fixture.py")]
+        if name in found:
+            sys.exit(f"make_fixtures: two fixture modules named {name}: {found[name]} and {path}")
+        found[name] = path
     for path in sorted(glob.glob(os.path.join(root, "tools", "fixtures", "*.py"))):
         name = os.path.basename(path)[:-len(".py")]
         if name == "__init__":
@@ -85,7 +89,7 @@ def main(only):
     unknown = sorted(set(only) - set(modules))
     if unknown:
         sys.exit(f"make_fixtures: no fixture module named {', '.join(unknown)} "
-                 "(ops/*/<name>_fixture.py, tools/fixtures/<name>.py)")
+                 "(ops/**/<name>_fixture.py, tools/fixtures/<name>.py)")
     sys.meta_path.insert(0, FixtureFinder(modules))
     os.makedirs(OUT, exist_ok=True)
     for name in sorted(modules):

@@ -3,7 +3,7 @@
 // every call checked. CUDA builds only. NVIDIA deprecates the legacy cuDNN entry points in
 // cuDNN 9 and recommends the graph API; we call the backend API in the toolkit directly rather
 // than the header-only cudnn-frontend, which would add a pinned PyPI package, ~40 s of compile
-// per translation unit and nvrtc at link time for the few graphs we build (ops/conv_cudnn).
+// per translation unit and nvrtc at link time for the few graphs we build (ops/conv/cudnn).
 //
 // Most of the graph API runs without a GPU: operation graphs, heuristics and execution plans
 // finalise on a machine with no driver when they are given the device's properties as JSON

@@ -1,10 +1,9 @@
 #pragma once
-// The convolutions' front end, written once for N spatial dimensions: N = 2 is conv2d and
-// conv_transpose2d, N = 3 conv3d and conv_transpose3d (their folders hold the public functions,
-// which call the templates below). Here: the parameters, the checks and output shapes, the
-// dispatch by device, the backward nodes, the transposed convolution as the adjoint, and the GPU
-// path (cuDNN's N-d graphs, conv_cuda.cu). What stays per rank is the CPU kernels
-// (ops/conv2d, ops/conv3d), which ConvCpuKernels<N> names.
+// The convolutions: conv2d, conv3d, conv_transpose2d and conv_transpose3d, one op written once
+// for N spatial dimensions (N = 2 images, N = 3 volumes). This header is their API; this folder
+// holds the front end (conv.cpp: the checks, the dispatch by device, the backward node), the
+// transposed convolution (transpose/), the GPU path (conv_cuda.cu over cudnn/), and beneath them
+// the CPU kernels of each rank (conv2d/, conv3d/), which see only conv_params.h. README.md maps it.
 //
 //   x: (B, C, S1..SN)   weight: (O, C/G, k1..kN)   bias: (O) or undefined   y: (B, O, T1..TN)
 //   G groups: input and output channels are split into G equal blocks; output block g sees only
@@ -15,58 +14,50 @@
 //     backward-data    gx = the adjoint of x ↦ y applied to gy (a transposed convolution)
 //     backward-weight  gW = Σ_b gy ⋆ x
 //     backward-bias    gb = Σ of gy over b and every spatial axis
+//   (On the CPU, per image and group with col = im2col(x) (conv2d/im2col.h, conv3d/vol2col.h):
+//   y = W · col, gx = col2im(Wᵀ · gy), gW = Σ_b gy · colᵀ — or the direct and Winograd kernels
+//   that avoid the column matrix, conv2d/README.md.)
 //
-// The transposed convolution is the adjoint of the convolution with respect to its input:
+// The transposed convolution is the adjoint of the convolution with respect to its input
+// ("deconvolution", learned upsampling: the 3-D UNet decoder's kernel 2, stride 2):
 //   x: (B, Ci, S1..SN)   weight: (Ci, Co/G, k1..kN)   bias: (Co)   y: (B, Co, T1..TN)
 //   Ta = (Sa − 1)·sa − 2·pa + da·(ka − 1) + opa + 1   (op = output_padding)
-// so its forward is the convolution's backward-data, and its gradients are the convolution's
-// forward (gx, cropped when output_padding ≥ stride) and backward-weight with the roles of x and
-// gy swapped. output_padding only picks among the output sizes the convolution maps back to S: it
-// adds elements at the far end of each axis, which receive only the bias; it must be smaller than
-// the stride or the dilation.
+// Each input element scatters weight[ci]·x[b, ci, s] onto the output window at s·stride − p
+// (dilated), so its forward is the convolution's backward-data, and its gradients are the
+// convolution's forward (gx, cropped when output_padding ≥ stride) and backward-weight with the
+// roles of x and gy swapped. output_padding only picks among the output sizes the convolution maps
+// back to S: it adds elements at the far end of each axis, which receive only the bias; it must be
+// smaller than the stride or the dilation.
 
-#include <array>
-#include <string_view>
-
-#include "core/tensor.h"
+#include "ops/conv/conv_params.h"
 
 namespace rg {
 
-template <int N>
-using ConvSize = std::array<int64_t, N>;  // one value per spatial axis, outermost first
+// ---- the ops, with autograd -----------------------------------------------------------------
+// Strides, paddings and dilations per axis (height, width; depth, height, width). f32, f64, and
+// f16 / bf16 with f32 sums rounded once to 16 bits; autocast (O1) runs them in its 16-bit type.
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+              Conv2dPair stride = {1, 1}, Conv2dPair padding = {0, 0}, Conv2dPair dilation = {1, 1},
+              int64_t groups = 1);
+Tensor conv3d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+              Conv3dTriple stride = {1, 1, 1}, Conv3dTriple padding = {0, 0, 0},
+              Conv3dTriple dilation = {1, 1, 1}, int64_t groups = 1);
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+                        Conv2dPair stride = {1, 1}, Conv2dPair padding = {0, 0},
+                        Conv2dPair output_padding = {0, 0}, int64_t groups = 1,
+                        Conv2dPair dilation = {1, 1});
+Tensor conv_transpose3d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+                        Conv3dTriple stride = {1, 1, 1}, Conv3dTriple padding = {0, 0, 0},
+                        Conv3dTriple output_padding = {0, 0, 0}, int64_t groups = 1,
+                        Conv3dTriple dilation = {1, 1, 1});
 
-// The ops' names in errors.
+// The same for any rank, which the four above call (convolution_transpose: transpose/).
 template <int N>
-inline constexpr std::string_view kConvName = N == 2 ? "conv2d" : "conv3d";
+Tensor convolution(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                   const ConvParams<N>& p);
 template <int N>
-inline constexpr std::string_view kConvTransposeName =
-    N == 2 ? "conv_transpose2d" : "conv_transpose3d";
-
-template <int N>
-constexpr ConvSize<N> same_on_every_axis(int64_t v) {
-  ConvSize<N> s{};
-  s.fill(v);
-  return s;
-}
-
-template <int N>
-struct ConvParams {
-  ConvSize<N> stride = same_on_every_axis<N>(1), padding = same_on_every_axis<N>(0),
-              dilation = same_on_every_axis<N>(1);
-  int64_t groups = 1;
-};
-
-// The CPU kernels of rank N, without autograd: specialised by ops/conv2d/conv2d_kernel.h (N = 2)
-// and ops/conv3d/conv3d_kernel.h (N = 3) with the rank's forward, backward-data, backward-weight
-// and backward-bias.
-template <int N>
-struct ConvCpuKernels;
-
-// Checks x_shape (B, C, S1..SN) against weight_shape (O, C/G, k1..kN) and the params, naming
-// `op` in errors; returns y's shape (B, O, T1..TN).
-template <int N>
-Shape conv_output_shape(std::string_view op, const Shape& x_shape, const Shape& weight_shape,
-                        const ConvParams<N>& p);
+Tensor convolution_transpose(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                             const ConvParams<N>& p, const ConvSize<N>& output_padding);
 
 // ---- the kernels by device, without autograd (the transposed convolutions, bench_ops) -------
 // y = conv(x, weight) + bias (bias may be undefined). Any strides; f32 and f64, and f16 / bf16
@@ -87,14 +78,6 @@ Tensor conv_backward_weight(const Tensor& gy, const Tensor& x, const Shape& weig
 // gb: (O), the sum of gy: (B, O, T...) over every axis but 1.
 template <int N>
 Tensor conv_backward_bias(const Tensor& gy);
-
-// ---- the ops, with autograd ------------------------------------------------------------------
-template <int N>
-Tensor convolution(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                   const ConvParams<N>& p);
-template <int N>
-Tensor convolution_transpose(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                             const ConvParams<N>& p, const ConvSize<N>& output_padding);
 
 // Deterministic convolutions (PyTorch's torch.backends.cudnn.deterministic): on a GPU, the
 // cuDNN plans made afterwards use only engines that cuDNN does not mark nondeterministic (plans

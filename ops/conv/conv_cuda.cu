@@ -1,4 +1,4 @@
-// The convolutions on a GPU, every rank: cuDNN graphs (ops/conv_cudnn), planned once per shape,
+// The convolutions on a GPU, every rank: cuDNN graphs (ops/conv/cudnn), planned once per shape,
 // dtype, layout and alignment, run on the current stream. f16/bf16 go to cuDNN as they are and
 // accumulate in f32; the bias is added by the pointwise kernel, and its gradient is the sum
 // kernel over every axis but the channels.
@@ -10,7 +10,7 @@
 // stay NCHW), is converted per call (weights are small beside activations), and its gradient is
 // handed back NCHW, the layout its optimizer and accumulation expect.
 #include "ops/conv/conv_kernel.h"
-#include "ops/conv_cudnn/conv_run.h"
+#include "ops/conv/cudnn/conv_run.h"
 #include "ops/ops.h"
 
 namespace rg {
@@ -26,6 +26,14 @@ cuda::ConvProblem problem(cuda::ConvDirection direction, const Tensor& x, const 
                           const Tensor& y, const ConvParams<N>& p) {
   return cuda::conv_problem(direction, x, w, y, as_vector<N>(p.stride), as_vector<N>(p.padding),
                             as_vector<N>(p.dilation));
+}
+
+// The plan mode of the process's settings: deterministic_convolutions() overrides
+// benchmark_convolutions().
+cuda::ConvPlanMode plan_mode() {
+  if (deterministic_convolutions()) return cuda::ConvPlanMode::deterministic;
+  if (benchmark_convolutions()) return cuda::ConvPlanMode::benchmark;
+  return cuda::ConvPlanMode::heuristic;
 }
 
 // (1, O, 1, ..., 1): the bias broadcast over a batch of rank-N outputs.
@@ -47,7 +55,7 @@ Tensor conv_forward(OnCuda, const Tensor& x_in, const Tensor& w_in, const Tensor
   const MemoryFormat format = cuda::conv_memory_format(x_in, w_in);
   const Tensor x = x_in.detach().contiguous(format), w = w_in.detach().contiguous(format);
   Tensor y = empty(y_shape, {x.dtype(), x.device()}, format);
-  cuda::run_conv(problem<N>(cuda::ConvDirection::forward, x, w, y, p), x, w, y);
+  cuda::run_conv(problem<N>(cuda::ConvDirection::forward, x, w, y, p), x, w, y, plan_mode());
   if (bias.defined()) y = add(y, bias.detach().view(bias_view(y_shape[1], N)));
   return y;
 }
@@ -60,7 +68,8 @@ Tensor conv_backward_data(OnCuda, const Tensor& gy_in, const Tensor& w_in, const
   const MemoryFormat format = cuda::conv_memory_format(gy_in, w_in);
   const Tensor gy = gy_in.detach().contiguous(format), w = w_in.detach().contiguous(format);
   Tensor gx = empty(x_shape, {gy.dtype(), gy.device()}, format);
-  cuda::run_conv(problem<N>(cuda::ConvDirection::backward_data, gx, w, gy, p), gx, w, gy);
+  cuda::run_conv(problem<N>(cuda::ConvDirection::backward_data, gx, w, gy, p), gx, w, gy,
+                 plan_mode());
   return gx;
 }
 
@@ -72,7 +81,8 @@ Tensor conv_backward_weight(OnCuda, const Tensor& gy_in, const Tensor& x_in,
   const MemoryFormat format = cuda::conv_memory_format(x_in, gy_in);
   const Tensor gy = gy_in.detach().contiguous(format), x = x_in.detach().contiguous(format);
   Tensor gw = empty(weight_shape, {gy.dtype(), gy.device()}, format);
-  cuda::run_conv(problem<N>(cuda::ConvDirection::backward_filter, x, gw, gy, p), x, gw, gy);
+  cuda::run_conv(problem<N>(cuda::ConvDirection::backward_filter, x, gw, gy, p), x, gw, gy,
+                 plan_mode());
   return gw.contiguous();
 }
 

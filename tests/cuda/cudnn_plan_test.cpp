@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/device.h"
-#include "ops/conv_cudnn/conv_plan.h"
-#include "ops/conv_cudnn/conv_run.h"
+#include "ops/conv/cudnn/conv_plan.h"
+#include "ops/conv/cudnn/conv_run.h"
 #include "tests/support/fixtures.h"
 
 namespace rg::cuda {

@@ -6,7 +6,7 @@
 
 #include "nn/layers.h"
 #include "nn/layers3d.h"
-#include "ops/conv3d/conv3d.h"
+#include "ops/conv/conv.h"
 
 namespace rg {
 namespace {

@@ -1,4 +1,4 @@
-// The direct convolution kernels (ops/conv2d/conv2d_direct.h) against a plain loop, on shapes
+// The direct convolution kernels (ops/conv/conv2d/conv2d_direct.h) against a plain loop, on shapes
 // that hit every tail: output channels that do not fill a register tile, tap counts that do not
 // fill a backward-weight tile, images narrower than one vector, groups, dilation, strides; the
 // three forwards (by outputs, by channels, and Winograd on the 3×3 stride-1 shapes: odd sizes,
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "core/thread_pool.h"
-#include "ops/conv2d/conv2d_direct.h"
-#include "ops/conv2d/conv2d_direct_common.h"
+#include "ops/conv/conv2d/conv2d_direct.h"
+#include "ops/conv/conv2d/conv2d_direct_common.h"
 #include "ops/ops.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/gradcheck.h"

@@ -89,7 +89,7 @@ void check_case(const Fixture& f, const std::string& name, Opts o, double atol =
   }
 }
 
-// The options of each case are those of ops/conv2d/conv2d_fixture.py.
+// The options of each case are those of ops/conv/conv2d_fixture.py.
 TEST(Conv2d, MatchesPyTorch) {
   Fixture f("conv2d");
   check_case(f, "basic", {.padding = {1, 1}});

@@ -1,4 +1,4 @@
-// The bf16 tile convolutions (ops/conv2d/conv2d_tiles.h: AMX, AVX512-BF16) against the f64
+// The bf16 tile convolutions (ops/conv/conv2d/conv2d_tiles.h: AMX, AVX512-BF16) against the f64
 // kernels on the same bf16 values, forward and both gradients, on shapes that hit every tail:
 // channels that do not fill a 32-channel block, output channels under 16, one image and
 // chunks with a last image short, taps folded into channels (3-channel layers), strides 1 to 3
@@ -17,7 +17,7 @@
 #include "core/cpu_features.h"
 #include "core/kernel_log.h"
 #include "core/thread_pool.h"
-#include "ops/conv2d/conv2d_tiles.h"
+#include "ops/conv/conv2d/conv2d_tiles.h"
 #include "ops/ops.h"
 #include "tests/ops/bf16_tiles_test_util.h"
 #include "tests/support/fixtures.h"

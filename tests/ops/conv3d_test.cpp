@@ -66,7 +66,7 @@ void check_case(const Fixture& f, const std::string& name, Opts o) {
   }
 }
 
-// The options of each case are those of ops/conv3d/conv3d_fixture.py.
+// The options of each case are those of ops/conv/conv3d_fixture.py.
 TEST(Conv3d, MatchesPyTorch) {
   Fixture f("conv3d");
   check_case(f, "unet", {.padding = {1, 1, 1}});

@@ -1,4 +1,4 @@
-// bf16 conv3d and conv_transpose3d on the tile GEMM (ops/conv3d/conv3d_tiles.h: AMX,
+// bf16 conv3d and conv_transpose3d on the tile GEMM (ops/conv/conv3d/conv3d_tiles.h: AMX,
 // AVX512-BF16) against the f64 kernels on the same bf16 values, forward and both gradients, with
 // the bound of one bf16 rounding of an f32 sum that tests/ops/conv2d_tiles_test.cpp states:
 // |tile − exact| <= 2^-8·|exact| + 2^-23·K·Σ|terms|. Shapes: stride 2 and mixed strides,

@@ -73,7 +73,7 @@ void check_case(const Fixture& f, const std::string& name, Opts o, double atol =
   }
 }
 
-// The options of each case are those of ops/conv_transpose2d/conv_transpose2d_fixture.py.
+// The options of each case are those of ops/conv/transpose/conv_transpose2d_fixture.py.
 TEST(ConvTranspose2d, MatchesPyTorch) {
   Fixture f("conv_transpose2d");
   check_case(f, "basic", {.stride = {2, 2}, .padding = {1, 1}, .output_padding = {1, 1}});

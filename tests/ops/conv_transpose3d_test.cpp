@@ -65,7 +65,7 @@ void check_case(const Fixture& f, const std::string& name, const Opts& o) {
   }
 }
 
-// The options of each case are those of ops/conv_transpose3d/conv_transpose3d_fixture.py.
+// The options of each case are those of ops/conv/transpose/conv_transpose3d_fixture.py.
 TEST(ConvTranspose3d, MatchesPyTorch) {
   Fixture f("conv_transpose3d");
   check_case(f, "up2", {.stride = {2, 2, 2}});

@@ -146,7 +146,7 @@ TEST_P(HalfKernels, BadInputsStillNameTheOp) {
 INSTANTIATE_TEST_SUITE_P(F16AndBf16, HalfKernels, ::testing::Values(DType::f16, DType::bf16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
-// Against PyTorch's 16-bit conv2d on the same 16-bit operands (ops/conv2d/conv2d_half_fixture.py):
+// Against PyTorch's 16-bit conv2d on the same 16-bit operands (ops/conv/conv2d_half_fixture.py):
 // both round their f32-accumulated result once, and those f32 results differ only in summation
 // order, so the two 16-bit values are at most one 16-bit ulp (2u relative) apart — plus 1e-4
 // for results so close to zero that the f32 summation-order difference outweighs their ulp.

@@ -44,17 +44,28 @@ TEST_P(Fixtures, MatchPyTorch) {
     for (const std::string& name : c.cases) {
       SCOPED_TRACE(c.file + " " + name);
       const std::string prefix = name.empty() ? "" : name + ".";
+      const auto is_updated = [&](const std::string& key) {
+        return std::any_of(c.updated.begin(), c.updated.end(),
+                           [&](const auto& u) { return u.first == key; });
+      };
       const auto gets_grad = [&](const std::string& key) {
-        return std::find(c.without_grad.begin(), c.without_grad.end(), key) == c.without_grad.end();
+        return std::find(c.without_grad.begin(), c.without_grad.end(), key) ==
+                   c.without_grad.end() &&
+               !is_updated(key);
       };
       Inputs in;
       for (const std::string& key : c.inputs) {
-        Tensor t = f[prefix + key];
+        Tensor t = is_updated(key) ? f[prefix + key].clone() : f[prefix + key];
         if (gets_grad(key)) t.set_requires_grad(true);
         in.push_back(t);
       }
       const Tensor y = c.call(in);
       EXPECT_TRUE(all_close(y, f[prefix + "y"], c.atol, c.rtol));
+      for (const auto& [key, after] : c.updated) {
+        const auto k = std::find(c.inputs.begin(), c.inputs.end(), key) - c.inputs.begin();
+        EXPECT_TRUE(all_close(in[static_cast<std::size_t>(k)], f[prefix + after], c.atol, c.rtol))
+            << key << " after the call";
+      }
       y.backward(f[prefix + "gy"]);
       for (std::size_t k = 0; k < in.size(); ++k) {
         if (gets_grad(c.inputs[k])) {
@@ -143,7 +154,12 @@ TEST(OpSpecs, AreWellFormed) {
     for (const DeviceCase& c : s.devices)
       EXPECT_TRUE(c.stop == Stop::no_kernel || s.cuda == CudaKernel::yes)
           << c.label << ": an op without CUDA kernels never allocates on the GPU";
-    for (const FixtureCase& c : s.fixtures) EXPECT_FALSE(c.cases.empty()) << c.file;
+    for (const FixtureCase& c : s.fixtures) {
+      EXPECT_FALSE(c.cases.empty()) << c.file;
+      for (const auto& u : c.updated)
+        EXPECT_NE(std::find(c.inputs.begin(), c.inputs.end(), u.first), c.inputs.end())
+            << c.file << ": the updated input " << u.first << " is not an input";
+    }
   }
 }
 

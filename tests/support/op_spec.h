@@ -21,6 +21,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/tensor.h"
@@ -66,6 +67,10 @@ struct FixtureCase {
   Call call = {};
   std::vector<std::string> without_grad = {};  // inputs that get no gradient (targets)
   double atol = 1e-5, rtol = 1e-4;             // all_close's defaults
+  // Inputs the call updates in place (BatchNorm's running statistics), as {input key, key of its
+  // value after the call}: each is a copy of the fixture's (so the fixture stays as it was), gets
+  // no gradient, and is compared after the forward with "<case>.<key after>".
+  std::vector<std::pair<std::string, std::string>> updated = {};
 };
 
 // A call that must throw an rg::Error whose message contains every one of `message`.
