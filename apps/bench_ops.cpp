@@ -1,5 +1,6 @@
 // bench_ops: GFLOP/s of the convolution kernels on every distinct convolution of the CIFAR
-// ResNet18 (or ResNet-20, airbench94, or a 3-D UNet's conv3d layers): on the CPU against a
+// ResNet18 (or ResNet-20, airbench94, a 3-D UNet's conv3d layers, or the grouped and depthwise
+// convolutions of the pytorch-cifar zoo, --model zoo): on the CPU against a
 // multithreaded 2048³ sgemm as the machine's practical peak, or on a GPU (cuDNN, --device cuda[:N];
 // each call timed to the device's completion). Prints JSON.
 //
@@ -14,7 +15,7 @@
 // bandwidth or GFLOP/s against its measured GEMM, whichever the op is bound by (ops/README.md shows
 // one).
 //
-// FLOPs of each of forward, backward-data and backward-weight: 2·N·O·(C/G)·kH·kW·Ho·Wo
+// FLOPs of each of forward, backward-data and backward-weight: 2·N·O·(C/G)·kH·kW·Ho·Wo (G groups)
 // (·kD·Do for conv3d). unet3d runs batch 1 unless --batch says otherwise; conv3d is CPU only.
 // --isa caps the CPU kernels at a level (core/cpu_features.h: e.g. --isa avx512 runs bf16 on the
 // f32 kernels instead of the bf16 tiles); --verbose lists the kernel that served each problem;
@@ -141,7 +142,8 @@ struct ConvShape {
   const char* name;
   int count;  // occurrences in the model
   int64_t C, O, H, k, stride, pad;
-  int64_t D = 0;  // > 0: a conv3d over (D, H, H) volumes with a k×k×k kernel
+  int64_t D = 0;       // > 0: a conv3d over (D, H, H) volumes with a k×k×k kernel
+  int64_t groups = 1;  // conv2d: C and O in `groups` blocks (depthwise: groups = C = O)
 };
 
 // CIFAR ResNet18 (3x3 stem, stages of 64/128/256/512 channels at 32/16/8/4 pixels).
@@ -173,6 +175,35 @@ const std::vector<ConvShape> kAirbench94 = {
     {"whiten_2x2_3to24_32", 1, 3, 24, 32, 2, 1, 0}, {"g1_3x3_24to64_31", 1, 24, 64, 31, 3, 1, 1},
     {"g1_3x3_64_15", 1, 64, 64, 15, 3, 1, 1},       {"g2_3x3_64to256_15", 1, 64, 256, 15, 3, 1, 1},
     {"g2g3_3x3_256_7", 2, 256, 256, 7, 3, 1, 1},    {"g3_3x3_256_3", 1, 256, 256, 3, 3, 1, 1},
+};
+
+// The grouped and depthwise convolutions of pytorch-cifar's zoo (nn/models/), where a zoo's speed
+// is usually lost: batch 128 of 32×32 images. Counts are per model; the aggregate is over all.
+const std::vector<ConvShape> kZoo = {
+    // MobileNetV2: depthwise 3x3 of its expanded blocks (groups = channels).
+    {"mbv2_dw3x3_96_32", 1, 96, 96, 32, 3, 1, 1, 0, 96},
+    {"mbv2_dw3x3_144_32", 1, 144, 144, 32, 3, 1, 1, 0, 144},
+    {"mbv2_dw3x3_144_s2", 1, 144, 144, 32, 3, 2, 1, 0, 144},
+    {"mbv2_dw3x3_192_16", 2, 192, 192, 16, 3, 1, 1, 0, 192},
+    {"mbv2_dw3x3_384_8", 3, 384, 384, 8, 3, 1, 1, 0, 384},
+    {"mbv2_dw3x3_576_8", 2, 576, 576, 8, 3, 1, 1, 0, 576},
+    {"mbv2_dw3x3_960_4", 2, 960, 960, 4, 3, 1, 1, 0, 960},
+    // EfficientNetB0: depthwise 5x5.
+    {"effb0_dw5x5_240_16", 1, 240, 240, 16, 5, 1, 2, 0, 240},
+    {"effb0_dw5x5_672_8", 2, 672, 672, 8, 5, 1, 2, 0, 672},
+    // RegNetX_200MF: 3x3 in groups of 8 channels.
+    {"regnetx_g8_56_32", 1, 56, 56, 32, 3, 1, 1, 0, 7},
+    {"regnetx_g8_152_8", 3, 152, 152, 8, 3, 1, 1, 0, 19},
+    {"regnetx_g8_368_4", 6, 368, 368, 4, 3, 1, 1, 0, 46},
+    // ResNeXt29_32x4d: 3x3 in 32 groups.
+    {"resnext_g32_128_32", 3, 128, 128, 32, 3, 1, 1, 0, 32},
+    {"resnext_g32_256_16", 2, 256, 256, 16, 3, 1, 1, 0, 32},
+    {"resnext_g32_512_8", 2, 512, 512, 8, 3, 1, 1, 0, 32},
+    // DPN92: 3x3 in 32 groups.
+    {"dpn92_g32_96_32", 3, 96, 96, 32, 3, 1, 1, 0, 32},
+    {"dpn92_g32_192_16", 3, 192, 192, 16, 3, 1, 1, 0, 32},
+    {"dpn92_g32_384_8", 19, 384, 384, 8, 3, 1, 1, 0, 32},
+    {"dpn92_g32_768_4", 2, 768, 768, 4, 3, 1, 1, 0, 32},
 };
 
 // ---- --op: any registered op ------------------------------------------------------------
@@ -379,14 +410,15 @@ int main(int argc, char** argv) {
       repeat = arg_value(i, argc, argv);
     } else if (!std::strcmp(argv[i], "--model") && i + 1 < argc) {
       const std::string m = argv[++i];
-      if (m != "resnet18" && m != "resnet20" && m != "airbench94" && m != "unet3d") {
+      if (m != "resnet18" && m != "resnet20" && m != "airbench94" && m != "unet3d" && m != "zoo") {
         std::fprintf(stderr,
-                     "bench_ops: --model must be resnet18, resnet20, airbench94 or unet3d\n");
+                     "bench_ops: --model must be resnet18, resnet20, airbench94, unet3d or zoo\n");
         return 2;
       }
       shapes = m == "resnet20"     ? &kResNet20
                : m == "airbench94" ? &kAirbench94
                : m == "unet3d"     ? &kUNet3d
+               : m == "zoo"        ? &kZoo
                                    : &kResNet18;
     } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       only = argv[++i];
@@ -426,14 +458,15 @@ int main(int argc, char** argv) {
       }
       dtype = rg::dtype_from_name(d);
     } else {
-      std::fprintf(stderr,
-                   "usage: bench_ops [--model resnet18|resnet20|airbench94|unet3d] [--threads N] "
-                   "[--batch 128] "
-                   "[--repeat 3] [--only NAME_PART] [--device cpu|cuda[:N]] "
-                   "[--dtype f32|f16|bf16] [--isa generic|avx2|avx512|avx512_bf16|amx] "
-                   "[--clock wall|cpu] [--verbose]\n"
-                   "       bench_ops --op NAME[,NAME...]|list [--shape N,N,...] [--threads N] "
-                   "[--repeat 3] [--device cpu|cuda[:N]] [--dtype f32|f16|bf16]\n");
+      std::fprintf(
+          stderr,
+          "usage: bench_ops [--model resnet18|resnet20|airbench94|unet3d|zoo] [--threads N] "
+          "[--batch 128] "
+          "[--repeat 3] [--only NAME_PART] [--device cpu|cuda[:N]] "
+          "[--dtype f32|f16|bf16] [--isa generic|avx2|avx512|avx512_bf16|amx] "
+          "[--clock wall|cpu] [--verbose]\n"
+          "       bench_ops --op NAME[,NAME...]|list [--shape N,N,...] [--threads N] "
+          "[--repeat 3] [--device cpu|cuda[:N]] [--dtype f32|f16|bf16]\n");
       return 2;
     }
   }
@@ -476,12 +509,12 @@ int main(int argc, char** argv) {
       t[1] = best_seconds(r, [&] { rg::conv_backward_data<3>(gy, w, x.shape(), p); });
       t[2] = best_seconds(r, [&] { rg::conv_backward_weight<3>(gy, x, w.shape(), p); });
     } else {
-      const rg::Conv2dParams p{{c.stride, c.stride}, {c.pad, c.pad}, {1, 1}, 1};
+      const rg::Conv2dParams p{{c.stride, c.stride}, {c.pad, c.pad}, {1, 1}, c.groups};
       const rg::Tensor x = on_device(rg::randn({batch, c.C, c.H, c.H}));
-      const rg::Tensor w = on_device(rg::randn({c.O, c.C, c.k, c.k}));
+      const rg::Tensor w = on_device(rg::randn({c.O, c.C / c.groups, c.k, c.k}));
       const rg::Shape y_shape = rg::conv_output_shape<2>("bench_ops", x.shape(), w.shape(), p);
       const rg::Tensor gy = on_device(rg::randn(y_shape));
-      flops = 2.0 * batch * c.O * c.C * c.k * c.k * y_shape[2] * y_shape[3];
+      flops = 2.0 * batch * c.O * (c.C / c.groups) * c.k * c.k * y_shape[2] * y_shape[3];
       t[0] = best_seconds(r, [&] { rg::conv_forward<2>(x, w, rg::Tensor(), p); });
       t[1] = best_seconds(r, [&] { rg::conv_backward_data<2>(gy, w, x.shape(), p); });
       t[2] = best_seconds(r, [&] { rg::conv_backward_weight<2>(gy, x, w.shape(), p); });
@@ -489,11 +522,12 @@ int main(int argc, char** argv) {
     const char* names[3] = {"forward", "backward_data", "backward_weight"};
     std::printf(
         "%s    {\"name\": \"%s\", \"count\": %d, \"C\": %lld, \"O\": %lld, \"H\": %lld, "
-        "\"D\": %lld, \"k\": %lld, \"stride\": %lld, \"pad\": %lld, \"gflop\": %.3f",
+        "\"D\": %lld, \"k\": %lld, \"stride\": %lld, \"pad\": %lld, \"groups\": %lld, "
+        "\"gflop\": %.3f",
         printed++ ? ",\n" : "", c.name, c.count, static_cast<long long>(c.C),
         static_cast<long long>(c.O), static_cast<long long>(c.H), static_cast<long long>(c.D),
         static_cast<long long>(c.k), static_cast<long long>(c.stride),
-        static_cast<long long>(c.pad), flops * 1e-9);
+        static_cast<long long>(c.pad), static_cast<long long>(c.groups), flops * 1e-9);
     for (int k = 0; k < 3; ++k) {
       std::printf(", \"%s\": {\"ms\": %.3f, \"gflops\": %.1f}", names[k], t[k] * 1e3,
                   flops / t[k] * 1e-9);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Convolution kernels of ringgrad next to PyTorch's, layer by layer, in one run.
 
-    python3 tools/bench_convs_vs_pytorch.py [--model resnet18|resnet20|airbench94] [--dtype bf16]
+    python3 tools/bench_convs_vs_pytorch.py [--model resnet18|resnet20|airbench94|zoo] [--dtype bf16]
                                             [--threads 1] [--repeat 5] [--batch 128]
 
 Runs build/apps/bench_ops on every distinct convolution of the model (forward, backward-data,
@@ -27,10 +27,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def pytorch_times(conv, batch, dtype, repeat):
     import torch
 
+    g = conv.get("groups", 1)
     x = torch.randn(batch, conv["C"], conv["H"], conv["H"]).to(dtype)
-    w = torch.randn(conv["O"], conv["C"], conv["k"], conv["k"]).to(dtype)
+    w = torch.randn(conv["O"], conv["C"] // g, conv["k"], conv["k"]).to(dtype)
     s, p = conv["stride"], conv["pad"]
-    gy = torch.randn_like(torch.nn.functional.conv2d(x, w, stride=s, padding=p))
+    gy = torch.randn_like(torch.nn.functional.conv2d(x, w, stride=s, padding=p, groups=g))
 
     def best(f):
         f()
@@ -42,17 +43,17 @@ def pytorch_times(conv, batch, dtype, repeat):
         return 1e3 * t
 
     return {
-        "forward": best(lambda: torch.nn.functional.conv2d(x, w, stride=s, padding=p)),
+        "forward": best(lambda: torch.nn.functional.conv2d(x, w, stride=s, padding=p, groups=g)),
         "backward_data": best(
-            lambda: torch.nn.grad.conv2d_input(x.shape, w, gy, stride=s, padding=p)),
+            lambda: torch.nn.grad.conv2d_input(x.shape, w, gy, stride=s, padding=p, groups=g)),
         "backward_weight": best(
-            lambda: torch.nn.grad.conv2d_weight(x, w.shape, gy, stride=s, padding=p)),
+            lambda: torch.nn.grad.conv2d_weight(x, w.shape, gy, stride=s, padding=p, groups=g)),
     }
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model", default="resnet18", choices=["resnet18", "resnet20", "airbench94"])
+    p.add_argument("--model", default="resnet18", choices=["resnet18", "resnet20", "airbench94", "zoo"])
     p.add_argument("--dtype", default="bf16", choices=["f32", "bf16"])
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--repeat", type=int, default=5)

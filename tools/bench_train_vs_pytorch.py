@@ -10,7 +10,8 @@
 
 Runs build/apps/bench_train (forward, cross-entropy, backward, SGD step on random data) and
 the same step in PyTorch on the twin in tools/resnet_reference.py (the CIFAR ResNets, and
-airbench at any width), alternating the frameworks round by round so that all see the same
+airbench at any width) or, with --pytorch-cifar DIR, pytorch-cifar's own definition of any other
+zoo model (tools/pytorch_cifar_zoo.py's table), alternating the frameworks round by round so that all see the same
 machine load, and prints one JSON object per model: the best round of each (images/s over the
 timed steps) and ringgrad's speed-up, best round against best round; then each round's speed-up
 (its two figures were measured back to back) and their median, which show how much the speed-up
@@ -50,14 +51,28 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 
+PYTORCH_CIFAR = os.environ.get("PYTORCH_CIFAR", "")  # --pytorch-cifar: a checkout of kuangliu's
+
+
 def pytorch_model(model_name):
+    """The twin: tools/resnet_reference.py's (the CIFAR ResNets and airbench at any width), else
+    pytorch-cifar's own definition from a checkout (--pytorch-cifar DIR; tools/pytorch_cifar_zoo.py
+    maps the zoo's names to its constructors)."""
     import resnet_reference
 
     base, _, width = model_name.partition("@")
-    if not hasattr(resnet_reference, base):
-        sys.exit(f"bench_train_vs_pytorch: no PyTorch twin of '{model_name}' in "
-                 "tools/resnet_reference.py")
-    return getattr(resnet_reference, base)(float(width) if width else 1.0)
+    if hasattr(resnet_reference, base):
+        return getattr(resnet_reference, base)(float(width) if width else 1.0)
+    if PYTORCH_CIFAR:
+        sys.path.insert(0, os.path.abspath(PYTORCH_CIFAR))
+        import models as pytorch_cifar_models  # noqa: E402 (pytorch-cifar's package)
+        from pytorch_cifar_zoo import twins
+        table = twins(pytorch_cifar_models)
+        if model_name in table:
+            return table[model_name]()
+    sys.exit(f"bench_train_vs_pytorch: no PyTorch twin of '{model_name}' in "
+             "tools/resnet_reference.py" +
+             ("" if PYTORCH_CIFAR else " (--pytorch-cifar DIR for pytorch-cifar's models)"))
 
 
 def pytorch_step(model_name, batch, threads, device, amp, amp_dtype, channels_last=False):
@@ -167,6 +182,7 @@ def machine():
 
 
 def main():
+    global PYTORCH_CIFAR
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="resnet18")
     p.add_argument("--batch", type=int, default=128)
@@ -184,7 +200,11 @@ def main():
     p.add_argument("--exe", default=os.path.join(ROOT, "build", "apps", "bench_train"),
                    help="ringgrad's bench_train")
     p.add_argument("--baseline", help="a second bench_train, timed in the same alternation")
+    p.add_argument("--pytorch-cifar", default=PYTORCH_CIFAR, metavar="DIR",
+                   help="a checkout of github.com/kuangliu/pytorch-cifar: the twins of the zoo's "
+                        "other models (vgg16, densenet121, dpn92, ...)")
     a = p.parse_args()
+    PYTORCH_CIFAR = a.pytorch_cifar
     for model, batch in parse_models(a):
         exes = {"ringgrad": a.exe}
         if a.baseline:

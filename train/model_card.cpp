@@ -205,6 +205,27 @@ std::vector<int64_t> parse_size(const std::string& text, const std::string& what
   return sides;
 }
 
+std::vector<float> parse_channel_values(const std::string& text, const std::string& what) {
+  std::vector<float> values;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    RG_CHECK(used > 0 && used == part.size() && std::isfinite(v) && std::fabs(v) < 1e30, what, " '",
+             data::clip_for_message(text, 60),
+             "': expected one number per channel, separated by commas, as in 0.4914,0.4822,0.4465");
+    values.push_back(static_cast<float>(v));
+  }
+  RG_CHECK(!values.empty() && values.size() <= static_cast<std::size_t>(kMaxChannels), what, " '",
+           data::clip_for_message(text, 60), "': expected one number per channel");
+  return values;
+}
+
 std::string ModelCard::describe() const {
   std::ostringstream s;
   s << task_name(task) << ", " << model;
@@ -387,8 +408,8 @@ ModelCard checkpoint_model_card(const std::map<std::string, std::string>& metada
                                 const std::string& path, const CardFlags& flags) {
   if (has_model_card(metadata)) {
     RG_CHECK(!flags.given(), "checkpoint '", path,
-             "' records its model and preprocessing; --model, --classes and --input-size are "
-             "for checkpoints that do not");
+             "' records its model and preprocessing; --model, --classes, --input-size, --mean "
+             "and --std are for checkpoints that do not");
     ModelCard card = read_model_card(metadata, path);
     check_card_against_weights(card, weights, path);
     return card;
@@ -396,9 +417,10 @@ ModelCard checkpoint_model_card(const std::map<std::string, std::string>& metada
   RG_CHECK(!flags.model.empty(), "checkpoint '", path,
            "' does not record its model and preprocessing (it was written before checkpoints "
            "did, or not by ringgrad's apps). Say what it holds: --model NAME --classes N for a "
-           "train_cifar classifier (preprocessed as train_cifar does: CIFAR-10's mean and std, "
-           "32x32), or --model unet --input-size HxW (DxHxW for volumes; its training crop) for "
-           "a train_unet UNet.",
+           "classifier (preprocessed as train_cifar does: CIFAR-10's mean and std, 32x32; "
+           "--mean R,G,B --std R,G,B for another normalisation, such as pytorch-cifar's --mean "
+           "0.4914,0.4822,0.4465 --std 0.2023,0.1994,0.2010), or --model unet --input-size HxW "
+           "(DxHxW for volumes; its training crop) for a train_unet UNet.",
            legacy_hint(metadata));
   const std::string where = "checkpoint '" + path + "' with --model " + flags.model;
   ModelCard c;
@@ -408,6 +430,9 @@ ModelCard checkpoint_model_card(const std::map<std::string, std::string>& metada
              "window)");
     RG_CHECK(flags.classes == 0, where,
              ": a UNet's classes are read from its weights; leave out --classes");
+    RG_CHECK(flags.mean.empty() && flags.std.empty(), where,
+             ": --mean and --std are a classifier's normalisation; a UNet's inputs are scaled to "
+             "[0, 1] (train_unet's)");
     c.task = ModelTask::segmentation;
     c.model = "unet";
     c.unet = unet_from_weights(weights, path);
@@ -424,8 +449,8 @@ ModelCard checkpoint_model_card(const std::map<std::string, std::string>& metada
     c.model = flags.model;
     c.outputs = flags.classes;
     c.input_size = flags.input_size.empty() ? std::vector<int64_t>{32, 32} : flags.input_size;
-    c.mean = data::kCifar10Mean;
-    c.std = data::kCifar10Std;
+    c.mean = flags.mean.empty() ? data::kCifar10Mean : parse_channel_values(flags.mean, "--mean");
+    c.std = flags.std.empty() ? data::kCifar10Std : parse_channel_values(flags.std, "--std");
     for (int64_t k = 0; k < c.outputs; ++k) c.class_names.push_back(std::to_string(k));
   }
   check_model_card(c, where);

@@ -73,16 +73,28 @@ bool has_model_card(const std::map<std::string, std::string>& metadata);
 ModelCard read_model_card(const std::map<std::string, std::string>& metadata,
                           const std::string& path);
 
-// What stands in for the card of a checkpoint written before cards: the model it holds and,
-// for a classifier, its number of classes (its preprocessing is train_cifar's, the only one
-// it had: CIFAR-10's mean and std, 32x32); for a UNet, the input size (the architecture is
-// read from the weights' shapes, the preprocessing is train_unet's: u8 to [0, 1]).
+// What stands in for the card of a checkpoint written before cards, or of weights from elsewhere
+// (a PyTorch state_dict, train/pretrained.h): the model it holds and, for a classifier, its number
+// of classes and its normalisation (default train_cifar's: CIFAR-10's mean and std; pytorch-cifar
+// normalises with std 0.2023,0.1994,0.2010), 32x32 images; for a UNet, the input size (the
+// architecture is read from the weights' shapes, the preprocessing is train_unet's: u8 to [0, 1]).
 struct CardFlags {
   std::string model{};                // a name of nn::make_model, or "unet"; empty: not given
   int64_t classes = 0;                // classifier outputs; 0: not given
   std::vector<int64_t> input_size{};  // empty: not given (a classifier's default is 32x32)
-  bool given() const { return !model.empty() || classes > 0 || !input_size.empty(); }
+  std::string mean{}, std{};          // "R,G,B": x <- (x - mean) / std; empty: not given
+  bool given() const {
+    return !model.empty() || classes > 0 || !input_size.empty() || !mean.empty() || !std.empty();
+  }
 };
+
+// "0.4914,0.4822,0.4465" -> its numbers; `what` names the option in errors (finite numbers, one
+// per channel, a std's all > 0 are checked with the card).
+std::vector<float> parse_channel_values(const std::string& text, const std::string& what);
+
+// pytorch-cifar's normalisation (its main.py's transforms.Normalize).
+inline const std::vector<float> kPytorchCifarMean = {0.4914f, 0.4822f, 0.4465f};
+inline const std::vector<float> kPytorchCifarStd = {0.2023f, 0.1994f, 0.2010f};
 
 // The checkpoint's card. A checkpoint with a card refuses flags (it knows its model); one
 // without needs them, and the error names the flags, with what the checkpoint's recorded

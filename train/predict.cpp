@@ -8,7 +8,7 @@
 #include "data/segmentation_folder.h"
 #include "nn/models/zoo.h"
 #include "ops/ops.h"
-#include "optim/checkpoint.h"
+#include "train/pretrained.h"
 
 namespace rg::train {
 namespace fs = std::filesystem;
@@ -50,11 +50,15 @@ Predictor::Predictor(const PredictorOptions& options) : device_(Device::parse(op
   std::error_code ec;
   RG_CHECK(fs::is_regular_file(options.checkpoint, ec), "predict: checkpoint '", options.checkpoint,
            "' ", fs::exists(options.checkpoint, ec) ? "is not a file" : "does not exist");
-  const SafetensorsFile file = load_safetensors(options.checkpoint);
-  card_ = checkpoint_model_card(file.metadata, file.tensors, options.checkpoint, options.flags);
+  // Weights only (a ringgrad checkpoint's or a PyTorch state_dict's), DataParallel's prefix
+  // stripped: no training state is read.
+  const Pretrained weights = read_pretrained(options.checkpoint);
+  card_ =
+      checkpoint_model_card(weights.metadata, weights.tensors, options.checkpoint, options.flags);
   model_ = build_model(card_);
-  // Strict: a card that names another model than the weights' is refused, keys listed.
-  load_checkpoint(options.checkpoint, *model_, nullptr, nullptr, nullptr);
+  // Strict: a card that names another model than the weights' is refused, the first keys named.
+  load_pretrained(*model_, weights, card_.model);
+  weights_note_ = "weights from " + weights.describe();
   model_->to(device_);
   model_->eval();
   // After the weights: O2/O3 convert the f32 model (BatchNorm stays f32 under O2).

@@ -30,12 +30,17 @@ struct PredictorOptions {
 
 class Predictor {
  public:
-  // Reads the checkpoint (its card, then its weights, strictly: a card that does not match the
-  // weights is an error listing the keys). Throws rg::Error naming what is wrong.
+  // Reads the checkpoint — a ringgrad checkpoint, or a PyTorch state_dict saved as safetensors
+  // (train/pretrained.h: weights only, DataParallel's "module." prefix stripped) — its card (or
+  // the flags standing in for one), then its weights, strictly: a card that does not match the
+  // weights is an error naming the first missing and surplus keys. Throws rg::Error naming what
+  // is wrong.
   explicit Predictor(const PredictorOptions& options);
   ~Predictor();
 
   const ModelCard& card() const { return card_; }
+  // What was read: the file, its tensors, and whether a "module." prefix was stripped.
+  const std::string& weights_note() const { return weights_note_; }
   const Device& device() const { return device_; }
 
   // An input as the model sees it: read, checked against the card, preprocessed — (C, H, W)
@@ -54,6 +59,7 @@ class Predictor {
 
  private:
   ModelCard card_;
+  std::string weights_note_;
   Device device_;
   std::shared_ptr<nn::Module> model_;
   std::unique_ptr<MixedPrecision> amp_;

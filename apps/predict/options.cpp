@@ -9,7 +9,7 @@ namespace {
 train::RunOptions<train::CardFlags> card_flags() {
   using F = train::CardFlags;
   train::RunOptions<F> o("predict", "");
-  o.section("Checkpoints without a model card");
+  o.section("Checkpoints without a model card (a PyTorch state_dict saved as safetensors, too)");
   o.add("model", &F::model, "the model it holds (a train_cifar model name, or unet)");
   o.add("classes", &F::classes, "a classifier's number of classes",
         train::at_least<int64_t>(0, "(0: not given)"));
@@ -20,6 +20,12 @@ train::RunOptions<train::CardFlags> card_flags() {
             return train::Json(train::parse_size(text, "input_size"));
           },
           "HxW");
+  o.add("mean", &F::mean,
+        "R,G,B: a classifier's normalisation x <- (x - mean) / std of images scaled to [0, 1] "
+        "(default CIFAR-10's, train_cifar's: 0.4914,0.4822,0.4465)");
+  o.add("std", &F::std,
+        "R,G,B (default 0.2470,0.2435,0.2616; pytorch-cifar's main.py normalises with "
+        "0.2023,0.1994,0.2010)");
   return o;
 }
 

@@ -66,7 +66,8 @@ int run_predict(const PredictOptions& o, std::ostream& out) {
                                     .flags = o.flags});
   const train::ModelCard& card = predictor.card();
   const std::vector<std::string> files = train::list_inputs(o.inputs, card.task);
-  out << "predict: " << card.describe() << ", on " << predictor.device() << "\n";
+  out << "predict: " << card.describe() << ", on " << predictor.device() << "\n"
+      << "predict: " << predictor.weights_note() << "\n";
 
   if (card.task == train::ModelTask::classification) {
     RG_CHECK(o.out.empty(),

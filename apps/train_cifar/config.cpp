@@ -111,13 +111,22 @@ train::RunOptions<TrainConfig> declare() {
         one_of({"auto", "on", "off"}));
   o.section("Model");
   // A UNet failed only at the first loss, after building 31 M parameters, on a shape mismatch.
+  std::string classifiers;
+  for (const std::string& name : nn::model_names())
+    if (!nn::is_segmentation_model(name)) classifiers += (classifiers.empty() ? "" : ", ") + name;
   o.add("model", &C::model,
-        "resnet18, resnet20, resnet34, resnet50, resnet101, airbench (these optionally @width: "
-        "resnet18@0.5), airbench94, preactresnet18, vgg16, mobilenetv2",
+        classifiers +
+            " (airbench and the resnets optionally @width: resnet18@0.5; shufflenetv2 "
+            "@net_size: 0.5, 1, 1.5, 2); pytorch-cifar's models with its parameter names",
         [](const std::string&, const std::string& v) {
           RG_CHECK(!nn::is_segmentation_model(v), "model '", v,
                    "' is a segmentation model; train_cifar trains classifiers (see --help)");
         });
+  o.add("init_from", &C::init_from,
+        "start from these weights: a ringgrad checkpoint, or a PyTorch state_dict saved as "
+        "safetensors (DataParallel's 'module.' prefix stripped). Weights only: the optimizer, "
+        "schedule and epochs start fresh. A run that --resume finds a checkpoint for continues "
+        "from that instead");
   o.add("whiten_bias_epochs", &C::whiten_bias_epochs,
         "airbench94: epochs its whitening bias trains (0: all)",
         at_least<int64_t>(0, "(0: always trains)"), Flag::config_only);

@@ -21,6 +21,10 @@ struct TrainConfig : train::MachineOptions, train::PrecisionOptions, train::RunO
   std::string data{};                // CIFAR-10 root; empty: search the usual places
   std::string data_format = "auto";  // auto | binary | folder | csv
   std::string model = "resnet18";    // a name of nn::model_names(), ResNets with optional @width
+  // Weights to start from (train/pretrained.h: a ringgrad checkpoint or a PyTorch state_dict as
+  // safetensors); the optimizer, schedule and epoch count start fresh. Empty: initialised anew.
+  // A run that resumes continues from its checkpoint instead.
+  std::string init_from{};
   int64_t epochs = 200;
   int64_t batch_size = 128;
   double lr = 0.1;

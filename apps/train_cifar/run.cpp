@@ -27,6 +27,7 @@
 #include "train/common_options.h"
 #include "train/metrics_log.h"
 #include "train/outputs.h"
+#include "train/pretrained.h"
 #include "train/report.h"
 #include "train/schedule.h"
 #include "train/trainer.h"
@@ -90,6 +91,15 @@ int run(const TrainConfig& options) {
     airbench->init_whitening(sample_images(*train_set, 5000));
   auto* airbench94 = dynamic_cast<nn::Airbench94*>(model.get());
   if (airbench94) airbench94->init_whitening(sample_images(*train_set, 5000));
+  // --init-from: given weights, read by every process (DDP broadcasts rank 0's again) — for a
+  // new run; one that resumes continues from its checkpoint.
+  if (!cfg.init_from.empty() && checkpoint.empty()) {
+    const std::string note = train::init_from(*model, cfg.init_from, cfg.model);
+    if (lead) std::cout << note << "\n";
+  } else if (!cfg.init_from.empty() && lead) {
+    std::cout << "init from '" << cfg.init_from << "' not needed: resuming from " << checkpoint
+              << "\n";
+  }
   // Under --dp, DataParallel converts its replicas instead (over its devices' threads).
   if (cfg.sync_bn && dp_devices.empty()) model = parallel::convert_sync_batchnorm(model, group);
   model->to(device);

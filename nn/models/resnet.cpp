@@ -135,4 +135,9 @@ ResNetConfig resnet101_config(int64_t num_classes, double width_multiplier) {
           num_classes,   width_multiplier,    ResNetBlock::bottleneck};
 }
 
+ResNetConfig resnet152_config(int64_t num_classes, double width_multiplier) {
+  return {{3, 8, 36, 3}, {64, 128, 256, 512}, 64,
+          num_classes,   width_multiplier,    ResNetBlock::bottleneck};
+}
+
 }  // namespace rg::nn

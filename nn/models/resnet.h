@@ -5,9 +5,9 @@
 //   11,173,962 parameters — the count PyTorch gives for the same definition.
 // - ResNet-20 as in He et al. 2016 §4.2: three stages of three BasicBlocks at widths 16, 32,
 //   64; projection (1x1 conv + BN) shortcuts where the shape changes ("option B").
-// - ResNet34 (BasicBlocks [3, 4, 6, 3]), ResNet50 and ResNet101 (Bottlenecks [3, 4, 6, 3] and
-//   [3, 4, 23, 3]) as in pytorch-cifar: the same stem and stages; a Bottleneck's output has 4x
-//   its stage's width.
+// - ResNet34 (BasicBlocks [3, 4, 6, 3]), ResNet50, ResNet101 and ResNet152 (Bottlenecks
+//   [3, 4, 6, 3], [3, 4, 23, 3] and [3, 8, 36, 3]) as in pytorch-cifar: the same stem and stages; a
+//   Bottleneck's output has 4x its stage's width.
 // A width multiplier scales every stage's channels (ResNet18 at 0.5 has widths 32..256).
 // Parameter names follow pytorch-cifar, so its checkpoints' keys match ours.
 
@@ -76,5 +76,6 @@ ResNetConfig resnet20_config(int64_t num_classes = 10, double width_multiplier =
 ResNetConfig resnet34_config(int64_t num_classes = 10, double width_multiplier = 1.0);
 ResNetConfig resnet50_config(int64_t num_classes = 10, double width_multiplier = 1.0);
 ResNetConfig resnet101_config(int64_t num_classes = 10, double width_multiplier = 1.0);
+ResNetConfig resnet152_config(int64_t num_classes = 10, double width_multiplier = 1.0);
 
 }  // namespace rg::nn

@@ -5,17 +5,36 @@
 namespace rg::nn {
 
 namespace {
-// pytorch-cifar's cfg['VGG16']: output channels of each conv; kMaxPool marks a 2x2 max-pool.
+// pytorch-cifar's cfg['VGG<depth>']: output channels of each conv; kMaxPool marks a 2x2 max-pool.
 constexpr int64_t kMaxPool = 0;
-const std::vector<int64_t> kVgg16 = {64,  64,       kMaxPool, 128,      128, kMaxPool,
-                                     256, 256,      256,      kMaxPool, 512, 512,
-                                     512, kMaxPool, 512,      512,      512, kMaxPool};
+constexpr int64_t M = kMaxPool;
+const std::vector<int64_t>& vgg_cfg(int64_t depth) {
+  static const std::vector<int64_t> vgg11 = {64, M, 128, M, 256, 256, M, 512, 512, M, 512, 512, M};
+  static const std::vector<int64_t> vgg13 = {64, 64,  M,   128, 128, M,   256, 256,
+                                             M,  512, 512, M,   512, 512, M};
+  static const std::vector<int64_t> vgg16 = {64, 64,  M,   128, 128, M,   256, 256, 256,
+                                             M,  512, 512, 512, M,   512, 512, 512, M};
+  static const std::vector<int64_t> vgg19 = {64,  64,  M,   128, 128, M,   256, 256, 256, 256, M,
+                                             512, 512, 512, 512, M,   512, 512, 512, 512, M};
+  switch (depth) {
+    case 11:
+      return vgg11;
+    case 13:
+      return vgg13;
+    case 16:
+      return vgg16;
+    case 19:
+      return vgg19;
+    default:
+      fail("VGG: depth is 11, 13, 16 or 19 (pytorch-cifar's cfgs), got ", depth);
+  }
+}
 }  // namespace
 
-VGG::VGG(int64_t num_classes) {
+VGG::VGG(int64_t num_classes, int64_t depth) {
   features_ = std::make_shared<Sequential>();
   int64_t in = 3;
-  for (int64_t out : kVgg16) {
+  for (int64_t out : vgg_cfg(depth)) {
     if (out == kMaxPool) {
       features_->push_back(std::make_shared<MaxPool2d>(Size2{2, 2}, Size2{2, 2}));
       continue;

@@ -61,6 +61,23 @@ RG_OP_SPECS(cat) {
                    [](const Inputs& x) {
                      return cat({x[0], x[1], x[0].narrow(1, 3, 4)}, 1);
                    }}},
+      // cat_channels: two (N, C, H, W) maps joined along channels, as DenseNet, DLA's roots,
+      // GoogLeNet, DPN and ShuffleNet join theirs: forward reads both and writes the result;
+      // backward hands each input its slice of gy, which a leaf's gradient copies (gy read, the
+      // gradients written).
+      .benches = {{"cat_channels",
+                   {128, 128, 16, 16},
+                   Cost::bytes,
+                   [](const Shape& shape) {
+                     return Inputs{uniform(shape, {-1, 1}), uniform(shape, {-1, 1})};
+                   },
+                   along(1),
+                   [](const Inputs& in, const Tensor& y) {
+                     return static_cast<double>(in[0].nbytes() + in[1].nbytes() + y.nbytes());
+                   },
+                   [](const Inputs&, const Tensor& y) {
+                     return static_cast<double>(2 * y.nbytes());
+                   }}},
   }};
 }
 

@@ -46,7 +46,24 @@ RG_OP_SPECS(mul) {
       .samples = {pointwise_sample(call, 2)},
       .kernels = {pointwise_kernel<2>("mul", MulFn{}),
                   pointwise_kernel<1>("mul_scalar", MulScalarFn{-1.5})},
-      .benches = {bandwidth_bench("mul", 2, call)},
+      // mul_channel_gate: x (N, C, H, W) · g (N, C, 1, 1), the multiply of a squeeze-and-excitation
+      // gate (nn/models/blocks.h; RegNetY, EfficientNet, SENet): forward reads x and writes y,
+      // backward reads gy and x and writes gx (g's reads and gradient are C/(H·W) of that).
+      .benches =
+          {bandwidth_bench("mul", 2, call),
+           {"mul_channel_gate",
+            {128, 256, 16, 16},
+            Cost::bytes,
+            [](const Shape& shape) {
+              return Inputs{uniform(shape, {-1, 1}), uniform({shape[0], shape[1], 1, 1}, {0, 1})};
+            },
+            call,
+            [](const Inputs& in, const Tensor& y) {
+              return static_cast<double>(in[0].nbytes() + y.nbytes());
+            },
+            [](const Inputs& in, const Tensor& y) {
+              return static_cast<double>(2 * in[0].nbytes() + y.nbytes());
+            }}},
   }};
 }
 

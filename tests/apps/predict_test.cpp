@@ -17,10 +17,12 @@
 #include "apps/train_unet/run.h"
 #include "core/device.h"
 #include "core/safetensors.h"
+#include "nn/models/zoo.h"
 #include "nn/segmentation_metrics.h"
 #include "tests/apps/segmentation_files.h"
 #include "tests/apps/tiny_cifar.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/zoo_fill.h"
 #include "train/predict.h"
 
 namespace rg::apps {
@@ -112,6 +114,102 @@ TEST(Predict, AClassifiersAnswersAreItsEvaluations) {
                  .precision = {.amp = "O1", .amp_dtype = "bf16"}})
                 .find(files[0] + ": "),
             std::string::npos);
+}
+
+// A PyTorch user's ResNet18 — pytorch-cifar's names, its weights and BatchNorm statistics (the
+// formula's, tests/support/zoo_fill.h), saved as a plain state_dict, as DataParallel's, and as
+// tools/convert_pytorch_checkpoint.py writes one (with a card of pytorch-cifar's normalisation) —
+// gives in predict the probabilities PyTorch's eval mode gives on the same PNGs, with ringgrad's
+// normalisation (the default) and with pytorch-cifar's (--mean/--std, or the card): to 1e-4
+// (tests/fixtures/pytorch_predict.safetensors, tools/pytorch_cifar_zoo.py).
+TEST(Predict, APyTorchUsersResNet18GivesPyTorchsProbabilities) {
+  const std::string dir = fresh_dir("predict_pytorch");
+  std::vector<std::string> files;
+  const std::vector<double> u = rg::testing::zoo_uniform("images", 4 * 3072);
+  for (int64_t i = 0; i < 4; ++i) {
+    Tensor image = empty({3, 32, 32}, {DType::u8});
+    for (int64_t j = 0; j < 3072; ++j)
+      image.data<uint8_t>()[j] = static_cast<uint8_t>(
+          std::floor((u[static_cast<std::size_t>(i * 3072 + j)] + 1.0) * 128.0));
+    files.push_back(dir + "/img_" + std::to_string(i) + ".png");
+    testing::write_bytes(files.back(), testing::image_png(image));
+  }
+  auto model = nn::make_model("resnet18", 10);
+  std::map<std::string, Tensor> plain, prefixed;
+  for (const auto& [key, t] : model->state_dict()) {
+    plain[key] = rg::testing::zoo_fill(key, t.shape());
+    prefixed["module." + key] = plain[key];
+  }
+  const std::string plain_file = dir + "/resnet18.safetensors";
+  const std::string prefixed_file = dir + "/resnet18_dp.safetensors";
+  const std::string converted_file = dir + "/resnet18_converted.safetensors";
+  save_safetensors(plain_file, plain);
+  save_safetensors(prefixed_file, prefixed);
+  train::ModelCard card;
+  card.model = "resnet18";
+  card.outputs = 10;
+  card.class_names = {"airplane", "automobile", "bird",  "cat",  "deer",
+                      "dog",      "frog",       "horse", "ship", "truck"};
+  card.input_size = {32, 32};
+  card.mean = train::kPytorchCifarMean;
+  card.std = train::kPytorchCifarStd;
+  save_safetensors(converted_file, plain, train::model_card_metadata(card));
+
+  const rg::testing::Fixture expected("pytorch_predict");
+  auto probabilities = [&](const std::string& checkpoint, const train::CardFlags& flags) {
+    const train::Predictor predictor({.checkpoint = checkpoint, .flags = flags});
+    const std::vector<double> z = predictor.classify(files, 4).to_vector<double>();
+    std::vector<double> p(z.size());
+    for (std::size_t i = 0; i < 4; ++i) {
+      const double* row = z.data() + i * 10;
+      const double top = *std::max_element(row, row + 10);
+      double sum = 0;
+      for (int c = 0; c < 10; ++c) sum += std::exp(row[c] - top);
+      for (int c = 0; c < 10; ++c) p[i * 10 + c] = std::exp(row[c] - top) / sum;
+    }
+    return from_vector(p, {4, 10}, {.dtype = DType::f64});
+  };
+  const train::CardFlags resnet18{.model = "resnet18", .classes = 10};
+  train::CardFlags pytorch_cifar = resnet18;
+  pytorch_cifar.mean = "0.4914,0.4822,0.4465";
+  pytorch_cifar.std = "0.2023,0.1994,0.2010";
+  const Tensor ringgrads = expected["resnet18.probabilities.ringgrad"];
+  const Tensor theirs = expected["resnet18.probabilities.pytorch_cifar"];
+  for (const std::string& file : {plain_file, prefixed_file}) {
+    SCOPED_TRACE(file);
+    EXPECT_TRUE(rg::testing::all_close(probabilities(file, resnet18), ringgrads, 1e-4, 0));
+    EXPECT_TRUE(rg::testing::all_close(probabilities(file, pytorch_cifar), theirs, 1e-4, 0));
+  }
+  EXPECT_TRUE(rg::testing::all_close(probabilities(converted_file, {}), theirs, 1e-4, 0));
+  // The two normalisations are told apart at this tolerance.
+  EXPECT_FALSE(rg::testing::all_close(ringgrads, theirs, 1e-3, 0));
+
+  // The app says what it stripped, and a converted file needs no flags.
+  const std::string printed = run({.checkpoint = prefixed_file,
+                                   .inputs = {files[0]},
+                                   .flags = {.model = "resnet18", .classes = 10}});
+  EXPECT_NE(printed.find("'module.' prefix stripped"), std::string::npos) << printed;
+  EXPECT_NE(run({.checkpoint = converted_file, .inputs = {files[0]}}).find(files[0] + ": "),
+            std::string::npos);
+  EXPECT_TRUE(throws_error(
+      [&] {
+        run({.checkpoint = converted_file, .inputs = {files[0]}, .flags = {.mean = "0,0,0"}});
+      },
+      {"records its model and preprocessing", "--mean"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        run({.checkpoint = plain_file,
+             .inputs = {files[0]},
+             .flags = {.model = "resnet18", .classes = 10, .mean = "0.5,x,0.5"}});
+      },
+      {"--mean '0.5,x,0.5'", "one number per channel"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        run({.checkpoint = plain_file,
+             .inputs = {files[0]},
+             .flags = {.model = "resnet34", .classes = 10}});
+      },
+      {"resnet18.safetensors", "do not fit resnet34", "missing, the first: layer1.2."}));
 }
 
 // Dice and IoU per class of the masks in `predicted` against those of `truth`, file by file,
@@ -207,7 +305,7 @@ TEST(Predict, MasksBesideInputsAndCheckpointsWithoutACard) {
   PredictOptions again = o;
   again.overwrite = true;  // the *_mask.png beside them are outputs, not inputs
   const std::string lines = run(again);
-  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 1 + 3);
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 2 + 3);  // two header lines
 
   // The same weights without the card: the error names the flags; with them, the same masks.
   SafetensorsFile file = load_safetensors(c.out + "/last.safetensors");

@@ -164,7 +164,7 @@ TEST(ModelCard, CheckpointsWithoutACardNeedFlags) {
   // A checkpoint with a card knows its model: flags are refused.
   EXPECT_TRUE(throws_error(
       [&] { checkpoint_model_card(model_card_metadata(classifier()), {}, "new", {.classes = 10}); },
-      {"records its model", "--model, --classes and --input-size"}));
+      {"records its model", "--model, --classes, --input-size, --mean and --std"}));
 }
 
 TEST(ModelCard, Sizes) {
