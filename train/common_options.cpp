@@ -177,7 +177,11 @@ WrapOptions wrap_options(const MachineOptions& m, const Placement& placement,
 }
 
 OutputOptions RunOutputOptions::folder(std::string program) const {
-  return {.program = std::move(program), .out = out, .resume = resume, .overwrite = overwrite};
+  return {.program = std::move(program),
+          .out = out,
+          .resume = resume,
+          .overwrite = overwrite,
+          .own_files_since = elastic_job_start()};
 }
 
 TraceOptions RunOutputOptions::trace_options() const {
