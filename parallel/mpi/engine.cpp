@@ -264,6 +264,14 @@ void Engine::record_lost_peers() const {
     if (is_dead(r)) out << r << "\n";
 }
 
+void Engine::record_ending_the_job() const {
+  // A rank that ends the job on purpose (a fault it found, an error of its own) is gone a
+  // moment later, and another rank may see it dead: it is not a lost rank.
+  const char* dir = std::getenv("RG_ELASTIC_DIR");
+  if (dir == nullptr || *dir == '\0') return;
+  std::ofstream(std::string(dir) + "/ended." + std::to_string(rank_)) << "MPI_Abort\n";
+}
+
 std::string Engine::stopped_peers() const {
   std::ostringstream stopped;
   for (std::size_t r = 0; r < peers_.size(); ++r) {
@@ -480,6 +488,7 @@ void Engine::abort_job(const std::string& reason) {
                            std::to_string(size_) + ": " + reason + "; ending the job (MPI_Abort)\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
+  record_ending_the_job();
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);  // MPI_Abort does not return; should it, the rank still ends
 }
@@ -497,6 +506,7 @@ void Engine::loop() {
       });
       if (Clock::now() >= abort_at) {
         lock.unlock();
+        record_ending_the_job();
         MPI_Abort(MPI_COMM_WORLD, 1);
         std::_Exit(1);  // MPI_Abort does not return; should it, still never hang
       }

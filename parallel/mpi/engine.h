@@ -121,6 +121,9 @@ class Engine {
   // Under scripts/mpirun.sh --elastic (RG_ELASTIC_DIR set): the ranks this one saw die, in
   // $RG_ELASTIC_DIR/lost.<rank>, from which the supervisor learns how many ranks remain.
   void record_lost_peers() const;
+  // ... and that this rank itself ends the job (MPI_Abort), in $RG_ELASTIC_DIR/ended.<rank>: a
+  // rank that sees it gone a moment later must not count it lost.
+  void record_ending_the_job() const;
   // Departure notices (departures.h), on the communication thread.
   void send_notice(NoticeKind kind, const std::string& how, const std::vector<int>& to);
   void send_notice_to_all(NoticeKind kind, const std::string& how);
