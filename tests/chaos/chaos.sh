@@ -27,8 +27,9 @@
 # the checkpoint must load, never go back, and metrics.csv keep a row for every epoch it holds;
 # an injected fault must have fired (a kill at=checkpoint leaves its temporary behind, which the
 # next run removes). Then a last run completes the training and the folders are compared.
-# The seed reproduces the draws (steps, ranks, kinds, delays); where an outside signal lands
-# also depends on the machine's speed. Jobs start through scripts/mpirun.sh (MPIRUN picks the
+# A run with a checkpoint to continue from resumes with --resume auto; one before the first
+# checkpoint starts over with --overwrite. The seed reproduces the draws (steps, ranks, kinds,
+# delays); where an outside signal lands also depends on the machine's speed. Jobs start through scripts/mpirun.sh (MPIRUN picks the
 # launcher), as a user starts them: plain mpirun with orte_abort_on_non_zero_status=0 never
 # exits once a rank dies of a signal while no other rank aborts the job (Open MPI 4.1), which
 # this test found; mpirun.sh's per-rank wrapper turns such a death into an exit status.
@@ -139,10 +140,16 @@ startup_ms=$((${first_ms:-$run_ms} > epoch_ms ? ${first_ms:-$run_ms} - epoch_ms 
 echo "chaos: it took $run_ms ms: $startup_ms ms of start-up, then about $epoch_ms ms an epoch"
 
 kinds=(step backward checkpoint exit sigkill sigterm)
+# How the next run continues, as a user would: --resume auto from the last checkpoint; before
+# the first one, --overwrite (--resume auto refuses to start over an earlier attempt's files).
+resume_args() {
+  if ((done_step > 0)); then resume=(--resume auto); else resume=(--overwrite); fi
+}
 read -r done_epoch done_step < <("$check" progress "$work/chaos") || fail "progress"
 for ((trial = 1; trial <= trials; ++trial)); do
   left=$((total - done_step))
   ((left > 0)) || { echo "chaos: the run is complete after $((trial - 1)) trials"; break; }
+  resume_args
   kind=${kinds[RANDOM % ${#kinds[@]}]}
   rank=$((RANDOM % 2))
   reach=$((left < 2 * steps_per_epoch ? left : 2 * steps_per_epoch))
@@ -159,7 +166,7 @@ for ((trial = 1; trial <= trials; ++trial)); do
   else
     moment="$delay_ms ms after epoch $anchor's line"
   fi
-  args=(--out "$work/chaos" --resume auto)
+  args=(--out "$work/chaos" "${resume[@]}")
   case $kind in
     step) what="kill:rank=$rank:step=$step" ;;
     backward) what="kill:rank=$rank:step=$step:at=backward" ;;
@@ -214,7 +221,8 @@ for ((trial = 1; trial <= trials; ++trial)); do
   done_epoch=$epoch done_step=$now_step
 done
 
-launch "$work/final.log" --out "$work/chaos" --resume auto
+resume_args
+launch "$work/final.log" --out "$work/chaos" "${resume[@]}"
 finish 300
 ((job_status == 0)) || { cat "$work/final.log"; fail "the last resumed run failed"; }
 echo "chaos: the last run: $(grep -m1 '^resumed from' "$work/final.log" || echo 'nothing to resume (a fresh start)')"
