@@ -78,14 +78,14 @@ AutocastGuard MixedPrecision::autocast() const {
                                                       : std::nullopt);
 }
 
-void MixedPrecision::backward(const Tensor& loss) {
+void MixedPrecision::backward(const Tensor& loss, MasterGrads grads) {
   RG_CHECK(loss.defined() && is_floating(loss.dtype()) && loss.numel() == 1,
            "amp.backward: the loss must be a one-element floating tensor, got ", loss.describe());
   if (scaler_)
     scaler_->scale(loss).backward();
   else
     loss.backward();
-  if (options_.level != OptLevel::O2) return;
+  if (options_.level != OptLevel::O2 || grads == MasterGrads::defer) return;
   NoGradGuard no_grad;
   for (std::size_t i = 0; i < model_params_.size(); ++i) {
     Tensor model_param = model_params_[i];

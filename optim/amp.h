@@ -72,6 +72,10 @@ DType parse_amp_dtype(std::string_view text);
 // bf16 runs without a GradScaler).
 LossScalerOptions default_loss_scale(DType dtype);
 
+// After a backward under O2: move the model's 16-bit gradients into the f32 masters', or leave
+// them in the model for a later backward to add to (MixedPrecision::backward).
+enum class MasterGrads { move, defer };
+
 struct AmpOptions {
   OptLevel level = OptLevel::O0;
   DType dtype = DType::f16;  // f16 or bf16 (ignored at O0)
@@ -100,9 +104,11 @@ class MixedPrecision {
   AutocastGuard autocast() const;
 
   // Scaled backward; under O2 the model's 16-bit gradients are then moved into the masters'
-  // gradients (added, so that several backwards accumulate). Throws for a non-floating or
-  // multi-element loss.
-  void backward(const Tensor& loss);
+  // gradients (added, so that several backwards accumulate) — or, with MasterGrads::defer, left
+  // in the model, where the next backward adds to them: gradient accumulation under DDP, whose
+  // last, synchronised backward averages the model's gradients (so they must still be there).
+  // Throws for a non-floating or multi-element loss.
+  void backward(const Tensor& loss, MasterGrads grads = MasterGrads::move);
   // Unscales the gradients in place (no-op at O0); for clipping before step().
   void unscale(Optimizer& optimizer);
   // Steps unless the gradients overflowed; under O2 then rounds the masters into the model.

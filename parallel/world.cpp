@@ -1,12 +1,14 @@
 #include "parallel/world.h"
 
 #include <cstdlib>
+#include <exception>
 #include <mutex>
 #include <string>
 
 #include "core/error.h"
 #include "parallel/collective_checks.h"
 #include "parallel/launcher.h"
+#include "parallel/mpi/departures.h"
 #include "parallel/mpi/engine.h"
 #include "parallel/mpi/mpi_group.h"
 #include "parallel/single_group.h"
@@ -31,8 +33,30 @@ std::string backend_choice() {
   return detect_launch(process_environment()).mpi_launched() ? "mpi" : "single";
 }
 
-void shutdown_at_exit() {
-  shutdown();
+// At exit (main returned, or exit() was called): the others learn which, and how many
+// collectives this rank completed, before it waits for them in shutdown's barrier.
+void shutdown_on_exit(int status, void*) {
+  if (mpi::Engine* engine = mpi::Engine::instance())
+    engine->shutdown(mpi::describe_exit(mpi::exit_path(), status));
+}
+
+// An exception out of the program (or std::terminate) ends the process without exit's
+// handlers: the others are told first, then the previous handler runs (and aborts).
+std::terminate_handler previous_terminate = nullptr;
+[[noreturn]] void announce_terminate() {
+  std::string how = "its program called std::terminate";
+  if (const std::exception_ptr error = std::current_exception()) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      how = std::string("an uncaught exception ended its program: ") + e.what();
+    } catch (...) {
+      how = "an uncaught exception (not a std::exception) ended its program";
+    }
+  }
+  if (mpi::Engine* engine = mpi::Engine::instance()) engine->announce_ending(how);
+  if (previous_terminate) previous_terminate();
+  std::abort();
 }
 }  // namespace
 
@@ -46,7 +70,8 @@ std::shared_ptr<ProcessGroup> init(const ProcessGroupOptions& options, OnFault o
   if (backend_choice() == "mpi") {
     mpi::Engine& engine = mpi::Engine::start(options.timeout, on_fault);
     process_world = mpi::MpiGroup::create(engine, options);
-    std::atexit(shutdown_at_exit);
+    on_exit(shutdown_on_exit, nullptr);  // glibc's atexit that sees the exit status
+    previous_terminate = std::set_terminate(announce_terminate);
   } else {
     process_world = std::make_shared<SingleGroup>();
   }

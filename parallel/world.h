@@ -77,6 +77,12 @@ void end_job_after_error(const std::string& reason);
 
 // Lets queued collectives finish, then ends MPI (after a barrier that notices dead peers).
 // Runs by itself at exit; calling it earlier is allowed, and so is calling it twice.
+// A rank that leaves — here, at exit (main returned, exit() called) or by an exception out of
+// the program — first tells the others how it left and how many collectives it completed
+// (parallel/mpi/departures.h): a rank waiting for it in a later collective fails within 50 ms,
+// naming it ("rank 0 left the job (its program returned) after 3 collectives; rank 1 waits in
+// allreduce #4"), instead of both waiting out the timeout; and a rank that fails tells the
+// ranks waiting for it in this barrier, which then end too.
 void shutdown();
 
 }  // namespace rg::parallel

@@ -17,6 +17,11 @@
 #   abort        a rank killed mid-job (mpi_faults kill_cuda) and one late past the timeout
 #                (timeout_cuda): the others must abort the NCCL communicator (ncclCommAbort)
 #                and the job end within the collective timeout
+#   leave        a rank that returns from main after 3 allreduces while the others wait in #4
+#                over NCCL (mpi_faults leave_return_cuda): its departure notice must fail them
+#                at once, naming it, and abort the communicator (issue 53)
+#   resume       train_cifar 1 epoch on N GPUs (NCCL), resumed on 1 with the global batch kept
+#                ("resumed on 1 rank, was N: per-rank batch ... kept"), with 2 accumulation steps
 set -u
 cd "$(dirname "$0")/.."
 budget=900
@@ -37,6 +42,11 @@ cuda_libs=$(find /usr/local /opt /usr/lib -xdev \( -name 'libcudnn.so.9' -o -nam
   -o -name 'libcudart.so.13' -o -name 'libnccl.so.2' \) 2>/dev/null | xargs -r -n1 dirname | sort -u |
   tr '\n' ':')
 export LD_LIBRARY_PATH=${cuda_libs}${LD_LIBRARY_PATH:-}${LD_LIBRARY_PATH:+:}$PWD/build/carrylibs
+# The pack's CIFAR-10 (scripts/gpu_pack.sh), for the steps that train.
+data=""
+if [ -f .gpu_pack/cifar.tar.gz ]; then
+  data=$(mktemp -d) && tar -xzf .gpu_pack/cifar.tar.gz -C "$data"
+fi
 {
   echo "# ringgrad on $gpus GPUs, $(date -u '+%Y-%m-%d %H:%M UTC')"
   nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv
@@ -121,8 +131,33 @@ EOF
       [ "$took" -lt "$limit" ] && ok=0
     verdict "abort_$scenario" $ok "rank 0 aborted NCCL naming the fault; job over in $took s (limit $limit s)"
   done
+
+  t0=$SECONDS
+  run leave_cuda 90 env OMPI_MCA_orte_abort_on_non_zero_status=0 \
+    mpirun --oversubscribe --bind-to none $([ "$(id -u)" = 0 ] && echo --allow-run-as-root) \
+    -x LD_LIBRARY_PATH -np "$gpus" build/tests/mpi_faults leave_return_cuda
+  took=$((SECONDS - t0))
+  section=$(awk -v h="## leave_cuda: env" 'index($0, h) == 1 {buf=""} {buf=buf $0 "\n"} END{printf "%s", buf}' "$report")
+  ok=1
+  grep -q "rank 1 of $gpus: .*rank 0 left the job (its program returned) after 3 collectives; rank 1 waits in allreduce #4.*NCCL communicator aborted" <<<"$section" &&
+    [ "$took" -lt 20 ] && ok=0
+  verdict leave_cuda $ok "rank 1 named rank 0's departure and aborted NCCL; job over in $took s (timeout 60 s)"
+
+  if [ -n "$data" ]; then
+    out=$(mktemp -d)
+    run resume_first 300 scripts/mpirun.sh "$gpus" build/apps/train_cifar --preset quick \
+      --device cuda --no-progress --data "$data" --out "$out" --workers 4 --train-limit 5120 \
+      --batch-size 128 --accumulate-steps 2 --epochs 2 --stop-after-epochs 1
+    run resume_on_one 300 build/apps/train_cifar --preset quick --device cuda --no-progress \
+      --data "$data" --out "$out" --workers 4 --train-limit 5120 --batch-size 128 \
+      --accumulate-steps 2 --epochs 2 --resume auto
+    grep -q "resumed on 1 rank, was $gpus: per-rank batch 128 → $((128 * gpus)), global $((256 * gpus)) kept" "$report"
+    verdict resume $? "train_cifar resumed from $gpus GPUs on 1, the global batch kept"
+  else
+    verdict resume 1 "no CIFAR data (gpu_pack.sh's cifar.tar.gz): not run"
+  fi
 else
-  verdict mpi 1 "no mpirun on this machine: nccl, bandwidth, ddp and abort not run"
+  verdict mpi 1 "no mpirun on this machine: nccl, bandwidth, ddp, abort, leave and resume not run"
 fi
 
 {

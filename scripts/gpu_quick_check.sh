@@ -52,6 +52,11 @@
 #            "device" events on a cuda stream's track), and ZeRO-1 on cuda tensors with ranks
 #            sharing the GPU over --backend mpi (check_equivalence's ZeRO rows; one epoch of
 #            train_cifar --zero 1 --trace)
+#   elastic  issue 53, never run on a GPU: gradient accumulation on cuda tensors (check_equivalence
+#            --device cuda's "accumulate" rows alone and with 2 ranks sharing the GPU over
+#            --backend mpi; one epoch of train_cifar --accumulate-steps 2 --amp O1 in fp16, the
+#            scaler once per step), and a run of 2 ranks sharing the GPU resumed on 1, the
+#            global batch kept
 #   multi    scripts/gpu_multi_check.sh, on 2 GPUs or more only (its own report, multi_gpu.txt)
 #   resnet18 train_cifar --preset resnet18 --device cuda --amp O1 (bf16) --cudnn-benchmark, 30
 #            epochs: last, as it takes whatever the budget leaves
@@ -61,7 +66,7 @@ set -u
 cd "$(dirname "$0")/.."
 budget=600
 if [ "${1:-}" = --budget ]; then budget=$2; shift 2; fi
-steps=" ${*:-env airbench tests nccl bench train predict pytorch memcheck racecheck synccheck cudnn profile mpi dp_shared trace_zero multi resnet18} "
+steps=" ${*:-env airbench tests nccl bench train predict pytorch memcheck racecheck synccheck cudnn profile mpi dp_shared trace_zero elastic multi resnet18} "
 report=${OUT:-gpu_quick_report}
 mkdir -p "$report"
 export PYTHONUNBUFFERED=1
@@ -442,6 +447,34 @@ if has dp_shared; then
     fi
   fi
   grep -E "^\| (DP|DDP) |check_equivalence: |^epoch 1|DataParallel over|error" "$f" | head -n 24
+fi
+
+# ---- elastic (issue 53): accumulation and resuming elsewhere on cuda tensors -----------------
+if has elastic; then
+  f=$report/elastic.txt
+  step elastic_accumulate_equivalence 90 "$f" build/apps/check_equivalence --device cuda \
+    --dp-devices cuda:0,cuda:0
+  if command -v mpirun >/dev/null; then
+    step elastic_ddp_accumulate_equivalence 120 "$f" scripts/mpirun.sh 2 \
+      build/apps/check_equivalence --device cuda --backend mpi
+  fi
+  if [ -n "$data" ]; then
+    step elastic_accumulate_train 120 "$f" build/apps/train_cifar --preset quick --device cuda \
+      --amp O1 --amp-dtype fp16 --accumulate-steps 2 --batch-size 256 --no-progress \
+      --data "$data" --out "$(mktemp -d)" --stop-after-epochs 1
+    if command -v mpirun >/dev/null; then
+      out=$(mktemp -d)
+      step elastic_resume_first 120 "$f" scripts/mpirun.sh 2 build/apps/train_cifar --preset quick \
+        --device cuda --backend mpi --sync-bn --no-progress --data "$data" --out "$out" \
+        --workers 4 --batch-size 256 --stop-after-epochs 1
+      step elastic_resume_on_one 120 "$f" build/apps/train_cifar --preset quick --device cuda \
+        --sync-bn --no-progress --data "$data" --out "$out" --workers 4 --batch-size 256 \
+        --stop-after-epochs 1 --resume auto
+      grep -q "resumed on 1 rank, was 2: per-rank batch 256 → 512, global 512 kept" "$f" &&
+        echo "[elastic_resume] the global batch kept" || echo "[elastic_resume] FAIL: no line"
+    fi
+  fi
+  grep -E "accumulate|resumed on|gradient accumulation|^epoch 1|check_equivalence: |error" "$f" | head -n 20
 fi
 
 # ---- trace_zero (issue 44): device spans by CUDA events; ZeRO-1 on cuda tensors --------------

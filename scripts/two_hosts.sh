@@ -13,6 +13,11 @@
 #    bit for bit, as the same run as 2 processes on one host.
 # 4. The link is cut mid-run (`ip link set ... down`): the ranks must end with a named error
 #    (a collective timed out waiting for the other rank) within --collective-timeout, never hang.
+# 5. The same cut under scripts/mpirun.sh --elastic 1:2 --hosts 10.77.0.1:1,10.77.0.2:1: the job
+#    ends as in 4, the supervisor finds that no process starts on 10.77.0.2 any more, and starts
+#    the job again on the host that is left, from the last checkpoint (2 ranks x 8 -> 1 x 16, the
+#    global batch kept); it must finish, and end as a plain resume on one rank of that checkpoint
+#    ends, bit for bit.
 #
 # Root is needed (namespaces, veth). Where they cannot be made — not root, no `ip`, a container
 # without CAP_NET_ADMIN — the script says why and exits 77 (skipped). Everything it creates is
@@ -97,17 +102,19 @@ two_hosts_plain() {
 two_hosts_plain sh -c 'echo "  rank $OMPI_COMM_WORLD_RANK on host $(hostname): $(ip -4 -brief addr show | grep 10.77)"' ||
   die "mpirun cannot start a process on both hosts"
 
-echo "two_hosts.sh: [1/3] one host, 2 processes"
+echo "two_hosts.sh: [1/4] one host, 2 processes"
 mpirun "${mpi_env[@]}" --oversubscribe -np 2 "$train" "${common[@]}" --epochs 2 \
   --out "$work/one_host" >"$work/one_host.log" 2>&1 || { cat "$work/one_host.log"; die "one-host run failed"; }
 tail -2 "$work/one_host.log"
 
-echo "two_hosts.sh: [2/3] two hosts x 1 process"
+echo "two_hosts.sh: [2/4] two hosts x 1 process"
 two_hosts --epochs 2 --out "$work/two_hosts" >"$work/two_hosts.log" 2>&1 ||
   { cat "$work/two_hosts.log"; die "two-host run failed"; }
 tail -2 "$work/two_hosts.log"
-python3 - "$work/one_host/last.safetensors" "$work/two_hosts/last.safetensors" <<'EOF' || die "the checkpoints differ"
-# Every tensor of the two checkpoints, byte for byte (the metadata holds the --out paths).
+# same_tensors A B: every tensor of the two checkpoints, byte for byte (the metadata holds the
+# --out paths).
+same_tensors() {
+  python3 - "$1" "$2" <<'EOF'
 import json, struct, sys
 def tensors(path):
     raw = open(path, "rb").read()
@@ -125,8 +132,10 @@ if bad:
     sys.exit(f"{len(bad)} of {len(one)} tensors differ, e.g. {bad[:3]}")
 print(f"two_hosts.sh: the checkpoints are equal: {len(one)} tensors, bit for bit")
 EOF
+}
+same_tensors "$work/one_host/last.safetensors" "$work/two_hosts/last.safetensors" || die "the checkpoints differ"
 
-echo "two_hosts.sh: [3/3] the link cut mid-run (--collective-timeout 10)"
+echo "two_hosts.sh: [3/4] the link cut mid-run (--collective-timeout 10)"
 timeout_s=10
 two_hosts --epochs 50 --collective-timeout "$timeout_s" --out "$work/cut" >"$work/cut.log" 2>&1 &
 job=$!
@@ -164,4 +173,51 @@ fi
 left=$( (ip netns pids "$a"; ip netns pids "$b") | xargs -r ps -o comm= -p 2>/dev/null | grep -c train_cifar)
 ((left == 0)) || die "$left train_cifar process(es) still alive after mpirun ended"
 echo "two_hosts.sh: the job ended ${elapsed_ms} ms after the cut; rank $reporter (host ${hosts[reporter]}) named the collective and rank $lost, the rank on the lost host ${hosts[lost]}"
+
+echo "two_hosts.sh: [4/4] the link cut under scripts/mpirun.sh --elastic 1:2: the job goes on on 10.77.0.1"
+ip -n "$a" link set "v$a" up || die "cannot bring the link up again"
+two_hosts_plain true || die "the link did not come back"
+elastic_flags="--mca plm_rsh_agent $work/agent.sh --mca plm_rsh_no_tree_spawn 1 --mca btl tcp,self"
+elastic_flags+=" --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24"
+fresh=()  # the common flags without --overwrite: an elastic job resumes (--resume auto)
+for f in "${common[@]}"; do [[ $f == --overwrite ]] || fresh+=("$f"); done
+started=$(date +%s%N)
+ip netns exec "$a" env RG_MPIRUN_FLAGS="$elastic_flags" \
+  RG_ELASTIC_ON_RESTART="cp -a '$work/elastic' '$work/elastic_at_restart'" \
+  bash scripts/mpirun.sh --elastic 1:2 --max-restarts 1 --hosts 10.77.0.1:1,10.77.0.2:1 2 \
+  "$train" "${fresh[@]}" --epochs 4 --collective-timeout "$timeout_s" \
+  --out "$work/elastic" --resume auto >"$work/elastic.log" 2>&1 &
+job=$!
+for _ in $(seq 600); do
+  grep -q "^epoch 1/" "$work/elastic.log" && break
+  sleep 0.1
+done
+grep -q "^epoch 1/" "$work/elastic.log" || { cat "$work/elastic.log"; die "the elastic run never finished an epoch"; }
+ip -n "$a" link set "v$a" down
+echo "two_hosts.sh: link down at $(date +%T.%N | cut -c1-12)"
+for _ in $(seq 1800); do
+  kill -0 "$job" 2>/dev/null || break
+  sleep 0.1
+done
+if kill -0 "$job" 2>/dev/null; then
+  cat "$work/elastic.log"
+  die "the elastic job was still running 180 s after the cut"
+fi
+wait "$job"
+status=$?
+elapsed_ms=$((($(date +%s%N) - started) / 1000000))
+grep -E "^scripts/mpirun.sh --elastic|^resumed|^done:" "$work/elastic.log"
+((status == 0)) || { cat "$work/elastic.log"; die "the elastic job failed (exit status $status)"; }
+grep -q "lost host(s) 10.77.0.2" "$work/elastic.log" || die "the supervisor did not name the lost host"
+grep -q "membership change: 2 -> 1 rank;" "$work/elastic.log" || die "no restart on 1 rank"
+grep -q "attempt 2: 1 rank on 10.77.0.1:1" "$work/elastic.log" || die "the restart was not on the host left"
+grep -q "resumed on 1 rank, was 2: per-rank batch 8 → 16, global 16 kept" "$work/elastic.log" ||
+  die "the restart did not keep the global batch"
+[[ -d $work/elastic_at_restart ]] || die "RG_ELASTIC_ON_RESTART did not run"
+ip netns exec "$a" mpirun "${mpi_env[@]}" -np 1 "$train" "${fresh[@]}" --epochs 4 \
+  --out "$work/elastic_at_restart" --resume auto >"$work/plain_resume.log" 2>&1 ||
+  { cat "$work/plain_resume.log"; die "the plain resume on one rank failed"; }
+same_tensors "$work/elastic_at_restart/last.safetensors" "$work/elastic/last.safetensors" ||
+  die "the elastic job ended elsewhere than a plain resume on one rank"
+echo "two_hosts.sh: the elastic job ended well ${elapsed_ms} ms after its start, on 10.77.0.1 alone after the cut"
 echo "two_hosts.sh: PASS"

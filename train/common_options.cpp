@@ -78,6 +78,10 @@ const RunOptions<MachineOptions>& machine_options() {
                      "processes), got ",
                      v);
           });
+    o.add("accumulate_steps", &M::accumulate_steps,
+          "micro-batches of --batch-size per optimizer step (gradient accumulation; under mpirun "
+          "DDP averages once per step): the step equals one of a batch this many times larger",
+          in_range<int64_t>(1, kMaxAccumulateSteps));
     // ZeRO's shards are processes' (mpirun); DataParallel's replicas share one optimizer.
     o.check([](const M& m) {
       RG_CHECK(m.zero == 0 || (m.dp == 0 && m.dp_devices.empty()),
@@ -188,7 +192,11 @@ WrapOptions wrap_options(const MachineOptions& m, const Placement& placement,
 }
 
 OutputOptions RunOutputOptions::folder(std::string program) const {
-  return {.program = std::move(program), .out = out, .resume = resume, .overwrite = overwrite};
+  return {.program = std::move(program),
+          .out = out,
+          .resume = resume,
+          .overwrite = overwrite,
+          .own_files_since = elastic_job_start()};
 }
 
 TraceOptions RunOutputOptions::trace_options() const {

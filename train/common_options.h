@@ -34,6 +34,7 @@ struct WrapOptions;
 inline constexpr int64_t kMaxEpochs = 1'000'000;
 inline constexpr int64_t kMaxThreads = 1024;
 inline constexpr int64_t kMaxBucketMb = int64_t{1} << 20;  // 1 TiB
+inline constexpr int64_t kMaxAccumulateSteps = 1 << 20;
 // Seconds; the floor is one millisecond, the resolution of ProcessGroupOptions::timeout.
 inline constexpr double kMinCollectiveTimeout = 0.001;
 inline constexpr double kMaxCollectiveTimeout = 1e6;
@@ -59,6 +60,9 @@ struct MachineOptions : DeviceOptions {
   double collective_timeout = 300;  // seconds a collective may wait under mpirun before the end
   bool check_sequence = false;      // debug: compare every collective across ranks
   int64_t zero = 0;  // 1: ZeRO-1, the optimizer's state sharded across processes (not with --dp)
+  // Micro-batches of --batch-size per optimizer step (gradient accumulation, train/accumulate.h):
+  // the global batch is processes × batch size × this.
+  int64_t accumulate_steps = 1;
 
   WorldOptions world_options() const;  // join_world's
 };

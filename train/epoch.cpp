@@ -10,6 +10,7 @@
 #include "core/trace.h"
 #include "ops/ops.h"
 #include "parallel/horovod.h"
+#include "train/accumulate.h"
 #include "train/device_timer.h"
 #include "train/metrics_log.h"
 #include "train/report.h"
@@ -47,24 +48,46 @@ EpochResult train_epoch(nn::Module& model, data::BatchSource& loader, const Task
   RunningMetrics metrics{zeros({}, {DType::f64, device}),
                          metric_count > 0 ? zeros({metric_count}, {DType::f64, device}) : Tensor()};
   const StepContext context{device, amp};
+  RG_CHECK(options.accumulate_steps >= 1, options.program, ": accumulate_steps must be >= 1, got ",
+           options.accumulate_steps);
+  RG_CHECK(options.accumulate_steps == 1 || !options.step_graph, options.program,
+           ": a captured step (--cuda-graphs) takes one batch, not ", options.accumulate_steps);
+  const auto per_step = static_cast<std::size_t>(options.accumulate_steps);
   int64_t done = 0;
   for (;;) {
+    // The step's micro-batches (one without accumulation), drawn before any runs: their sizes
+    // weight their losses (train/accumulate.h).
+    std::vector<data::Batch> micro;
     trace::Span waiting("data", "wait for the next batch");  // the timeline (--trace)
-    std::optional<data::Batch> batch = loader.next();
+    while (micro.size() < per_step)
+      if (std::optional<data::Batch> batch = loader.next())
+        micro.push_back(std::move(*batch));
+      else
+        break;
     waiting.finish();
-    if (!batch) break;
+    if (micro.empty()) break;
     if (options.before_step) options.before_step(step + 1);
+    std::vector<int64_t> sizes;
+    for (const data::Batch& b : micro) sizes.push_back(b.images.size(0));
+    const std::vector<double> weights = micro_batch_weights(sizes);
     bool stepped = true;
+    std::vector<StepOutput> outs;
     // The step from zeroed gradients to the update: run here, or captured once and replayed
     // (--cuda-graphs, train/step_graph.h), so nothing in it may wait for the host.
-    const auto run_step = [&](const data::Batch& b) {
+    const auto run_step = [&](const data::Batch* batches, std::size_t count) {
       optimizer.zero_grad();
-      trace::Span forward("forward", "forward and loss");
-      StepOutput out = task.step(model, b, context);
-      forward.finish();
-      trace::Span backward("backward", "backward");
-      amp.backward(out.loss);  // scaled by the loss scale under O1-O3
-      backward.finish();
+      outs.assign(count, {});
+      for (std::size_t i = 0; i < count; ++i) {
+        const MicroBatch which = i + 1 < count ? MicroBatch::more_follow : MicroBatch::last;
+        {
+          MicroBatchForward in(options.ddp, which);  // DDP's no_sync() but for the last
+          trace::Span forward("forward", "forward and loss");
+          outs[i] = task.step(model, batches[i], context);
+        }
+        trace::Span backward("backward", "backward");
+        // Scaled by the loss scale under O1-O3; weighted by the micro-batch's share.
+        backward_micro_batch(outs[i].loss, weights[i], which, options.ddp, amp);
+      }
       if (options.clip_grad_norm > 0) {
         trace::Span span("optimizer", "unscale and clip the gradients");
         amp.unscale(optimizer);  // clip the true gradients, not the scaled ones
@@ -78,11 +101,14 @@ EpochResult train_epoch(nn::Module& model, data::BatchSource& loader, const Task
       stepped = amp.step(optimizer);  // skipped when a gradient overflowed
       on_device.finish();
       stepping.finish();
-      return out;
     };
-    const StepOutput out = options.step_graph
-                               ? options.step_graph->step(*batch, optimizer, run_step)
-                               : run_step(*batch);
+    if (options.step_graph)
+      outs = {options.step_graph->step(micro[0], optimizer, [&](const data::Batch& b) {
+        run_step(&b, 1);
+        return outs[0];
+      })};
+    else
+      run_step(micro.data(), micro.size());
     amp.update();
     scheduler.step();
     ++step;
@@ -90,18 +116,23 @@ EpochResult train_epoch(nn::Module& model, data::BatchSource& loader, const Task
     if (!stepped && group.rank() == 0)  // names the rank and parameter that overflowed
       std::cout << "\r" << describe_skip(*amp.scaler()->last_step()) << "\n";
 
-    const int64_t n = out.samples;
-    metrics.loss_sum =
-        add(metrics.loss_sum, mul(out.loss.detach().to(DType::f64), static_cast<double>(n)));
-    if (metric_count > 0) {
-      RG_CHECK(out.sums.defined() && out.sums.numel() == metric_count, options.program,
-               ": the task's step returned ", out.sums.defined() ? out.sums.describe() : "no sums",
-               " for its ", metric_count, " train metrics");
-      metrics.sums = add(metrics.sums, out.sums.reshape({metric_count}).to(DType::f64));
+    int64_t n = 0;  // the step's samples, over its micro-batches
+    for (const StepOutput& out : outs) {
+      metrics.loss_sum = add(metrics.loss_sum, mul(out.loss.detach().to(DType::f64),
+                                                   static_cast<double>(out.samples)));
+      if (metric_count > 0) {
+        RG_CHECK(out.sums.defined() && out.sums.numel() == metric_count, options.program,
+                 ": the task's step returned ",
+                 out.sums.defined() ? out.sums.describe() : "no sums", " for its ", metric_count,
+                 " train metrics");
+        metrics.sums = add(metrics.sums, out.sums.reshape({metric_count}).to(DType::f64));
+      }
+      n += out.samples;
     }
     metrics.seen += n;
     std::vector<std::pair<std::string, std::string>> bar_metrics;
-    if (device.is_cpu() || bar.will_draw(done + 1)) {
+    const auto batches_done = done + static_cast<int64_t>(micro.size());
+    if (device.is_cpu() || bar.will_draw(batches_done)) {
       const double mean_loss = metrics.loss();
       RG_CHECK(std::isfinite(mean_loss), options.program, ": the loss became ", mean_loss, " by ",
                options.label, " step ", step, " (lower the learning rate?)");
@@ -116,7 +147,8 @@ EpochResult train_epoch(nn::Module& model, data::BatchSource& loader, const Task
       }
       bar_metrics.push_back({"lr", format_fixed(optimizer.lr(0), 4)});
     }
-    bar.update(++done, n, bar_metrics);
+    done = batches_done;
+    bar.update(done, n, bar_metrics);
   }
   bar.finish();
   device_time.stop();  // before the reads below, which wait for the device

@@ -13,6 +13,10 @@
 #include "parallel/process_group.h"
 #include "train/task.h"
 
+namespace rg::parallel {
+class DistributedDataParallel;
+}  // namespace rg::parallel
+
 namespace rg::train {
 
 class StepGraph;
@@ -47,11 +51,17 @@ struct EpochOptions {
   std::function<void(double max_norm)> clip_gradients{};
   // --cuda-graphs: runs the steps, captured once and replayed (train/step_graph.h); null: eager.
   StepGraph* step_graph = nullptr;
+  // --accumulate-steps: loader batches (micro-batches) per optimizer step (train/accumulate.h);
+  // the epoch's last step may hold fewer.
+  int64_t accumulate_steps = 1;
+  // The model's DDP wrapper, if any: every micro-batch but a step's last runs under no_sync().
+  parallel::DistributedDataParallel* ddp = nullptr;
 };
 
 // Runs one epoch of optimizer steps (the loader's epoch must be started) at amp's precision —
-// batches from the host DataLoader or the DeviceLoader (data/device_loader.h) alike;
-// `step` counts optimizer steps across epochs and the schedule advances once per step.
+// batches from the host DataLoader or the DeviceLoader (data/device_loader.h) alike, each step
+// over options.accumulate_steps of them; `step` counts optimizer steps across epochs and the
+// schedule advances once per step.
 // Loss, metrics and images/s are over the samples of every process of `group` (a collective:
 // every rank calls it). Rank 0 reports each step the loss scaler skips, naming the first
 // parameter whose gradient overflowed. Throws when the running loss stops being finite.

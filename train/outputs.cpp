@@ -1,8 +1,11 @@
 #include "train/outputs.h"
 
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "core/error.h"
@@ -71,6 +74,27 @@ bool for_each_field(const std::string& s, std::size_t at, std::size_t end, Visit
 }
 }  // namespace
 
+bool written_since(const fs::path& file, double unix_seconds) {
+  if (unix_seconds <= 0) return false;
+  std::error_code ec;
+  const fs::file_time_type written = fs::last_write_time(file, ec);
+  if (ec) return false;
+  const auto since_epoch =
+      std::chrono::duration<double>(std::chrono::file_clock::to_sys(written).time_since_epoch());
+  return since_epoch.count() >= unix_seconds;
+}
+
+double elastic_job_start() {
+  const char* text = std::getenv(kElasticJobStartVariable);
+  if (text == nullptr || *text == '\0') return 0;
+  char* end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  RG_CHECK(end != text && *end == '\0' && seconds > 0, kElasticJobStartVariable,
+           " must be a time in seconds since 1970 (scripts/mpirun.sh --elastic sets it), got '",
+           text, "'");
+  return seconds;
+}
+
 std::vector<std::string> earlier_run_files(const std::string& out) {
   std::vector<std::string> found;
   std::error_code ec;
@@ -90,9 +114,28 @@ void prepare_output_folder(const OutputOptions& cfg) {
            "', or start it over");
   fs::create_directories(cfg.out);
   const std::vector<std::string> earlier = earlier_run_files(cfg.out);
+  std::string list;
+  for (const std::string& f : earlier) list += (list.empty() ? "" : ", ") + f;
+  // --resume auto finding no checkpoint starts a new run: over an earlier run's files only when
+  // they are this elastic job's own, from an attempt that ended before its first checkpoint.
+  const bool nothing_to_resume =
+      cfg.resume == "auto" && !fs::exists(fs::path(cfg.out) / "last.safetensors");
+  if (nothing_to_resume && !earlier.empty()) {
+    std::string older;
+    for (const std::string& f : earlier)
+      if (!written_since(fs::path(cfg.out) / f, cfg.own_files_since))
+        older += (older.empty() ? "" : ", ") + f;
+    RG_CHECK(older.empty(), cfg.program, ": '", cfg.out, "' holds an earlier run's files (", older,
+             ") but no last.safetensors: --resume auto has nothing to resume and would start a "
+             "new run over them. Start over with --overwrite instead of --resume auto (which "
+             "deletes those files), resume a checkpoint by name (--resume FILE), or choose "
+             "another --out.");
+    std::cout << cfg.program << ": no last.safetensors in '" << cfg.out << "': an earlier attempt "
+              << "of this elastic job ended before its first checkpoint; starting over (" << list
+              << " removed)" << std::endl;
+    for (const std::string& f : earlier) fs::remove(fs::path(cfg.out) / f);
+  }
   if (cfg.resume.empty() && !earlier.empty()) {
-    std::string list;
-    for (const std::string& f : earlier) list += (list.empty() ? "" : ", ") + f;
     // Overwriting is asked for by name, never assumed: these files may be days of training.
     RG_CHECK(cfg.overwrite, cfg.program, ": '", cfg.out, "' holds an earlier run (", list,
              "). Continue it with --resume auto, start over with --overwrite (which deletes "

@@ -1,7 +1,9 @@
 #pragma once
 // A training run's output folder: nothing an earlier run wrote is lost.
 //   - A folder holding an earlier run is refused unless the run resumes it (--resume auto) or
-//     starts over on purpose (--overwrite, which deletes that run's files first).
+//     starts over on purpose (--overwrite, which deletes that run's files first); --resume auto
+//     with nothing to resume (no last.safetensors: a run that died before its first checkpoint,
+//     a full disk) is refused too, naming the files it would overwrite.
 //   - Temporaries a checkpoint writer killed mid-write left behind are removed.
 //   - On resume, metrics.csv and the TensorBoard event files are cut back to the epoch the
 //     checkpoint holds, so the epochs run again are logged once: the CSV and the curves equal
@@ -11,6 +13,7 @@
 //     honour that event.)
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -26,10 +29,25 @@ struct OutputOptions {
   std::string out{};              // the folder
   std::string resume{};           // checkpoint path, "auto" (<out>/last.safetensors) or empty
   bool overwrite = false;         // start over, deleting an earlier run's files
+  // Seconds since 1970 when the elastic job this run belongs to began (scripts/mpirun.sh
+  // --elastic, through kElasticJobStartVariable); 0: not elastic. Files written since then are
+  // the job's own, from an earlier attempt.
+  double own_files_since = 0;
 };
 
+// The variable scripts/mpirun.sh --elastic sets for every attempt of a job: the job's start, in
+// seconds since 1970 (elastic_job_start() reads it; 0 when unset).
+inline constexpr const char* kElasticJobStartVariable = "RG_ELASTIC_JOB_START";
+double elastic_job_start();
+
+// Whether `file` was last written at or after `unix_seconds` (false for 0 or no such file).
+bool written_since(const std::filesystem::path& file, double unix_seconds);
+
 // Before training, on the process that writes: creates options.out, refuses or clears an
-// earlier run there (see above) and removes stale checkpoint temporaries.
+// earlier run there (see above) and removes stale checkpoint temporaries. --resume auto without
+// a last.safetensors is refused, naming them, when the folder holds an earlier run's files —
+// unless they are all this elastic job's own (own_files_since): then they go and the run
+// starts over, saying so.
 void prepare_output_folder(const OutputOptions& options);
 
 // The checkpoint to resume from: options.resume, or <out>/last.safetensors for "auto" when

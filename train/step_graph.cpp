@@ -51,8 +51,12 @@ StepGraph::StepGraph(const Device& device, int64_t warm_up_steps,
 StepGraph::~StepGraph() = default;
 
 void StepGraph::check(const std::string& program, const Device& device, const MixedPrecision& amp,
-                      bool one_replica, bool tracing, Optimizer& optimizer) {
+                      bool one_replica, bool tracing, Optimizer& optimizer,
+                      int64_t accumulate_steps) {
   const std::string what = program + ": --cuda-graphs";
+  RG_CHECK(accumulate_steps == 1, what, " captures the step of one batch; --accumulate-steps ",
+           accumulate_steps, " makes a step of ", accumulate_steps,
+           " batches (their forward and backward passes are not captured): drop one of the two");
   RG_CHECK(device.is_cuda(), what, " captures the step on a GPU; the device is ", device);
   RG_CHECK(!amp.scaler(), what,
            ": the loss scaler reads its verdict on the host every step, which a captured step "

@@ -50,10 +50,12 @@ class StepGraph {
   ~StepGraph();
 
   // Throws naming what stops a captured step: a device other than a GPU, a loss scaler (its
-  // verdict is read on the host every step), more than one replica, a timeline (--trace), or an
-  // optimizer whose update takes host scalars. Then keeps the optimizer's rates on the device.
+  // verdict is read on the host every step), more than one replica, a timeline (--trace), an
+  // optimizer whose update takes host scalars, or gradient accumulation (several batches per
+  // step). Then keeps the optimizer's rates on the device.
   static void check(const std::string& program, const Device& device, const MixedPrecision& amp,
-                    bool one_replica, bool tracing, Optimizer& optimizer);
+                    bool one_replica, bool tracing, Optimizer& optimizer,
+                    int64_t accumulate_steps = 1);
 
   // One step over `batch`; `eager` runs it as the loop would (zero_grad to optimizer update),
   // on the batch it is given.

@@ -39,6 +39,8 @@ Trainer::Trainer(TrainerParts parts, Task task, TrainerOptions options)
            ": the trainer needs a group and a model");
   RG_CHECK(task_.step && task_.evaluation, options_.program,
            ": the task needs a step and an evaluation");
+  RG_CHECK(options_.accumulate_steps >= 1, options_.program,
+           ": accumulate_steps must be >= 1, got ", options_.accumulate_steps);
   RG_CHECK(!task_.eval_metrics.empty() && task_.eval_metrics[0].name == "loss", options_.program,
            ": the task's eval metrics must start with \"loss\"");
   best_index(task_);
@@ -106,6 +108,7 @@ void Trainer::wrap(const WrapOptions& options) {
     if (!zero && options.compression != parallel::GradCompression::none)
       ddp->register_comm_hook(parallel::compression_hook(options.compression));
     trained_ = ddp;
+    ddp_ = ddp.get();
     // The app's optimizer keeps the hyperparameters (the schedule drives it); ZeRO the state.
     if (zero) {
       zero_ = std::make_unique<parallel::ZeroRedundancyOptimizer>(
@@ -166,7 +169,7 @@ const TrainingState& Trainer::fit(data::BatchSource& train_loader, data::BatchSo
   if (options_.cuda_graphs) {
     StepGraph::check(options_.program, parts_.device, parts_.amp,
                      !data_parallel_ && !zero_ && parts_.group->size() == 1, step_trace_->enabled(),
-                     optimizer());
+                     optimizer(), options_.accumulate_steps);
     step_graph = std::make_unique<StepGraph>(parts_.device, kStepGraphWarmUp);
   }
   int64_t epochs_this_run = 0;
@@ -204,7 +207,9 @@ const TrainingState& Trainer::fit(data::BatchSource& train_loader, data::BatchSo
         .clip_gradients = zero_ ? std::function<void(double)>(
                                       [this](double max_norm) { zero_->clip_grad_norm(max_norm); })
                                 : nullptr,
-        .step_graph = step_graph.get()};
+        .step_graph = step_graph.get(),
+        .accumulate_steps = options_.accumulate_steps,
+        .ddp = ddp_};
     const int64_t first_step = state_.step + 1;
     EpochResult train =
         train_epoch(*trained_, train_loader, task_, optimizer(), parts_.scheduler, parts_.amp,

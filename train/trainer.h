@@ -76,6 +76,9 @@ struct TrainerOptions {
   TraceOptions trace{};
   // --cuda-graphs: each step captured once in a CUDA graph and replayed (train/step_graph.h).
   bool cuda_graphs = false;
+  // --accumulate-steps: loader batches per optimizer step (train/accumulate.h). The schedule
+  // the app made counts optimizer steps (train/global_batch.h: optimizer_steps).
+  int64_t accumulate_steps = 1;
 };
 
 // --zero: ZeRO stage 1 (parallel/zero.h) — each rank keeps 1/N of the optimizer state.
@@ -145,6 +148,7 @@ class Trainer {
   std::shared_ptr<nn::Module> trained_;  // the model, or its wrapper
   std::shared_ptr<parallel::DataParallel> data_parallel_;
   std::unique_ptr<parallel::ZeroRedundancyOptimizer> zero_;
+  parallel::DistributedDataParallel* ddp_ = nullptr;  // in trained_, when wrapped in DDP
   std::unique_ptr<StepTrace> step_trace_;
   TrainingState state_;
   int64_t peak_memory_bytes_ = 0;

@@ -29,6 +29,11 @@ inline constexpr const char* kSyncBnRounding =
     "not bit-exact: BatchNorm statistics merged from per-share ones (Chan) instead of one pass, "
     "and each weight gradient summed per share before the reduce-add or allreduce";
 
+inline constexpr const char* kAccumulationRounding =
+    "not bit-exact: the micro-batches' gradients, each weighted by its share of the samples, are "
+    "summed in .grad (and across ranks once per step), in another order than one backward over "
+    "the whole batch";
+
 struct Run {
   std::string name;       // "DP 2 + SyncBN"
   std::string reference;  // what it must equal, in words

@@ -9,6 +9,10 @@
 //   DP N + SyncBN, DDP N + SyncBN    the whole batch at once
 //   DDP N [+ SyncBN] + ZeRO-1  the same as without ZeRO: the optimizer state sharded over the
 //                              ranks (parallel/zero.h) changes no result (bit for bit with 2)
+//   1 device, DDP N [+ ZeRO-1] + accumulate K    (the net without its BatchNorms)
+//                              the whole batch at once: K micro-batches per step, their losses
+//                              weighted by their sizes, DDP averaging once per step
+//                              (train/accumulate.h, what --accumulate-steps runs)
 //
 // Alone it runs the DP rows (DataParallel over --devices logical cpu devices, or --dp-devices);
 // under scripts/mpirun.sh N the DDP rows (each process its B/N rows; with --device cuda over
@@ -35,13 +39,16 @@
 #include "core/thread_pool.h"
 #include "core/trace.h"
 #include "nn/layers.h"
+#include "optim/amp.h"
 #include "optim/optim.h"
 #include "parallel/data_parallel.h"
+#include "parallel/data_parallel_functions.h"
 #include "parallel/ddp.h"
 #include "parallel/sync_batch_norm.h"
 #include "parallel/trace_file.h"
 #include "parallel/world.h"
 #include "parallel/zero.h"
+#include "train/accumulate.h"
 #include "train/world.h"
 
 using namespace rg;
@@ -49,6 +56,42 @@ using namespace rg::parallel;
 using namespace rg::apps;
 
 namespace {
+
+const char* const kWholeWithoutBn = "one device, whole batch (the net without BatchNorm)";
+
+// Gradient accumulation (train/accumulate.h, what --accumulate-steps runs): each step's rows
+// [first, first + count) as `micro` micro-batches, as equal as possible; under DDP (`ddp`) the
+// last one synchronises, with `zero` ZeRO-1 over that DDP steps.
+State train_accumulated(nn::Module& model, std::vector<Tensor> params, const Setup& s,
+                        int64_t first, int64_t count, int micro,
+                        DistributedDataParallel* ddp = nullptr, bool zero = false) {
+  SGD sgd = make_sgd(std::move(params));
+  std::unique_ptr<ZeroRedundancyOptimizer> sharded;
+  if (zero) sharded = std::make_unique<ZeroRedundancyOptimizer>(*ddp, sgd);
+  Optimizer& opt = sharded ? static_cast<Optimizer&>(*sharded) : sgd;
+  MixedPrecision f32(model, {});
+  const std::vector<int64_t> sizes = split_sizes(count, micro);
+  const std::vector<double> weights = train::micro_batch_weights(sizes);
+  for (int step = 0; step < s.steps; ++step) {
+    const Batch b = batch(s.global_batch, step, s.dtype, s.device);
+    opt.zero_grad();
+    int64_t row = first;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const train::MicroBatch which =
+          i + 1 < sizes.size() ? train::MicroBatch::more_follow : train::MicroBatch::last;
+      Tensor loss;
+      {
+        train::MicroBatchForward in(ddp, which);
+        loss = cross_entropy(model.forward(b.images.narrow(0, row, sizes[i])),
+                             b.labels.narrow(0, row, sizes[i]));
+      }
+      train::backward_micro_batch(loss, weights[i], which, ddp, f32);
+      row += sizes[i];
+    }
+    opt.step();
+  }
+  return model.state_dict();
+}
 
 // Per-device BatchNorm against its reference is bit-exact with two shares on the cpu (judge.h
 // says why); everything else is judged against the dtype's tolerance.
@@ -85,7 +128,7 @@ int grade(const std::string& lesson) {
 int main(int argc, char** argv) {
   CLI::App app{"check_equivalence: N devices or processes against one, judged per run"};
   app.option_defaults()->always_capture_default();  // --help shows every default
-  int devices = 2, steps = 3, perturb = -1;
+  int devices = 2, steps = 3, perturb = -1, accumulate = 0;
   int64_t global_batch = 12;
   std::string dtype_text, device_text = "cpu", dp_devices_text, backend_text = "auto";
   app.add_option("--devices", devices, "DataParallel replicas when alone (logical cpu devices)");
@@ -97,6 +140,9 @@ int main(int argc, char** argv) {
                  "under mpirun with --device cuda: auto (= nccl, a GPU per rank) or mpi (ranks "
                  "may share a GPU)");
   app.add_option("--steps", steps, "SGD steps");
+  app.add_option("--accumulate", accumulate,
+                 "micro-batches per step of the accumulation rows (default: 5 alone, 2 under "
+                 "mpirun)");
   app.add_option("--batch", global_batch, "samples per step over all devices / processes");
   app.add_option("--dtype", dtype_text, "f64 (default on cpu) or f32 (default on cuda)")
       ->check(CLI::IsMember({"f32", "f64"}));
@@ -121,8 +167,9 @@ int main(int argc, char** argv) {
       trace::name_this_thread("main");
       start_trace(*world);
     }
-    RG_CHECK(devices >= 1 && steps >= 1 && global_batch >= 1,
+    RG_CHECK(devices >= 1 && steps >= 1 && global_batch >= 1 && accumulate >= 0,
              "check_equivalence: --devices, --steps and --batch must be >= 1");
+    if (accumulate == 0) accumulate = n == 1 ? 5 : 2;
     Setup s{.steps = steps, .global_batch = global_batch};
     const train::GpuBackend backend = train::parse_gpu_backend(backend_text);
     std::vector<Device> dp_list;
@@ -151,6 +198,9 @@ int main(int argc, char** argv) {
 
     auto single = make_net(s.dtype, s.device);
     const State whole = train_steps(*single, single->parameters(), s, 0, s.global_batch);
+    auto single_without_bn = make_net(s.dtype, s.device, Norms::none);
+    const State whole_without_bn =
+        train_steps(*single_without_bn, single_without_bn->parameters(), s, 0, s.global_batch);
     std::vector<Run> runs;
     if (n == 1) {
       const std::vector<int64_t> shares =
@@ -180,6 +230,14 @@ int main(int argc, char** argv) {
              .exact = !synced && exact_with_two(shares.size(), s.device),
              .why = why(synced, shares.size(), s.device)});
       }
+      // Uneven micro-batches (12 rows in 5: 3+3+2+2+2): the weights must make up for them.
+      auto net = make_net(s.dtype, s.device, Norms::none);
+      runs.push_back(
+          {.name = "1 device + accumulate " + std::to_string(accumulate),
+           .reference = kWholeWithoutBn,
+           .state = train_accumulated(*net, net->parameters(), s, 0, s.global_batch, accumulate),
+           .expected = whole_without_bn,
+           .why = apps::kAccumulationRounding});
     } else {
       RG_CHECK(s.global_batch % n == 0, "check_equivalence: --batch ", s.global_batch,
                " must divide among ", n, " processes (equal shares: DDP averages their means)");
@@ -205,6 +263,20 @@ int main(int argc, char** argv) {
           run.ranks_apart = apps::apart_across_ranks(ddp.named_parameters(), *world);
           runs.push_back(std::move(run));
         }
+      // Each rank's share in micro-batches, DDP averaging in the last one's backward.
+      for (bool zero : {false, true}) {
+        DistributedDataParallel ddp(make_net(s.dtype, s.device, Norms::none), group);
+        const int micro = static_cast<int>(std::min<int64_t>(accumulate, share));
+        Run run{.name = "DDP " + std::to_string(n) + (zero ? " + ZeRO-1" : "") + " + accumulate " +
+                        std::to_string(micro),
+                .reference = kWholeWithoutBn,
+                .state = train_accumulated(ddp, ddp.parameters(), s, rank * share, share, micro,
+                                           &ddp, zero),
+                .expected = whole_without_bn,
+                .why = apps::kAccumulationRounding};
+        run.ranks_apart = apps::apart_across_ranks(ddp.named_parameters(), *world);
+        runs.push_back(std::move(run));
+      }
     }
     if (!trace_path.empty()) write_trace(trace_path, *world);
     bool failed = false;

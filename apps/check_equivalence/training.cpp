@@ -21,18 +21,24 @@ Tensor loss_of(const Tensor& out, const Tensor& labels, const Perturbation& p) {
 }
 }  // namespace
 
-std::shared_ptr<nn::Module> make_net(DType dtype, const Device& device) {
+std::shared_ptr<nn::Module> make_net(DType dtype, const Device& device, Norms norms) {
   manual_seed(1);  // every process and every replica starts from the same weights
-  auto net = std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
+  std::vector<std::shared_ptr<nn::Module>> layers{
       std::make_shared<nn::Conv2d>(3, 8, nn::Size2{3, 3},
                                    nn::Conv2dOptions{.padding = {1, 1}, .bias = nn::Bias::without}),
-      std::make_shared<nn::BatchNorm2d>(8), std::make_shared<nn::ReLU>(),
+      std::make_shared<nn::BatchNorm2d>(8),
+      std::make_shared<nn::ReLU>(),
       std::make_shared<nn::Conv2d>(
           8, 16, nn::Size2{3, 3},
           nn::Conv2dOptions{.stride = {2, 2}, .padding = {1, 1}, .bias = nn::Bias::without}),
-      std::make_shared<nn::BatchNorm2d>(16), std::make_shared<nn::ReLU>(),
-      std::make_shared<nn::AdaptiveAvgPool2d>(nn::Size2{1, 1}), std::make_shared<nn::Flatten>(),
-      std::make_shared<nn::Linear>(16, 10)});
+      std::make_shared<nn::BatchNorm2d>(16),
+      std::make_shared<nn::ReLU>(),
+      std::make_shared<nn::AdaptiveAvgPool2d>(nn::Size2{1, 1}),
+      std::make_shared<nn::Flatten>(),
+      std::make_shared<nn::Linear>(16, 10)};
+  if (norms == Norms::none)
+    std::erase_if(layers, [](const auto& m) { return m->type_name() == "BatchNorm2d"; });
+  auto net = std::make_shared<nn::Sequential>(std::move(layers));
   net->to(dtype);
   net->to(device);
   return net;

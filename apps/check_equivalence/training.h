@@ -16,7 +16,11 @@ namespace rg::apps {
 // conv(3→8) BN ReLU → conv(8→16, stride 2) BN ReLU → global average pool → linear(16→10):
 // small, but with BatchNorm at two depths. A Sequential, so SyncBatchNorm can replace its BNs.
 // The same weights every call (it reseeds the default generator: call it from one thread).
-std::shared_ptr<nn::Module> make_net(DType dtype, const Device& device);
+// Norms::none: the same net without its BatchNorms (gradient accumulation matches the larger
+// batch exactly only without them: each micro-batch would be normalised on its own).
+enum class Norms { batch_norm, none };
+std::shared_ptr<nn::Module> make_net(DType dtype, const Device& device,
+                                     Norms norms = Norms::batch_norm);
 
 struct Batch {
   Tensor images, labels;

@@ -132,7 +132,9 @@ train::RunOptions<TrainConfig> declare() {
         at_least<int64_t>(0, "(0: always trains)"), Flag::config_only);
   o.section("Optimization");
   o.add("epochs", &C::epochs, "epochs to train", in_range<int64_t>(1, train::kMaxEpochs));
-  o.add("batch_size", &C::batch_size, "images per step and process (under mpirun: x N in all)",
+  o.add("batch_size", &C::batch_size,
+        "images per batch and process (under mpirun: x N in all; with --accumulate-steps K, K "
+        "batches a step)",
         at_least<int64_t>(1));
   o.add("lr", &C::lr, "peak learning rate", train::positive());
   o.add("momentum", &C::momentum, "SGD momentum");
@@ -143,7 +145,8 @@ train::RunOptions<TrainConfig> declare() {
   o.add("milestones", &C::milestones, "multistep: the epochs whose start divides the lr by 10", {},
         Flag::config_only);
   o.add("warmup_epochs", &C::warmup_epochs, "linear warm-up length");
-  o.add("lr_scaling", &C::lr_scaling, "none or linear (lr x number of processes, with warm-up)",
+  o.add("lr_scaling", &C::lr_scaling,
+        "none or linear (lr x processes x accumulation steps: the global batch over --batch-size)",
         one_of({"none", "linear"}));
   o.add("label_smoothing", &C::label_smoothing, "cross-entropy label smoothing",
         train::in_interval(0, 1, Interval::right_open));

@@ -25,6 +25,7 @@
 #include "parallel/horovod.h"
 #include "parallel/sync_batch_norm.h"
 #include "train/common_options.h"
+#include "train/global_batch.h"
 #include "train/metrics_log.h"
 #include "train/outputs.h"
 #include "train/pretrained.h"
@@ -63,6 +64,14 @@ int run(const TrainConfig& options) {
   const std::string checkpoint = train::prepare_run_folder(
       cfg.folder("train_cifar"), cfg.eval_only ? train::RunKind::evaluate : train::RunKind::train,
       *group);
+  // A resumed run keeps its global batch (processes x batch x accumulation steps) on any number
+  // of processes: the batch or the accumulation is recomputed, or the start refused
+  // (train/global_batch.h).
+  const train::GlobalBatch asked{world_size, cfg.batch_size, cfg.accumulate_steps};
+  const train::GlobalBatch batch =
+      cfg.eval_only ? asked : train::resume_global_batch(checkpoint, asked, *group, "train_cifar");
+  cfg.batch_size = batch.batch_size;
+  cfg.accumulate_steps = batch.accumulate_steps;
 
   // ---- data: each process reads its share ---------------------------------------------------
   const std::string root = find_cifar10(cfg.data);
@@ -110,22 +119,25 @@ int run(const TrainConfig& options) {
            "train_cifar: --fault overflow needs a loss scaler to catch the inf (--amp O1 "
            "--amp-dtype fp16, or --loss-scale dynamic); without one it would reach the weights");
   if (world_size > 1 && amp.scaler()) parallel::sync_found_inf(*amp.scaler(), group);
-  const double lr = scale_lr(cfg.lr, world_size,
+  // The linear rule scales by the global batch over --batch-size: processes x accumulation.
+  const double lr = scale_lr(cfg.lr, static_cast<int>(world_size * cfg.accumulate_steps),
                              cfg.lr_scaling == "linear" ? LrScaling::linear : LrScaling::none);
   const SGDOptions sgd{.lr = lr,
                        .momentum = cfg.momentum,
                        .weight_decay = cfg.weight_decay,
                        .nesterov = cfg.nesterov ? Nesterov::on : Nesterov::off};
   SGD optimizer(norm_bias_groups(*model, amp.optimizer_params(), sgd, cfg.norm_bias_lr_scale));
+  // The schedule counts optimizer steps: with accumulation, fewer than batches.
+  const int64_t steps_per_epoch =
+      train::optimizer_steps(train_loader.num_batches(), cfg.accumulate_steps);
   auto scheduler = train::make_schedule({.name = cfg.schedule,
                                          .peak_lr = lr,  // the schedule peaks at the scaled rate
                                          .epochs = cfg.epochs,
                                          .warmup_epochs = cfg.warmup_epochs,
                                          .milestones = cfg.milestones},
-                                        optimizer, train_loader.num_batches());
+                                        optimizer, steps_per_epoch);
 
   // airbench94's lookahead over the model's floating state (weights and BatchNorm statistics).
-  const int64_t steps_per_epoch = train_loader.num_batches();
   const int64_t total_steps = cfg.epochs * steps_per_epoch;
   std::unique_ptr<Lookahead> lookahead;  // made after resume(), from the weights it restores
 
@@ -133,6 +145,7 @@ int run(const TrainConfig& options) {
   std::map<std::string, std::string> recorded =  // what predict needs (train/model_card.h)
       train::model_card_metadata(cifar_model_card(cfg, *train_set, *test_set));
   recorded["config"] = options.to_json().dump();
+  recorded.merge(train::global_batch_metadata(batch));  // what a resume on M ranks keeps
   const train::Task task =
       cifar_task(cfg, *test_sampler,
                  device.is_cuda() || loaders.placement == DataPlacement::device ? EvalCounts::device
@@ -173,7 +186,8 @@ int run(const TrainConfig& options) {
            },
        .checkpoint_extra = recorded,
        .trace = cfg.trace_options(),
-       .cuda_graphs = cfg.cuda_graphs});
+       .cuda_graphs = cfg.cuda_graphs,
+       .accumulate_steps = cfg.accumulate_steps});
   trainer.resume(checkpoint,
                  cfg.eval_only ? train::Restore::weights_only : train::Restore::everything);
   // Its averages are not in checkpoints: a resumed run restarts them from the resumed weights.
@@ -213,6 +227,10 @@ int run(const TrainConfig& options) {
                 << (cfg.grad_compression == "fp16" ? ", fp16 gradients" : "") << "): batch "
                 << cfg.batch_size << " per process = " << cfg.batch_size * world_size
                 << ", peak lr " << lr << "\n";
+    if (cfg.accumulate_steps > 1)
+      std::cout << "gradient accumulation: " << cfg.accumulate_steps << " batches of "
+                << cfg.batch_size << " per optimizer step: " << train::describe(batch)
+                << " images a step, " << steps_per_epoch << " steps an epoch\n";
     else if (cfg.grad_compression != "none")
       std::cout << "note: --grad-compression compresses DDP's buckets under mpirun; one "
                    "process sends none\n";

@@ -135,7 +135,8 @@ train::RunOptions<UnetConfig> declare() {
         train::one_of({"transposed", "interpolate"}));
   o.section("Optimization");
   o.add("epochs", &C::epochs, "epochs to train", in_range<int64_t>(1, train::kMaxEpochs));
-  o.add("batch_size", &C::batch_size, "samples per step and process",
+  o.add("batch_size", &C::batch_size,
+        "samples per batch and process (with --accumulate-steps K, K batches a step)",
         in_range<int64_t>(1, kMaxSamples));
   o.add("lr", &C::lr, "AdamW's peak learning rate", train::positive());
   o.add("weight_decay", &C::weight_decay, "AdamW's decoupled weight decay",

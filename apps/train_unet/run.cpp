@@ -14,6 +14,7 @@
 #include "parallel/found_inf.h"
 #include "parallel/sync_batch_norm.h"
 #include "train/common_options.h"
+#include "train/global_batch.h"
 #include "train/outputs.h"
 #include "train/schedule.h"
 #include "train/trainer.h"
@@ -37,6 +38,11 @@ int run_unet(const UnetConfig& cfg_in) {
   manual_seed(static_cast<uint64_t>(cfg.seed));
   const std::string checkpoint =
       train::prepare_run_folder(cfg.folder("train_unet"), train::RunKind::train, *group);
+  // The global batch kept on any number of processes (train/global_batch.h), as train_cifar's.
+  const train::GlobalBatch batch = train::resume_global_batch(
+      checkpoint, {world_size, cfg.batch_size, cfg.accumulate_steps}, *group, "train_unet");
+  cfg.batch_size = batch.batch_size;
+  cfg.accumulate_steps = batch.accumulate_steps;
 
   // ---- data: generated or the user's files, each process reads its share ------------------
   const auto seed = static_cast<uint64_t>(cfg.seed);
@@ -74,8 +80,9 @@ int run_unet(const UnetConfig& cfg_in) {
   if (world_size > 1 && amp.scaler()) parallel::sync_found_inf(*amp.scaler(), group);
   AdamW optimizer(amp.optimizer_params(), {.lr = cfg.lr, .weight_decay = cfg.weight_decay});
   auto scheduler =
-      train::make_schedule({.name = cfg.schedule, .peak_lr = cfg.lr, .epochs = cfg.epochs},
-                           optimizer, train_loader.num_batches());
+      train::make_schedule(  // per optimizer step: fewer than batches with accumulation
+          {.name = cfg.schedule, .peak_lr = cfg.lr, .epochs = cfg.epochs}, optimizer,
+          train::optimizer_steps(train_loader.num_batches(), cfg.accumulate_steps));
 
   // ---- resume and wrap: rank 0's state on every rank, then DP / DDP -------------------------
   std::map<std::string, std::string> recorded =
@@ -83,6 +90,7 @@ int run_unet(const UnetConfig& cfg_in) {
   // The one-line description, as before: predict's hint for a checkpoint without a card
   // recognises train_unet's by it (train/model_card.cpp).
   recorded["config"] = cfg.describe();
+  recorded.merge(train::global_batch_metadata(batch));  // what a resume on M ranks keeps
   train::Trainer trainer({group, device, model, amp, optimizer, *scheduler},
                          unet_task(cfg, *test_sampler, std::move(preview), sets.class_names),
                          {.program = "train_unet",
@@ -92,7 +100,8 @@ int run_unet(const UnetConfig& cfg_in) {
                           .progress = cfg.progress,
                           .resumed = !cfg.resume.empty(),
                           .checkpoint_extra = recorded,
-                          .trace = cfg.trace_options()});
+                          .trace = cfg.trace_options(),
+                          .accumulate_steps = cfg.accumulate_steps});
   trainer.resume(checkpoint, train::Restore::everything);
   trainer.wrap(train::wrap_options(
       cfg, placement, [unet = cfg.unet()] { return std::make_shared<nn::UNet>(unet); }));

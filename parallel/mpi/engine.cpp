@@ -182,6 +182,7 @@ void Engine::set_up() {
   wait_request(request, timeout_,
                [] { return std::string("every rank to start (MPI_Comm_idup)"); });
   RG_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  notices_ready_ = true;
 
   Identity me;
   me.pid = static_cast<int32_t>(getpid());
@@ -232,17 +233,38 @@ void Engine::set_up() {
 
 std::string Engine::dead_peers() const {
   std::ostringstream dead;
-  for (std::size_t r = 0; r < peers_.size(); ++r) {
-    const Peer& peer = peers_[r];
-    if (!peer.watched) continue;
-    char state = 0;
-    int64_t start_time = -1;
-    // A zombie has exited and waits for its parent (orted) to reap it.
-    if (!read_stat(peer.pid, state, start_time) || state == 'Z' || state == 'X' ||
-        start_time != peer.start_time)
-      dead << (dead.tellp() > 0 ? ", " : "") << "rank " << r << " (pid " << peer.pid << ")";
-  }
+  for (int r = 0; r < static_cast<int>(peers_.size()); ++r)
+    if (is_dead(r))
+      dead << (dead.tellp() > 0 ? ", " : "") << "rank " << r << " (pid "
+           << peers_[static_cast<std::size_t>(r)].pid << ")";
   return dead.str();
+}
+
+bool Engine::is_dead(int rank) const {
+  if (rank < 0 || static_cast<std::size_t>(rank) >= peers_.size()) return false;  // not known yet
+  const Peer& peer = peers_[static_cast<std::size_t>(rank)];
+  if (!peer.watched) return false;
+  char state = 0;
+  int64_t start_time = -1;
+  // A zombie has exited and waits for its parent (orted) to reap it.
+  return !read_stat(peer.pid, state, start_time) || state == 'Z' || state == 'X' ||
+         start_time != peer.start_time;
+}
+
+void Engine::record_lost_peers() const {
+  const char* dir = std::getenv("RG_ELASTIC_DIR");
+  if (dir == nullptr || *dir == '\0') return;
+  std::ofstream out(std::string(dir) + "/lost." + std::to_string(rank_));
+  for (int r = 0; r < size_; ++r)
+    if (is_dead(r)) out << r << "\n";
+}
+
+void Engine::record_ending_the_job() const {
+  // A rank that ends the job on purpose (a fault it found, an error of its own) is gone a
+  // moment later, and another rank may see it dead: it is not a lost rank.
+  const char* dir = std::getenv("RG_ELASTIC_DIR");
+  if (dir == nullptr || *dir == '\0') return;
+  std::ofstream(std::string(dir) + "/ended." + std::to_string(rank_)) << "MPI_Abort\n";
 }
 
 std::string Engine::stopped_peers() const {
@@ -268,7 +290,16 @@ void Engine::wait_until(const std::function<bool()>& done, milliseconds timeout,
   while (!done()) {
     const auto now = Clock::now();
     if (now >= next_check) {
+      if (ending_requested_) serve_ending_request();
+      // A peer that left says how, before its process is gone (or while it waits, alive).
+      // In shutdown's barrier a dead peer is this rank's own finding, which the others' notices
+      // ("rank 2 stopped on an error: ... rank 1 has exited") would only repeat: it goes first.
+      receive_notices();
       const std::string dead = dead_peers();
+      if (const std::string left = judge(notices_, waiting_, rank_);
+          !left.empty() && (dead.empty() || waiting_.what != Waiting::What::shutdown))
+        fail(left);
+      if (!dead.empty()) record_lost_peers();
       if (!dead.empty())
         fail(dead, dead.find(',') == std::string::npos ? " has" : " have",
              " exited; this rank was waiting for ", waiting_for());
@@ -336,6 +367,14 @@ void Engine::fault(const std::string& message) {
   const std::string line = text.str();
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
+  // The ranks that announced they are leaving wait for this one in shutdown's barrier, which it
+  // will not reach: tell them (on the communication thread, where every fault is found).
+  if (notices_ready_ && std::this_thread::get_id() == thread_.get_id()) {
+    std::vector<int> leavers;
+    for (const auto& [r, notice] : notices_)
+      if (notice.kind == NoticeKind::leaving && !is_dead(r)) leavers.push_back(r);
+    send_notice(NoticeKind::failed, message, leavers);
+  }
 }
 
 void Engine::abort_job(const std::string& reason) {
@@ -347,6 +386,7 @@ void Engine::abort_job(const std::string& reason) {
                            std::to_string(size_) + ": " + reason + "; ending the job (MPI_Abort)\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
+  record_ending_the_job();
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);  // MPI_Abort does not return; should it, the rank still ends
 }
@@ -359,15 +399,23 @@ void Engine::loop() {
       // After a fault with OnFault::abort_job: fail what comes in, hold a shutdown until the
       // abort (the process must not exit with status 0), then end the job.
       cv_.wait_until(lock, abort_at, [&] {
-        return std::any_of(queue_.begin(), queue_.end(), [](auto& t) { return !t->stop; });
+        return ending_requested_ ||
+               std::any_of(queue_.begin(), queue_.end(), [](auto& t) { return !t->stop; });
       });
       if (Clock::now() >= abort_at) {
         lock.unlock();
+        record_ending_the_job();
         MPI_Abort(MPI_COMM_WORLD, 1);
         std::_Exit(1);  // MPI_Abort does not return; should it, still never hang
       }
     } else {
-      cv_.wait(lock, [&] { return !queue_.empty(); });
+      cv_.wait(lock, [&] { return !queue_.empty() || ending_requested_; });
+    }
+    if (ending_requested_) {
+      lock.unlock();
+      serve_ending_request();
+      lock.lock();
+      continue;
     }
     auto it = std::find_if(queue_.begin(), queue_.end(), [&](auto& t) {
       return !t->stop || abort_at == Clock::time_point::max();
@@ -411,13 +459,30 @@ void Engine::loop() {
 }
 
 void Engine::tear_down() {
-  if (!fault_.empty()) return;  // peers may be gone: MPI_Finalize could wait for them
+  if (!fault_.empty()) {
+    // Peers may be gone: MPI_Finalize could wait for them. Those still waiting for this rank —
+    // in a collective, or in their own final barrier — learn that it will not come.
+    send_notice_to_all(NoticeKind::ending, "it stopped on an earlier error: " + fault_);
+    return;
+  }
   try {
-    MPI_Request request = MPI_REQUEST_NULL;
-    RG_MPI_CHECK(MPI_Ibarrier(comm_, &request));
-    wait_request(request, timeout_, [] {
-      return std::string("the other ranks to finish (the barrier in parallel::shutdown)");
-    });
+    send_notice_to_all(NoticeKind::leaving, leaving_how_);
+    {
+      Running in_barrier(*this, {.what = Waiting::What::shutdown});
+      MPI_Request request = MPI_REQUEST_NULL;
+      RG_MPI_CHECK(MPI_Ibarrier(comm_, &request));
+      wait_request(request, timeout_, [] {
+        return std::string("the other ranks to finish (the barrier in parallel::shutdown)");
+      });
+    }
+    // Every rank sent its notice before the barrier: take them all, and let ours arrive, so
+    // that no message is left over when MPI ends.
+    wait_until(
+        [&] {
+          receive_notices();
+          return static_cast<int>(notices_.size()) >= size_ - 1 && sends_done();
+        },
+        timeout_, [] { return std::string("the other ranks' departure notices"); });
   } catch (const std::exception& e) {
     fault(std::string("shutdown: ") + e.what());
     return;
@@ -430,7 +495,7 @@ void Engine::tear_down() {
       fault("shutdown: MPI_Finalize failed: " + error_string(code));
 }
 
-void Engine::shutdown() {
+void Engine::shutdown(const std::string& how) {
   std::shared_ptr<Work> done;
   {
     std::lock_guard lock(mutex_);
@@ -440,6 +505,7 @@ void Engine::shutdown() {
       return;
     }
     stopping_ = true;
+    leaving_how_ = how;
     auto task = std::make_unique<Task>();
     task->stop = true;
     done = task->work;

@@ -82,8 +82,12 @@ std::shared_ptr<MpiGroup> MpiGroup::create(Engine& engine, const ProcessGroupOpt
   check_options(options);
   std::shared_ptr<MpiGroup> group(new MpiGroup(engine, options));
   engine.run([&] {
+    // A rank that left before creating this group never will (parallel/mpi/departures.h).
+    Engine::Running creating(engine,
+                             {.what = Waiting::What::group_creation, .group = engine.groups()});
     group->data_ = duplicate_world(engine);
     group->control_ = duplicate_world(engine);
+    group->index_ = engine.add_group();
   });
   return group;
 }
@@ -99,8 +103,14 @@ std::shared_ptr<Work> MpiGroup::issue(Call call, std::vector<Tensor> keep,
       [self = shared_from_this(), call, body = std::move(body), handed] {
         try {
           trace::Span span("collective", [&] { return describe(call); });
+          // What a departed rank's notice is judged against (parallel/mpi/departures.h).
+          Engine::Running running(self->engine_, {.what = Waiting::What::collective,
+                                                  .group = self->index_,
+                                                  .seq = call.seq,
+                                                  .kind = kind_name(static_cast<Kind>(call.kind))});
           if (self->options_.check_sequence) self->check_sequence(call);
           body(call);
+          self->engine_.completed(self->index_, call.seq);
         } catch (const std::exception& e) {
           trace::end_hand_over(handed);
           fail(describe(call), " on rank ", self->rank(), ": ", e.what());

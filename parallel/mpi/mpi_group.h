@@ -105,6 +105,7 @@ class MpiGroup final : public ProcessGroup, public std::enable_shared_from_this<
   // Made by the first collective on cuda tensors, used only on the communication thread.
   std::shared_ptr<nccl::NcclComm> nccl_;
   int64_t next_seq_ = 1;
+  int index_ = 0;  // the engine's number of this group (creation order, the same on every rank)
 };
 
 }  // namespace rg::parallel::mpi

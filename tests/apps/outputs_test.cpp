@@ -122,5 +122,26 @@ TEST(TrainCifarOutputs, AnEarlierRunIsNeverOverwrittenUnasked) {
   EXPECT_TRUE(throws_error([&] { run(cfg); }, {"--overwrite", "--resume", "contradict"}));
 }
 
+// A run that died before its first checkpoint left its logs and best.safetensors (issue 53:
+// --resume auto then started a new run over them without a word).
+TEST(TrainCifarOutputs, ResumeAutoWithNothingToResumeRefusesAnEarlierRunsFiles) {
+  const std::string data = tiny_cifar("data", 8);
+  const std::string out = rg::testing::temp_path("out_nothing_to_resume");
+  fs::remove_all(out);
+  TrainConfig cfg = tiny_config(data, out);
+  cfg.epochs = 1;
+  ASSERT_EQ(run(cfg), 0);
+  fs::remove(out + "/last.safetensors");  // as if it never got there
+  const std::string best = read(out + "/best.safetensors");
+  cfg.resume = "auto";
+  EXPECT_TRUE(throws_error([&] { run(cfg); }, {out, "no last.safetensors", "best.safetensors",
+                                               "metrics.csv", "--overwrite instead of --resume"}));
+  EXPECT_EQ(read(out + "/best.safetensors"), best);
+  cfg.resume = "";
+  cfg.overwrite = true;  // starting over is asked for by name
+  ASSERT_EQ(run(cfg), 0);
+  EXPECT_TRUE(fs::exists(out + "/last.safetensors"));
+}
+
 }  // namespace
 }  // namespace rg::apps

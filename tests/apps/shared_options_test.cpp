@@ -57,8 +57,8 @@ TEST(SharedOptions, TrainCifarAndTrainUnetReadThemAlike) {
   const std::vector<std::string> args = words(
       "--device cpu:1 --threads 3 --workers 0 --seed 5 --dp 2 --sync-bn --allreduce native "
       "--backend mpi --bucket-mb 4 --first-bucket-mb 0.5 --grad-compression fp16 "
-      "--collective-timeout 9.5 "
-      "--check-sequence --amp O1 --amp-dtype bf16 --loss-scale 1024 --out o --resume auto "
+      "--collective-timeout 9.5 --check-sequence --accumulate-steps 3 --amp O1 --amp-dtype bf16 "
+      "--loss-scale 1024 --out o --resume auto "
       "--overwrite --no-progress --stop-after-epochs 1 --trace t.json --trace-steps 3:5");
   const Json cifar = parse(train_cifar_options(), args).config.to_json();
   const Json unet = parse(train_unet_options(), args).config.to_json();
@@ -70,9 +70,10 @@ TEST(SharedOptions, TrainCifarAndTrainUnetReadThemAlike) {
       EXPECT_EQ(cifar.at(o.key), unet.at(o.key)) << o.key;
       ++shared;
     }
-  EXPECT_EQ(shared, 26u);
+  EXPECT_EQ(shared, 27u);
   EXPECT_EQ(cifar["first_bucket_mb"], 0.5);
   EXPECT_EQ(cifar["collective_timeout"], 9.5);
+  EXPECT_EQ(unet["accumulate_steps"], 3);
   EXPECT_EQ(unet["backend"], "mpi");
   EXPECT_EQ(unet["progress"], false);
   EXPECT_EQ(cifar["out"], "o");
@@ -148,7 +149,7 @@ TEST(SharedOptions, TrainUnetTakesAConfigFileAndSet) {
       [] {
         parse(train_unet_options(), {"--set", "model=resnet18"});
       },
-      {"--set model=resnet18", "unknown option 'model'", "known: allreduce"}));
+      {"--set model=resnet18", "unknown option 'model'", "known: accumulate_steps, allreduce"}));
   // Files are multiclass and RGB unless a layer says otherwise, the file's layer too.
   const std::string files =
       write_file("unet_files.json", R"({"data": "folder", "data_root": "d"})");
@@ -170,7 +171,8 @@ TEST(SharedOptions, TrainUnetTakesAConfigFileAndSet) {
 // before the options had one parser, and any recorded config reads back as --config.
 TEST(SharedOptions, CheckpointsRecordTheOptionsAsBeforeAndTheyReadBack) {
   EXPECT_EQ(TrainConfig{}.to_json().dump(),
-            R"({"allreduce":"ring","amp":"O0","amp_dtype":"fp16","augmentation":"classic",)"
+            R"({"accumulate_steps":1,"allreduce":"ring","amp":"O0","amp_dtype":"fp16",)"
+            R"("augmentation":"classic",)"
             R"("backend":"auto","batch_size":128,"bucket_mb":25.0,"check_sequence":false,)"
             R"("clip_grad_norm":0.0,"collective_timeout":300.0,"cuda_graphs":false,)"
             R"("cudnn_benchmark":false,"data":"",)"

@@ -192,6 +192,58 @@ TEST(TrainCifar, MixedPrecisionResumesMastersAndScalerAndLogsTheScale) {
   EXPECT_TRUE(throws_error([&] { run(other); }, {"last.safetensors", "O2", "O1"}));
 }
 
+// --accumulate-steps K: K batches per optimizer step. The schedule, the step counter, the loss
+// scaler's record and the checkpoints count optimizer steps (40 images in batches of 4: 10
+// batches, 5 steps an epoch, onecycle over 15), and an interrupted run resumes to the same
+// weights; --cuda-graphs refuses it by name (tests/train/accumulate_test.cpp proves the step
+// equals the larger batch's, check_equivalence judges it; BatchNorm normalises each batch).
+TEST(TrainCifar, AccumulationStepsOncePerKBatches) {
+  const std::string data = tiny_cifar("data", 8);  // 40 train images
+  const std::string straight = rg::testing::temp_path("acc_straight");
+  const std::string resumed = rg::testing::temp_path("acc_resumed");
+  fs::remove_all(straight);
+  fs::remove_all(resumed);
+  auto config = [&](const std::string& out) {
+    TrainConfig cfg = tiny_config(data, out);
+    cfg.batch_size = 4;
+    cfg.accumulate_steps = 2;
+    cfg.schedule = "onecycle";  // refuses a step past its cycle: the step count must be right
+    cfg.amp = "O1";             // fp16: a dynamic loss scaler, checked once per optimizer step
+    return cfg;
+  };
+  ::testing::internal::CaptureStdout();
+  ASSERT_EQ(run(config(straight)), 0);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("gradient accumulation: 2 batches of 4 per optimizer step: 1 rank × batch 4 "
+                     "× 2 accumulation steps = 8 images a step, 5 steps an epoch"),
+            std::string::npos)
+      << out;
+  const SafetensorsFile a = load_safetensors(straight + "/last.safetensors");
+  EXPECT_EQ(a.metadata.at("train.step"), "15");
+  EXPECT_EQ(a.metadata.at("batch.accumulate_steps"), "2");
+  EXPECT_EQ(a.metadata.at("batch.global"), "8");
+  std::ifstream scales(straight + "/loss_scale.csv");
+  int rows = 0;
+  for (std::string line; std::getline(scales, line);) ++rows;
+  EXPECT_EQ(rows, 1 + 15);  // one row per optimizer step
+
+  TrainConfig first = config(resumed);
+  first.stop_after_epochs = 1;
+  ASSERT_EQ(run(first), 0);
+  manual_seed(4242);
+  TrainConfig second = config(resumed);
+  second.resume = "auto";
+  ASSERT_EQ(run(second), 0);
+  const SafetensorsFile b = load_safetensors(resumed + "/last.safetensors");
+  for (auto& [name, t] : a.tensors) EXPECT_TRUE(all_close(b.tensors.at(name), t, 0, 0)) << name;
+
+  TrainConfig graphs = config(rg::testing::temp_path("acc_graphs"));
+  fs::remove_all(graphs.out);
+  graphs.cuda_graphs = true;
+  EXPECT_TRUE(throws_error([&] { run(graphs); },
+                           {"train_cifar: --cuda-graphs", "--accumulate-steps 2", "drop one"}));
+}
+
 // --cuda-graphs captures the step on a GPU: on the CPU, and with a loss scaler (fp16's default),
 // the run stops before its first step, naming why (tests/train/step_graph_test.cpp has the rest).
 TEST(TrainCifar, CudaGraphsSayWhatTheyNeed) {

@@ -82,6 +82,19 @@ TEST(TrainUnet, ResumedRunEndsWithTheSameWeights) {
   EXPECT_EQ(read_csv(second.out + "/metrics.csv").size(), 1u + 2u);
 }
 
+// --accumulate-steps: 96 shapes in batches of 8 are 12 batches, 4 optimizer steps an epoch at
+// 3 per step (the schedule's and the checkpoint's count), recorded as the global batch of 24.
+TEST(TrainUnet, AccumulatesBatchesIntoOneStep) {
+  UnetConfig c = tiny("unet_accumulate");
+  c.epochs = 2;
+  c.accumulate_steps = 3;
+  ASSERT_EQ(run_unet(c), 0);
+  const auto meta = load_safetensors(c.out + "/last.safetensors").metadata;
+  EXPECT_EQ(meta.at("train.step"), "8");
+  EXPECT_EQ(meta.at("batch.global"), "24");
+  EXPECT_TRUE(throws_error([] { parse({"--accumulate-steps", "0"}); }, {"accumulate_steps", "0"}));
+}
+
 // Each epoch writes the preview's input, ground truth and prediction as PNG image summaries.
 TEST(TrainUnet, WritesPreviewImagesToTensorBoard) {
   UnetConfig c = tiny("unet_images");

@@ -22,12 +22,14 @@
 #                                             checkpoint write: wherever it lands)
 #   sigterm     SIGTERM to both ranks at once (a scheduler preempting the job: no survivor is
 #                                             left to name anyone)
+# Then elastic trials (below): 3 ranks under scripts/mpirun.sh --elastic 2:3, one killed.
 # After each trial the job must have ended within 60 s (never a hang) with no rank left behind;
 # the checkpoint must load, never go back, and metrics.csv keep a row for every epoch it holds;
 # an injected fault must have fired (a kill at=checkpoint leaves its temporary behind, which the
 # next run removes). Then a last run completes the training and the folders are compared.
-# The seed reproduces the draws (steps, ranks, kinds, delays); where an outside signal lands
-# also depends on the machine's speed. Jobs start through scripts/mpirun.sh (MPIRUN picks the
+# A run with a checkpoint to continue from resumes with --resume auto; one before the first
+# checkpoint starts over with --overwrite. The seed reproduces the draws (steps, ranks, kinds,
+# delays); where an outside signal lands also depends on the machine's speed. Jobs start through scripts/mpirun.sh (MPIRUN picks the
 # launcher), as a user starts them: plain mpirun with orte_abort_on_non_zero_status=0 never
 # exits once a rank dies of a signal while no other rank aborts the job (Open MPI 4.1), which
 # this test found; mpirun.sh's per-rank wrapper turns such a death into an exit status.
@@ -76,7 +78,7 @@ launch() {
   job_pid=$!
 }
 # The job's processes: the ranks, their wrappers (mpirun.sh --rank), mpirun's children.
-job_processes() { pgrep -f -- "--out $work/$1" || true; }
+job_processes() { pgrep -f -- "--out $work/$1( |$)" || true; }
 # finish SECONDS: waits for the job; sets job_status and job_ms (since its launch). A job still
 # running SECONDS after its launch is killed (with its ranks) and the test fails: no fault may
 # end in a hang.
@@ -94,10 +96,11 @@ finish() {
   job_status=$?
   job_ms=$((($(date +%s%N) - start) / 1000000))
 }
-# rank_pid R: the pid of rank R's train_cifar in the chaos run (empty before mpirun started it).
+# rank_pid R [RUN]: the pid of rank R's train_cifar in the run writing $work/RUN (default: chaos;
+# empty before mpirun started it).
 rank_pid() {
   local p
-  for p in $(job_processes chaos); do
+  for p in $(job_processes "${2:-chaos}"); do
     [[ $(cat "/proc/$p/comm" 2>/dev/null) == train_cifar ]] || continue
     if tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
       echo "$p"
@@ -106,12 +109,12 @@ rank_pid() {
   done
 }
 # signal_ranks SIGNAL RANK...: sends SIGNAL to those ranks of the running job at once, first
-# waiting for mpirun to start them; fails when the job ended before.
+# waiting for mpirun to start them; fails when the job ended before. RUN: the run's folder name.
 signal_ranks() {
   local sig=$1 r p pids=()
   shift
   for r in "$@"; do
-    while p=$(rank_pid "$r"); [[ -z $p ]]; do
+    while p=$(rank_pid "$r" "${RUN:-chaos}"); [[ -z $p ]]; do
       kill -0 "$job_pid" 2>/dev/null || return 1
       sleep 0.01
     done
@@ -137,10 +140,16 @@ startup_ms=$((${first_ms:-$run_ms} > epoch_ms ? ${first_ms:-$run_ms} - epoch_ms 
 echo "chaos: it took $run_ms ms: $startup_ms ms of start-up, then about $epoch_ms ms an epoch"
 
 kinds=(step backward checkpoint exit sigkill sigterm)
+# How the next run continues, as a user would: --resume auto from the last checkpoint; before
+# the first one, --overwrite (--resume auto refuses to start over an earlier attempt's files).
+resume_args() {
+  if ((done_step > 0)); then resume=(--resume auto); else resume=(--overwrite); fi
+}
 read -r done_epoch done_step < <("$check" progress "$work/chaos") || fail "progress"
 for ((trial = 1; trial <= trials; ++trial)); do
   left=$((total - done_step))
   ((left > 0)) || { echo "chaos: the run is complete after $((trial - 1)) trials"; break; }
+  resume_args
   kind=${kinds[RANDOM % ${#kinds[@]}]}
   rank=$((RANDOM % 2))
   reach=$((left < 2 * steps_per_epoch ? left : 2 * steps_per_epoch))
@@ -157,7 +166,7 @@ for ((trial = 1; trial <= trials; ++trial)); do
   else
     moment="$delay_ms ms after epoch $anchor's line"
   fi
-  args=(--out "$work/chaos" --resume auto)
+  args=(--out "$work/chaos" "${resume[@]}")
   case $kind in
     step) what="kill:rank=$rank:step=$step" ;;
     backward) what="kill:rank=$rank:step=$step:at=backward" ;;
@@ -212,10 +221,60 @@ for ((trial = 1; trial <= trials; ++trial)); do
   done_epoch=$epoch done_step=$now_step
 done
 
-launch "$work/final.log" --out "$work/chaos" --resume auto
+resume_args
+launch "$work/final.log" --out "$work/chaos" "${resume[@]}"
 finish 300
 ((job_status == 0)) || { cat "$work/final.log"; fail "the last resumed run failed"; }
 echo "chaos: the last run: $(grep -m1 '^resumed from' "$work/final.log" || echo 'nothing to resume (a fresh start)')"
 if compgen -G "$work/chaos/.*.tmp.*" >/dev/null; then fail "temporaries left in the run folder: $(ls -a "$work/chaos")"; fi
 "$check" compare "$work/straight" "$work/chaos" || fail "the interrupted run differs from the uninterrupted one"
+
+# Elastic trials (scripts/mpirun.sh --elastic 2:3): 3 ranks, one of them killed from outside
+# (SIGKILL) at a moment drawn within an epoch; the survivors name it, the job ends, and the
+# supervisor starts it again on the 2 left, from the last checkpoint, the global batch kept
+# (3 x 4 -> 2 x 6). It must end as a plain resume on 2 ranks of that same checkpoint ends (its
+# folder copied by RG_ELASTIC_ON_RESTART at the restart): both checkpoints bit for bit, the logs.
+elastic_trials=${CHAOS_ELASTIC_TRIALS:-2}
+elastic=(--data "$work/data" --model resnet20@0.25 --epochs 4 --batch-size 4 --train-limit 48
+         --test-limit 16 --threads 1 --workers 1 --no-progress --seed 11 --bucket-mb 0.02
+         --collective-timeout 10)
+for ((trial = 1; trial <= elastic_trials; ++trial)); do
+  run=elastic$trial copy=$work/restart$trial
+  rm -rf "${work:?}/$run" "$copy"
+  rank=$((RANDOM % 3))
+  anchor=$((1 + RANDOM % 2))                      # killed within epoch anchor + 1 (of 4)
+  delay_ms=$(((RANDOM * 32768 + RANDOM) % epoch_ms))
+  log=$work/$run.log
+  job_start=$(date +%s%N)
+  RG_ELASTIC_ON_RESTART="cp -a '$work/$run' '$copy'" \
+    bash "$mpirun_sh" --elastic 2:3 --max-restarts 1 3 "$train" "${elastic[@]}" \
+    --out "$work/$run" --resume auto >"$log" 2>&1 &
+  job_pid=$!
+  while ! grep -q "^epoch $anchor/" "$log" 2>/dev/null && kill -0 "$job_pid" 2>/dev/null; do sleep 0.005; done
+  sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
+  RUN=$run signal_ranks KILL "$rank" || { cat "$log"; fail "elastic trial $trial: the job ended before the kill"; }
+  finish 300
+  left_behind=$(job_processes "$run")
+  # shellcheck disable=SC2086  # the pids
+  [[ -z $left_behind ]] || { kill -9 $left_behind; fail "elastic trial $trial: processes left behind"; }
+  ((job_status == 0)) || { cat "$log"; fail "elastic trial $trial: the elastic job failed (exit $job_status)"; }
+  grep -q "membership change: 3 -> 2 ranks; restart 1 of 1" "$log" ||
+    { cat "$log"; fail "elastic trial $trial: no restart on 2 ranks"; }
+  grep -q "resumed on 2 ranks, was 3: per-rank batch 4 → 6, global 12 kept" "$log" ||
+    { cat "$log"; fail "elastic trial $trial: the restart did not keep the global batch"; }
+  [[ -d $copy ]] || fail "elastic trial $trial: RG_ELASTIC_ON_RESTART did not run"
+  read -r at_epoch at_step < <("$check" progress "$copy") || fail "elastic trial $trial: the copied checkpoint"
+  # The plain resume on 2 ranks of the same checkpoint.
+  job_start=$(date +%s%N)
+  bash "$mpirun_sh" 2 "$train" "${elastic[@]}" --out "$copy" --resume auto >"$work/$run.plain.log" 2>&1 &
+  job_pid=$!
+  finish 300
+  ((job_status == 0)) || { cat "$work/$run.plain.log"; fail "elastic trial $trial: the plain resume failed"; }
+  "$check" compare "$copy" "$work/$run" >"$work/$run.compare.log" ||
+    { cat "$work/$run.compare.log"; fail "elastic trial $trial: the elastic run differs from the plain resume on 2 ranks"; }
+  named=$(grep -o -m1 -E "rank [012] \(pid [0-9]+\) has exited" "$log")
+  printf 'chaos: elastic trial %d: SIGKILL to rank %d %d ms after epoch %d'"'"'s line -> "%s", restarted on 2 ranks from epoch %d (step %d); equal to the plain resume on 2 (%s)\n' \
+    "$trial" "$rank" "$delay_ms" "$anchor" "$named" "$at_epoch" "$at_step" \
+    "$(grep -c 'bit for bit' "$work/$run.compare.log") checkpoints bit for bit, $(grep -o '[0-9]* rows' "$work/$run.compare.log")"
+done
 echo "chaos: PASS (seed $seed)"

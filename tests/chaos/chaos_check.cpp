@@ -9,6 +9,11 @@
 //                                   same metadata; metrics.csv row for row; the TensorBoard
 //                                   records of all event files (DIR and DIR/steps) as one run —
 //                                   each (tag, step) once, with REF's value
+//   chaos_check close REF DIR       DIR's last.safetensors within check_equivalence's float-order
+//                                   bound of REF's (apps/check_equivalence/judge.h: per element
+//                                   |a - b| <= atol + rtol·|b| for the tensors' dtype; integers
+//                                   equal), at the same epoch and step: a run resumed on another
+//                                   number of ranks against the uninterrupted one
 //
 // What a run measures rather than computes is compared for presence only: the CSV columns and
 // tags of times and speeds (images_per_second, epoch_seconds, train_device_seconds, ...: any
@@ -16,6 +21,8 @@
 // starts afresh), and the checkpoints' "config" entry (it names the output folder). Exit status
 // 0: equal (or the progress printed); 1: a difference, each one printed.
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -25,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/check_equivalence/judge.h"
 #include "core/error.h"
 #include "core/safetensors.h"
 #include "train/outputs.h"
@@ -157,6 +165,48 @@ void compare_events(const std::string& ref, const std::string& run) {
   std::cout << "chaos_check: events: " << b.size() << " records\n";
 }
 
+int close(const std::string& ref, const std::string& run) {
+  const rg::SafetensorsFile a = rg::load_safetensors(ref + "/last.safetensors");
+  const rg::SafetensorsFile b = rg::load_safetensors(run + "/last.safetensors");
+  for (const char* key : {"train.epoch", "train.step"})
+    if (a.metadata.at(key) != b.metadata.at(key))
+      differ(std::string(key) + " is " + b.metadata.at(key) + ", not " + a.metadata.at(key));
+  double worst_diff = 0, worst_ratio = 0;
+  std::string worst_at;
+  std::size_t compared = 0;
+  for (const auto& [key, t] : a.tensors) {
+    const auto it = b.tensors.find(key);
+    if (it == b.tensors.end()) {
+      differ("no tensor " + key);
+      continue;
+    }
+    if (it->second.shape() != t.shape() || it->second.dtype() != t.dtype()) {
+      differ("tensor " + key + ": " + it->second.describe() + ", not " + t.describe());
+      continue;
+    }
+    const bool floating = rg::is_floating(t.dtype());
+    const rg::apps::Tolerance tol = rg::apps::equivalence_tolerance(t.dtype());
+    const auto x = it->second.to_vector<double>(), y = t.to_vector<double>();
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double diff = std::abs(x[i] - y[i]);
+      const double bound = floating ? tol.atol + tol.rtol * std::abs(y[i]) : 0;
+      const double ratio = diff == 0 ? 0 : bound == 0 || std::isnan(diff) ? INFINITY : diff / bound;
+      worst_diff = std::max(worst_diff, diff);
+      if (ratio > worst_ratio) worst_ratio = ratio, worst_at = key;
+    }
+    ++compared;
+  }
+  for (const auto& [key, t] : b.tensors)
+    if (!a.tensors.count(key)) differ("a tensor the reference lacks: " + key);
+  if (worst_ratio > 1)
+    differ("outside the bound: " + worst_at + " (" + std::to_string(worst_ratio) + " of it)");
+  std::printf(
+      "chaos_check: last.safetensors: %zu tensors, max |difference| %.1e, worst %.2g of the "
+      "bound (%s)\n",
+      compared, worst_diff, worst_ratio, worst_at.empty() ? "-" : worst_at.c_str());
+  return differences ? 1 : 0;
+}
+
 int progress(const std::string& out) {
   const std::string last = out + "/last.safetensors";
   if (!fs::exists(last)) {
@@ -193,7 +243,9 @@ int main(int argc, char** argv) {
       std::cout << "chaos_check: equal to the uninterrupted run\n";
       return 0;
     }
-    std::cerr << "usage: chaos_check progress DIR | chaos_check compare REFERENCE DIR\n";
+    if (args.size() == 3 && args[0] == "close") return close(args[1], args[2]);
+    std::cerr << "usage: chaos_check progress DIR | chaos_check compare REFERENCE DIR | "
+                 "chaos_check close REFERENCE DIR\n";
     return 2;
   } catch (const std::exception& e) {
     std::cout << "chaos_check: error: " << e.what() << "\n";

@@ -92,6 +92,49 @@ TEST(Zero, CheckpointsMoveBetweenZeroAndDdp) {
     });
 }
 
+// Resuming on another number of ranks (train/global_batch.h): a ZeRO-1 checkpoint holds the
+// whole state, gathered by consolidate_state_dict. Loaded on M ranks it is sliced anew (each
+// rank keeps the state of its blocks, which fall elsewhere with M); gathered there again it must
+// be the same state bit for bit — every slice taken from the right place — and training from it
+// must go on as plain DDP does from the whole state.
+TEST(Zero, StateReshardedOntoAnotherNumberOfRanksIsTheUnshardedState) {
+  const std::vector<std::pair<int, int>> moves = {{2, 3}, {3, 2}, {4, 1}, {1, 4}, {2, 4}};
+  for (const auto& [from, to] : moves)
+    for (Kind kind : {Kind::sgd, Kind::adamw}) {
+      const std::string what = std::to_string(from) + " -> " + std::to_string(to) + " ranks, " +
+                               (kind == Kind::sgd ? "SGD" : "AdamW");
+      StateDict whole;  // rank 0's, consolidated on `from` ranks
+      on_threads(from, [&](std::shared_ptr<ProcessGroup> group) {
+        Pair p = make_pair_of(group, kind, DType::f64);
+        for (int step = 0; step < 2; ++step)
+          train_step(*p.zero_ddp, *p.zero, *group, step, DType::f64);
+        p.zero->consolidate_state_dict(0);
+        if (group->rank() == 0) whole = p.zero->state_dict();
+      });
+      ASSERT_FALSE(whole.tensors.empty()) << what;
+      on_threads(to, [&](std::shared_ptr<ProcessGroup> group) {
+        Pair q = make_pair_of(group, kind, DType::f64);
+        q.zero->load_state_dict(whole);  // every rank gets the whole state, as on resume
+        q.plain->load_state_dict(whole);
+        q.zero->consolidate_state_dict(0);
+        if (group->rank() == 0) {
+          const StateDict again = q.zero->state_dict();
+          EXPECT_EQ(again.metadata, whole.metadata) << what;
+          ASSERT_EQ(again.tensors.size(), whole.tensors.size()) << what;
+          for (const auto& [key, t] : whole.tensors)
+            EXPECT_EQ(again.tensors.at(key).to_vector<double>(), t.to_vector<double>())
+                << what << ": " << key;
+        }
+        for (int step = 2; step < 4; ++step) {
+          train_step(*q.ddp, *q.plain, *group, step, DType::f64);
+          train_step(*q.zero_ddp, *q.zero, *group, step, DType::f64);
+        }
+        expect_same_weights(*q.zero_ddp, *q.ddp, to <= 2 ? Match::bits : Match::tolerance,
+                            DType::f64, what + ", trained on from the resharded state");
+      });
+    }
+}
+
 // Mixed precision, O2 in bf16 (f32 masters, the model in 16 bits) with the loss scaler, and
 // clipping by the norm over every rank's pieces: ZeRO against DDP.
 TEST(Zero, MixedPrecisionAndClippingMatchDdp) {

@@ -15,17 +15,26 @@
 //   start      rank 1 dies (exit status 3) before MPI_Init, as a rank killed while the job
 //              starts: the others, in MPI_Init for good, give up when the start's deadline
 //              passes (the timeout, 1.5 s here, but at least 10 s), naming the start.
+//   leave_return, leave_exit, leave_throw, leave_shutdown
+//              rank 0 leaves cleanly after 3 allreduces — returns from main, calls exit(3),
+//              lets an exception out of main, calls parallel::shutdown() — while ranks 1 and 2
+//              go on to allreduce #4. Alive, rank 0 is invisible to /proc: its departure notice
+//              (parallel/mpi/departures.h) must make ranks 1 and 2 fail within a liveness check,
+//              naming it and how it left, long before the 60 s timeout; and rank 0 must not wait
+//              the timeout in shutdown's barrier either.
 //
-// With the suffix _cuda (kill_cuda, timeout_cuda) the allreduces run on cuda:<local rank> over
-// NCCL, one GPU per rank: then the survivors' NCCL kernels wait for the dead or late rank, and
-// the watchdog (parallel/nccl/watchdog.h) must abort the communicator (ncclCommAbort) within
-// the timeout — which the message says. scripts/gpu_multi_check.sh runs them on several GPUs.
+// With the suffix _cuda (kill_cuda, timeout_cuda, leave_return_cuda, ...) the allreduces run on
+// cuda:<local rank> over NCCL, one GPU per rank: then the survivors' NCCL kernels wait for the
+// dead, late or departed rank, and the watchdog (parallel/nccl/watchdog.h) must abort the
+// communicator (ncclCommAbort) within the timeout — which the message says.
+// scripts/gpu_multi_check.sh runs them on several GPUs (never run yet).
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -57,6 +66,33 @@ int run_start() {
     return 1;
   }
   std::printf("[rank %s] started without rank 1 (unexpected)\n", me.c_str());
+  return 1;
+}
+
+// Rank 0 completes 3 collectives, then leaves as `how` says; the others wait in #4.
+int run_leave(std::string how) {
+  const bool cuda = how.ends_with("_cuda");
+  if (cuda) how.resize(how.size() - 5);
+  auto world = init({.timeout = milliseconds(60000)});
+  const Device device = cuda ? Device::cuda(world->local_rank()) : Device::cpu();
+  auto ones_on = [&](int64_t n) { return ones({n}, {.device = device}); };
+  for (int i = 1; i <= 3; ++i) world->allreduce(ones_on(1000), ReduceOp::sum)->wait();
+  say("allreduce #3 done");
+  if (world->rank() == 0) {
+    if (how == "return") return 0;
+    if (how == "exit") std::exit(3);
+    if (how == "throw") throw std::runtime_error("rank 0 gives up");
+    shutdown();
+    say("shut down (unexpected: rank 1 and 2 never reach the barrier)");
+    return 0;
+  }
+  try {
+    world->allreduce(ones_on(1000), ReduceOp::sum)->wait();
+  } catch (const Error& e) {
+    say(std::string("caught: ") + e.what());
+    return 1;
+  }
+  say("no error (unexpected)");
   return 1;
 }
 
@@ -118,10 +154,16 @@ int run(std::string scenario) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: mpi_faults timeout|kill|exit|mismatch|skip[_cuda]|start\n");
+    std::fprintf(stderr,
+                 "usage: mpi_faults timeout|kill|exit|mismatch|skip[_cuda]|start|"
+                 "leave_{return,exit,throw,shutdown}[_cuda]\n");
     return 2;
   }
+  // Outside the try: leave_throw's exception must escape main (without a GPU, leave_throw_cuda's
+  // "no usable GPU" escapes it too, which std::terminate prints).
+  if (const std::string s = argv[1]; s.starts_with("leave_throw")) return run_leave(s.substr(6));
   try {
+    if (const std::string s = argv[1]; s.starts_with("leave_")) return run_leave(s.substr(6));
     return run(argv[1]);
   } catch (const std::exception& e) {  // outside the scenario: no GPU for _cuda, say
     std::fprintf(stderr, "mpi_faults: %s\n", e.what());

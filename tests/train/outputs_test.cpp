@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -87,6 +89,67 @@ TEST(TrainOutputs, ResumeAndOverwriteContradictEachOther) {
                               .overwrite = true};
   EXPECT_TRUE(
       throws_error([&] { prepare_output_folder(options); }, {"tiny", "--overwrite", "contradict"}));
+}
+
+// A run that died before its first checkpoint (or on a full disk) leaves metrics.csv and
+// best.safetensors but no last.safetensors: --resume auto has nothing to resume, and starting a
+// new run there would replace that run's files without a word.
+TEST(TrainOutputs, ResumeAutoWithoutACheckpointRefusesAnEarlierRunsFiles) {
+  const std::string out = rg::testing::temp_path("resume_nothing");
+  fs::remove_all(out);
+  fs::create_directories(out);
+  std::ofstream(out + "/metrics.csv") << "epoch,lr\n1,0.1\n";
+  std::ofstream(out + "/best.safetensors") << "weights";
+  const OutputOptions options{.program = "tiny", .out = out, .resume = "auto"};
+  EXPECT_TRUE(throws_error([&] { prepare_output_folder(options); },
+                           {"tiny", out, "best.safetensors", "metrics.csv", "no last.safetensors",
+                            "--overwrite instead of --resume auto"}));
+  EXPECT_EQ(read(out + "/best.safetensors"), "weights");
+  EXPECT_EQ(resume_path(options), "");
+  // --overwrite starts over, deleting them.
+  prepare_output_folder({.program = "tiny", .out = out, .overwrite = true});
+  EXPECT_FALSE(fs::exists(out + "/metrics.csv"));
+  EXPECT_FALSE(fs::exists(out + "/best.safetensors"));
+  // An empty folder (or one without a run's files) is simply a fresh start.
+  prepare_output_folder(options);
+}
+
+// An elastic job (scripts/mpirun.sh --elastic) restarts its command with --resume auto; an
+// attempt that ended before its first checkpoint left files of the job's own: the next attempt
+// starts over — but files older than the job are another run's, refused as above.
+TEST(TrainOutputs, AnElasticJobStartsOverOnlyOverItsOwnFiles) {
+  const std::string out = rg::testing::temp_path("elastic_own");
+  fs::remove_all(out);
+  fs::create_directories(out);
+  std::ofstream(out + "/metrics.csv") << "epoch,lr\n";
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  EXPECT_TRUE(written_since(out + "/metrics.csv", now - 60));
+  EXPECT_FALSE(written_since(out + "/metrics.csv", now + 60));
+  EXPECT_FALSE(written_since(out + "/metrics.csv", 0));
+  EXPECT_FALSE(written_since(out + "/missing.csv", now - 60));
+  // The job began after the file was written: not its own.
+  EXPECT_TRUE(throws_error(
+      [&] {
+        prepare_output_folder(
+            {.program = "tiny", .out = out, .resume = "auto", .own_files_since = now + 60});
+      },
+      {"metrics.csv", "no last.safetensors"}));
+  EXPECT_TRUE(fs::exists(out + "/metrics.csv"));
+  // The job began before: an earlier attempt's, removed.
+  prepare_output_folder(
+      {.program = "tiny", .out = out, .resume = "auto", .own_files_since = now - 60});
+  EXPECT_FALSE(fs::exists(out + "/metrics.csv"));
+}
+
+TEST(TrainOutputs, TheElasticJobStartIsReadFromTheEnvironment) {
+  ::unsetenv(kElasticJobStartVariable);
+  EXPECT_EQ(elastic_job_start(), 0);
+  ::setenv(kElasticJobStartVariable, "1700000000.25", 1);
+  EXPECT_EQ(elastic_job_start(), 1700000000.25);
+  ::setenv(kElasticJobStartVariable, "soon", 1);
+  EXPECT_TRUE(throws_error([] { elastic_job_start(); }, {kElasticJobStartVariable, "soon"}));
+  ::unsetenv(kElasticJobStartVariable);
 }
 
 }  // namespace

@@ -124,6 +124,8 @@ TEST(StepGraph, SaysWhatStopsACapture) {
       throws_error([&] { StepGraph::check("app", gpu, f32, true, true, sgd); }, {"--trace"}));
   EXPECT_TRUE(throws_error([&] { StepGraph::check("app", gpu, f32, true, false, adamw); },
                            {"AdamW", "host", "use SGD"}));
+  EXPECT_TRUE(throws_error([&] { StepGraph::check("app", gpu, f32, true, false, sgd, 4); },
+                           {"app: --cuda-graphs", "--accumulate-steps 4", "drop one"}));
   EXPECT_TRUE(throws_error([] { StepGraph(Device::cpu(), 0); }, {"at least one eager step"}));
   EXPECT_TRUE(throws_error([] { make_cuda_graph(Device::cpu()); }, {"needs a GPU", "cpu"}));
 }

@@ -110,6 +110,7 @@ struct TinyRun {
   int64_t epochs = 3;
   int64_t stop_after = 0;
   bool resume = false;
+  bool overwrite = false;
   std::vector<int64_t> logged{};
   int64_t big_steps = 0;  // steps that hold 64 MiB more (from the first)
   int64_t peak_bytes = 0;
@@ -126,7 +127,8 @@ struct TinyRun {
     auto group = parallel::init();
     manual_seed(7);
     const std::string checkpoint =
-        prepare_run_folder({.out = out, .resume = resume ? "auto" : ""}, RunKind::train, *group);
+        prepare_run_folder({.out = out, .resume = resume ? "auto" : "", .overwrite = overwrite},
+                           RunKind::train, *group);
     auto train_set = std::make_shared<RowsDataset>(32),
          test_set = std::make_shared<RowsDataset>(10);
     auto train_sampler = std::make_shared<parallel::DistributedSampler>(32, *group);
@@ -289,6 +291,12 @@ TEST(Trainer, ACrashWhileWritingCheckpointsLosesNothingOnResume) {
     EXPECT_TRUE(throws_error([&] { first.run(); }, {"a crash in the write of " + file}));
     ASSERT_TRUE(crashed) << "epoch 1 wrote no " << file;
     TinyRun second{.out = first.out, .epochs = 2, .resume = true};
+    // Both crashes come before the first last.safetensors is in place: nothing to resume, and
+    // --resume auto will not start over the files the crashed run wrote (its metrics.csv row,
+    // its events, best.safetensors) unasked. --overwrite starts over, as the run did before.
+    EXPECT_TRUE(throws_error([&] { second.run(); }, {"no last.safetensors", "metrics.csv"}));
+    second.resume = false;
+    second.overwrite = true;
     second.run();
     for (const char* name : {"best.safetensors", "last.safetensors"}) {
       const auto a = load_safetensors(straight.out + "/" + name);
