@@ -10,6 +10,7 @@
 #include "parallel/checkpoint.h"
 #include "parallel/ddp.h"
 #include "train/device_timer.h"
+#include "train/global_batch.h"
 #include "train/metrics_log.h"
 #include "train/outputs.h"
 #include "train/report.h"
@@ -140,6 +141,24 @@ std::string Trainer::describe_optimizer_state() {
   return line;
 }
 
+// A checkpoint is written after whole epochs, so a resumed run continues its schedule only if
+// an epoch has as many optimizer steps as before. Resumed on another number of ranks with the
+// global batch kept, it may not: the sampler pads each rank's share of a dataset that is not a
+// multiple of the global batch, and the loader drops a last partial batch. Refused before any
+// log is touched; every rank computes the same verdict from the same counts.
+void Trainer::check_resumed_steps_per_epoch(const data::BatchSource& train_loader) const {
+  if (state_.epoch == 0) return;
+  const int64_t steps = optimizer_steps(train_loader.num_batches(), options_.accumulate_steps);
+  if (state_.step == state_.epoch * steps) return;
+  const int64_t before = state_.step / state_.epoch;
+  fail(options_.program, ": cannot resume: the checkpoint took ", state_.step,
+       " optimizer steps in ", state_.epoch, " epoch(s) (", before,
+       " an epoch), and an epoch here has ", steps, " (", train_loader.num_samples(),
+       " samples on each of ", parts_.group->size(),
+       " rank(s)): its schedule would not fit. Resume on a number of ranks that gives ", before,
+       " steps an epoch, or train on a multiple of the global batch (--train-limit)");
+}
+
 EpochResult Trainer::evaluate(data::BatchSource& test_loader, const EvalPass& pass) {
   return train::evaluate(*parts_.model, test_loader, task_, pass, parts_.amp, parts_.device,
                          options_.progress, *parts_.group);
@@ -150,6 +169,7 @@ const TrainingState& Trainer::fit(data::BatchSource& train_loader, data::BatchSo
   std::optional<TensorBoardWriter> tensorboard;
   std::optional<TensorBoardWriter> step_board;  // per optimizer step, under mixed precision
   std::optional<CsvLog> step_csv;               // the same, as loss_scale.csv
+  check_resumed_steps_per_epoch(train_loader);
   if (lead()) {
     // Epochs after the checkpoint's are run again: their rows and events from before the
     // interruption go, so that the logs read as one uninterrupted run.

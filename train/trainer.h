@@ -141,6 +141,7 @@ class Trainer {
 
  private:
   bool lead() const { return parts_.group->rank() == 0; }
+  void check_resumed_steps_per_epoch(const data::BatchSource& train_loader) const;
 
   TrainerParts parts_;
   Task task_;

@@ -224,14 +224,15 @@ int run(const TrainConfig& options) {
     if (world_size > 1)
       std::cout << world_size << " processes (" << group->backend() << ", " << cfg.allreduce
                 << " allreduce" << (cfg.sync_bn ? ", SyncBatchNorm" : "")
-                << (cfg.grad_compression == "fp16" ? ", fp16 gradients" : "") << "): batch "
-                << cfg.batch_size << " per process = " << cfg.batch_size * world_size
+                << (cfg.grad_compression != "none" ? ", " + cfg.grad_compression + " gradients"
+                                                   : "")
+                << "): batch " << cfg.batch_size << " per process = " << cfg.batch_size * world_size
                 << ", peak lr " << lr << "\n";
     if (cfg.accumulate_steps > 1)
       std::cout << "gradient accumulation: " << cfg.accumulate_steps << " batches of "
                 << cfg.batch_size << " per optimizer step: " << train::describe(batch)
                 << " images a step, " << steps_per_epoch << " steps an epoch\n";
-    else if (cfg.grad_compression != "none")
+    if (world_size == 1 && cfg.grad_compression != "none")
       std::cout << "note: --grad-compression compresses DDP's buckets under mpirun; one "
                    "process sends none\n";
     if (!dp_devices.empty()) {

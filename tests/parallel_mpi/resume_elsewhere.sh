@@ -17,6 +17,9 @@
 #   2to4_lr    2 x 6 -> 4 x 3 with --lr-scaling linear and the onecycle schedule (issue 53's
 #              report: "OneCycleLR: step 13 is outside the cycle")
 #   2to5       2 x 6 -> 5: refused at the start, listing the rank counts that work
+#   2to1_uneven  2 x 6 -> 1 x 12 on 23 images: 2 steps an epoch on 2 ranks (each pads its share
+#              to 12), 1 on one rank (the last partial batch dropped): refused, the schedule
+#              would not fit
 set -uo pipefail
 train="" check="" work=""
 while (($# > 1)); do
@@ -51,7 +54,9 @@ mkdir -p "$dir"
 # the same on M ranks, and on N ranks with the learning rate 1e-6 (relative) higher, all within
 # the bound of each other. At that seed the resumed run must be within the bound too; a bug (a
 # step lost, the wrong samples, another learning rate) moves it by 1e-3 or more.
-common=(--data "$work/data" --model resnet20@0.25 --sync-bn --epochs 2 --train-limit 24
+limit=24
+[[ $case == 2to1_uneven ]] && limit=23
+common=(--data "$work/data" --model resnet20@0.25 --sync-bn --epochs 2 --train-limit $limit
         --test-limit 16 --threads 1 --workers 1 --no-progress --collective-timeout 60)
 extra=() accumulate=1 expect="" lr=0.01
 case $case in
@@ -71,6 +76,7 @@ case $case in
     lr_m=0.005
     expect="resumed on 4 ranks, was 2: per-rank batch 6 → 3, global 12 kept" ;;
   2to5) n=2 m=5 batch=6 ;;
+  2to1_uneven) n=2 m=1 batch=6 ;;
   *) echo "resume_elsewhere.sh: unknown case $case" >&2; exit 2 ;;
 esac
 common+=("${extra[@]}")
@@ -81,6 +87,21 @@ run() {  # run RANKS LOG ARGS...
   bash "$mpirun_sh" "$ranks" "$train" "${common[@]}" "$@" >"$log" 2>&1
 }
 
+if [[ $case == 2to1_uneven ]]; then
+  run "$n" "$dir/first.log" --seed 5 --lr $lr --batch-size "$batch" --out "$dir/run" \
+    --stop-after-epochs 1 || { cat "$dir/first.log"; fail "the first epoch on $n ranks failed"; }
+  cp "$dir/run/metrics.csv" "$dir/metrics_before.csv"
+  run "$m" "$dir/resumed.log" --seed 5 --lr $lr --batch-size "$batch" --out "$dir/run" --resume auto
+  status=$?
+  cat "$dir/resumed.log"
+  ((status != 0)) || fail "a resume with 1 step an epoch of a run with 2 was not refused"
+  grep -q "cannot resume: the checkpoint took 2 optimizer steps in 1 epoch(s) (2 an epoch), and an epoch here has 1 (12 samples on each of 1 rank(s))" "$dir/resumed.log" ||
+    fail "the refusal does not name the steps per epoch before and now"
+  grep -q "^epoch " "$dir/resumed.log" && fail "the refused run trained"
+  cmp -s "$dir/run/metrics.csv" "$dir/metrics_before.csv" || fail "the refused run changed metrics.csv"
+  echo "resume_elsewhere $case: PASS (refused, exit status $status, metrics.csv kept)"
+  exit 0
+fi
 if [[ $case == 2to5 ]]; then
   run "$n" "$dir/first.log" --seed 5 --lr $lr --batch-size "$batch" --out "$dir/run" \
     --stop-after-epochs 1 || { cat "$dir/first.log"; fail "the first epoch on $n ranks failed"; }
