@@ -14,6 +14,25 @@ std::shared_ptr<ProcessGroup> group_or_world(std::shared_ptr<ProcessGroup> group
   return group ? std::move(group) : world_ptr();
 }
 
+// ---- text: the two exchanges as the timeline and --explain show them, the input's checks ----
+std::string forward_label(int64_t per_rank) {
+  return "SyncBatchNorm forward: allgather of (n, mean, M2) (" + std::to_string(per_rank) +
+         " x f64 per rank)";
+}
+std::string backward_label(int64_t c) {
+  return "SyncBatchNorm backward: allreduce of Σgy, Σgy·x̂ (" + std::to_string(2 * c) + " x f64)";
+}
+void check_input(const Tensor& x, const ProcessGroup* group) {
+  RG_CHECK(group != nullptr, "sync_batch_norm: the process group is null");
+  RG_CHECK(x.defined() && x.dim() >= 2, "sync_batch_norm: input must be (N, C, *), got ",
+           x.describe());
+}
+void check_count(const BatchNormStats& stats, const Tensor& x, const ProcessGroup& group) {
+  RG_CHECK(stats.count > 1, "sync_batch_norm: expected more than 1 value per channel over all ",
+           group.size(), " ranks when training, got ", stats.count, " (this rank's input is ",
+           x.describe(), ")");
+}
+
 class SyncBatchNormBackward : public Node {
  public:
   SyncBatchNormBackward(Tensor x, Tensor weight, Tensor mean, Tensor invstd, int64_t count,
@@ -41,10 +60,7 @@ class SyncBatchNormBackward : public Node {
     Tensor both = empty({2 * c}, {DType::f64});
     copy_strided(both.narrow(0, 0, c), local.sum_dy);
     copy_strided(both.narrow(0, c, c), local.sum_dy_xhat);
-    trace::Span span("sync_bn", [&] {
-      return "SyncBatchNorm backward: allreduce of Σgy, Σgy·x̂ (" + std::to_string(2 * c) +
-             " x f64)";
-    });
+    trace::Span span("sync_bn", [&] { return backward_label(c); });
     group_->allreduce(both, ReduceOp::sum)->wait();
     span.finish();
     if (next_edges[0].node) {
@@ -72,10 +88,7 @@ std::vector<BatchNormStats> gather_stats(ProcessGroup& group, const BatchNormSta
   copy_strided(packed.narrow(0, 1, c), mine.mean);
   copy_strided(packed.narrow(0, 1 + c, c), mine.m2);
   Tensor all = empty({per_rank * group.size()}, {DType::f64});
-  const trace::Span span("sync_bn", [&] {
-    return "SyncBatchNorm forward: allgather of (n, mean, M2) (" + std::to_string(per_rank) +
-           " x f64 per rank)";
-  });
+  const trace::Span span("sync_bn", [&] { return forward_label(per_rank); });
   group.allgather(all, packed)->wait();
   std::vector<BatchNormStats> parts;
   for (int r = 0; r < group.size(); ++r) {
@@ -91,18 +104,14 @@ std::vector<BatchNormStats> gather_stats(ProcessGroup& group, const BatchNormSta
 Tensor sync_batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
                        const Tensor& running_mean, const Tensor& running_var, double momentum,
                        double eps, std::shared_ptr<ProcessGroup> group) {
-  RG_CHECK(group != nullptr, "sync_batch_norm: the process group is null");
-  RG_CHECK(x.defined() && x.dim() >= 2, "sync_batch_norm: input must be (N, C, *), got ",
-           x.describe());
+  check_input(x, group.get());
   const int64_t c = x.size(1);
   const Tensor xc = x.detach().contiguous();
   BatchNormStats stats = batch_norm_combine_stats(gather_stats(*group, batch_norm_stats(xc), c));
   // Gathered and combined in host memory; the statistics join x on its device.
   stats.mean = stats.mean.to(x.device());
   stats.m2 = stats.m2.to(x.device());
-  RG_CHECK(stats.count > 1, "sync_batch_norm: expected more than 1 value per channel over all ",
-           group->size(), " ranks when training, got ", stats.count, " (this rank's input is ",
-           x.describe(), ")");
+  check_count(stats, x, *group);
   batch_norm_update_running_stats(running_mean, running_var, stats, momentum);
   const Tensor invstd = batch_norm_invstd(stats, eps);
   Tensor y = batch_norm_elemt(xc, weight, bias, stats.mean, invstd);
