@@ -210,7 +210,13 @@ while :; do
     say "the job ended well after $restarts restart(s)"
     exit 0
   fi
-  # Who is gone.
+  # Who is gone: hosts where no process starts any more (with --hosts), else the ranks the
+  # survivors saw die. A rank that ended the job on purpose (MPI_Abort after naming a fault) left
+  # ended.<rank>: seen gone by a slower survivor, it is not lost. (The survivors write these
+  # files on their own host: under --hosts only those on this one reach the supervisor; a rank
+  # that dies on another host is caught there by the timeout, and its host still answers.)
+  lost=$(cat "$RG_ELASTIC_DIR"/lost.* 2>/dev/null | sort -un |
+    while read -r r; do [[ -f $RG_ELASTIC_DIR/ended.$r ]] || echo "$r"; done | tr '\n' ' ')
   remaining=$ranks lost_what=""
   if ((${#host_names[@]})); then
     kept_names=() kept_slots=() lost_hosts=""
@@ -226,12 +232,29 @@ while :; do
       remaining=$(slots)
       ((remaining > ranks)) && remaining=$ranks
       lost_what="lost host(s) $lost_hosts (no process could start there within 20 s)"
+    elif [[ -n $lost ]]; then
+      # Every host answers, but ranks died: each one's slot goes (mpirun places ranks by slot,
+      # filling the hosts of the --host list in order).
+      for r in $lost; do
+        first=0
+        for i in "${!host_names[@]}"; do
+          if ((r < first + host_slots[i])); then
+            host_slots[i]=$((host_slots[i] - 1))
+            break
+          fi
+          first=$((first + host_slots[i]))
+        done
+      done
+      kept_names=() kept_slots=()
+      for i in "${!host_names[@]}"; do
+        ((host_slots[i] > 0)) && kept_names+=("${host_names[i]}") kept_slots+=("${host_slots[i]}")
+      done
+      host_names=("${kept_names[@]}") host_slots=("${kept_slots[@]}")
+      count=$(wc -w <<<"$lost")
+      remaining=$((ranks - count))
+      lost_what="lost rank(s) ${lost% } (named by the ranks that saw them die; their slots go)"
     fi
   else
-    # A rank that ended the job on purpose (MPI_Abort after naming a fault) left ended.<rank>:
-    # seen gone by a slower survivor, it is not lost.
-    lost=$(cat "$RG_ELASTIC_DIR"/lost.* 2>/dev/null | sort -un |
-      while read -r r; do [[ -f $RG_ELASTIC_DIR/ended.$r ]] || echo "$r"; done | tr '\n' ' ')
     if [[ -n $lost ]]; then
       count=$(wc -w <<<"$lost")
       remaining=$((ranks - count))
