@@ -99,8 +99,9 @@ TEST(Zero, CheckpointsMoveBetweenZeroAndDdp) {
 // must go on as plain DDP does from the whole state.
 TEST(Zero, StateReshardedOntoAnotherNumberOfRanksIsTheUnshardedState) {
   const std::vector<std::pair<int, int>> moves = {{2, 3}, {3, 2}, {4, 1}, {1, 4}, {2, 4}};
-  for (const auto& [from, to] : moves)
+  for (const auto& move : moves)
     for (Kind kind : {Kind::sgd, Kind::adamw}) {
+      const int from = move.first, to = move.second;  // named variables: lambdas capture them
       const std::string what = std::to_string(from) + " -> " + std::to_string(to) + " ranks, " +
                                (kind == Kind::sgd ? "SGD" : "AdamW");
       StateDict whole;  // rank 0's, consolidated on `from` ranks
