@@ -45,7 +45,18 @@ for s in "${suites[@]}"; do
       ctest -R '^(parallel_mpi|check_equivalence)\.' -j"$(nproc)" --output-on-failure --timeout 600)
   else
     echo "asan: test_$s"
-    (cd build-fuzz/tests && "./test_$s" --gtest_brief=1)
+    if [[ $s == nn ]]; then
+      # The zoo's parity with PyTorch runs 39 full-size models in f64: minutes each in this
+      # portable, instrumented tree (CI passed 13 min in test_nn and stopped it). Five small
+      # models cover the zoo's blocks (depthwise and grouped convolutions, SE gates, channel
+      # shuffle, drop-connect, concatenation); CTest runs all 39 in the plain build.
+      few="lenet:mobilenet:shufflenetv2:efficientnetb0:regnetx_200mf"
+      (cd build-fuzz/tests && ./test_nn --gtest_brief=1 --gtest_filter='-PyTorchCifar/ZooParity.*' &&
+        ./test_nn --gtest_brief=1 \
+          --gtest_filter="$(sed 's|[^:]*|PyTorchCifar/ZooParity.MatchesPyTorchForwardAndOneTrainStep/&|g' <<<"$few")")
+    else
+      (cd build-fuzz/tests && "./test_$s" --gtest_brief=1)
+    fi
   fi
   echo "asan: $s clean in $((SECONDS - start)) s"
 done
