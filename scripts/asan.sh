@@ -54,6 +54,11 @@ for s in "${suites[@]}"; do
       (cd build-fuzz/tests && ./test_nn --gtest_brief=1 --gtest_filter='-PyTorchCifar/ZooParity.*' &&
         ./test_nn --gtest_brief=1 \
           --gtest_filter="$(sed 's|[^:]*|PyTorchCifar/ZooParity.MatchesPyTorchForwardAndOneTrainStep/&|g' <<<"$few")")
+    elif [[ $s == apps ]]; then
+      # Likewise the zoo's whole train_cifar runs (11 models): two small ones here.
+      (cd build-fuzz/tests &&
+        ./test_apps --gtest_brief=1 --gtest_filter='-PyTorchCifar/TrainCifarZoo.*' &&
+        ./test_apps --gtest_brief=1 --gtest_filter='PyTorchCifar/TrainCifarZoo.*/lenet:PyTorchCifar/TrainCifarZoo.*/shufflenetv2')
     else
       (cd build-fuzz/tests && "./test_$s" --gtest_brief=1)
     fi
