@@ -20,7 +20,10 @@
 // no_sync(): no allreduce, the gradients accumulate locally, and the last backward averages the
 // accumulated sums across ranks — one allreduce per optimizer step, as one larger batch. Under
 // AMP O2 the 16-bit gradients stay in the model until then (MasterGrads::defer), so that DDP
-// averages all of them; ZeRO-1 reduce-scatters DDP's buckets in that same last backward.
+// averages all of them — summed in 16 bits meanwhile, as Apex's O2 and PyTorch's half model
+// under no_sync() sum them (K − 1 more roundings of scaled gradients; without DDP they move to
+// the f32 masters after each micro-batch). ZeRO-1 reduce-scatters DDP's buckets in that same
+// last backward.
 // The loss scaler unscales, checks and updates once per optimizer step, on the accumulated
 // gradients. BatchNorm normalises each micro-batch with its own statistics (as PyTorch does):
 // the larger batch is matched exactly only by models without BatchNorm.

@@ -1,5 +1,6 @@
 #include "train/global_batch.h"
 
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -83,8 +84,16 @@ ContinuedBatch continue_global_batch(const GlobalBatch& recorded, int64_t ranks,
     chosen.batch_size = recorded.batch_size;
     chosen.accumulate_steps = global / (ranks * recorded.batch_size);
   } else {
-    std::ostringstream works;
-    for (int64_t m : rank_counts_that_work(recorded)) works << (works.tellp() > 0 ? ", " : "") << m;
+    const std::vector<int64_t> kept = rank_counts_that_work(recorded);
+    std::ostringstream works, asked_for;
+    for (int64_t m : kept) works << (works.tellp() > 0 ? ", " : "") << m;
+    // Rule 1 takes any split of the global batch asked for: the divisors that 2 and 3 miss.
+    for (int64_t m = 1; m <= global; ++m)
+      if (global % m == 0 && std::find(kept.begin(), kept.end(), m) == kept.end())
+        asked_for << (asked_for.tellp() > 0 ? ", " : "") << m;
+    if (asked_for.tellp() > 0)
+      works << "; with --batch-size B --accumulate-steps K such that ranks × B × K = " << global
+            << ", also " << asked_for.str();
     fail(program, ": cannot resume on ", plural(ranks, "rank", "ranks"),
          ": the run keeps its global batch of ", global, " (", describe(recorded), "), and ", ranks,
          " ranks divide it neither with ",
@@ -130,6 +139,11 @@ GlobalBatch resume_global_batch(const std::string& checkpoint, const GlobalBatch
         verdict = {{"batch", c.batch.batch_size},
                    {"accumulate", c.batch.accumulate_steps},
                    {"change", c.change}};
+      } else {  // written before checkpoints recorded it: the split asked, said so
+        verdict["change"] =
+            "the checkpoint does not record its global batch (written before "
+            "ringgrad recorded it): resuming with the split asked, " +
+            describe({group.size(), asked.batch_size, asked.accumulate_steps});
       }
     } catch (const Error& e) {
       verdict = {{"error", std::string(e.what())}};

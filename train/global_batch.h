@@ -12,7 +12,8 @@
 //      on this many ranks;
 //   2. else the checkpoint's accumulation steps, with the per-rank batch recomputed: B / (M·K);
 //   3. else the checkpoint's per-rank batch, with the accumulation steps recomputed: B / (M·b);
-//   4. else a named error listing the rank counts that work.
+//   4. else a named error listing the rank counts that work: by 2 or 3, and the other divisors
+//      of B, which work with a --batch-size and --accumulate-steps asked for (1).
 //
 // The run says what changed in one line: "resumed on 4 ranks, was 2: per-rank batch 128 → 64,
 // global 256 kept". Then the LR (the schedule's and optimizer's state come from the checkpoint),
@@ -63,7 +64,8 @@ ContinuedBatch continue_global_batch(const GlobalBatch& recorded, int64_t ranks,
 std::vector<int64_t> rank_counts_that_work(const GlobalBatch& recorded);
 
 // At the start of a run: `checkpoint` (empty: a fresh start, `asked` as it is) is read on rank 0
-// and every rank gets the same split, or the same error. Rank 0 prints the change line.
+// and every rank gets the same split, or the same error. Rank 0 prints the change line; for a
+// checkpoint that records no split (an older one) it takes `asked` and says so.
 GlobalBatch resume_global_batch(const std::string& checkpoint, const GlobalBatch& asked,
                                 parallel::ProcessGroup& group, const std::string& program);
 

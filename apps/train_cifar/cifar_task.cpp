@@ -17,13 +17,14 @@ namespace {
 class CifarEvaluation : public train::Evaluation {
  public:
   CifarEvaluation(const parallel::DistributedSampler& sampler, EvalCounts counts, bool tta,
-                  bool tta_translate, MemoryFormat format)
+                  bool tta_translate, MemoryFormat format, bool float64)
       : sampler_(sampler),
         host_(sampler),
         counts_(counts),
         tta_(tta),
         tta_translate_(tta_translate),
-        format_(format) {}
+        format_(format),
+        float64_(float64) {}
 
   void add(nn::Module& model, const data::Batch& batch,
            const train::StepContext& context) override {
@@ -31,7 +32,8 @@ class CifarEvaluation : public train::Evaluation {
     // On the device first: the test-time views are made there (data/batch_views.h).
     const Tensor images = batch.images.to(context.device, NonBlocking::yes);
     auto forward = [&](const Tensor& x) {
-      return model.forward(context.amp.cast_input(x).contiguous(format_)).to(DType::f32);
+      const Tensor input = context.amp.cast_input(x).contiguous(format_);
+      return model.forward(float64_ ? input.to(DType::f64) : input).to(DType::f32);
     };
     // Test-time augmentation: logits averaged over each image and its mirror image.
     auto mirrored = [&](const Tensor& x) {
@@ -66,6 +68,7 @@ class CifarEvaluation : public train::Evaluation {
   EvalCounts counts_;
   bool tta_, tta_translate_;
   MemoryFormat format_;  // of the model's input (--memory-format)
+  bool float64_;         // an f64 model (--float64)
 };
 }  // namespace
 
@@ -75,19 +78,21 @@ train::Task cifar_task(const TrainConfig& cfg, const parallel::DistributedSample
   // --memory-format: the model's input is converted once, here; every layer after it keeps the
   // layout (or converts where it has no kernel for it: ops/README.md).
   const MemoryFormat format = parse_memory_format(cfg.memory_format);
-  task.step = [label_smoothing = cfg.label_smoothing, format](
+  task.step = [label_smoothing = cfg.label_smoothing, format, float64 = cfg.float64](
                   nn::Module& model, const data::Batch& batch, const train::StepContext& context) {
     // Pinned batches (the loader pins them for a GPU) are copied while the device still works.
     Tensor images = context.amp.cast_input(batch.images.to(context.device, NonBlocking::yes))
                         .contiguous(format);
+    if (float64) images = images.to(DType::f64);
     const Tensor labels = batch.labels.to(context.device, NonBlocking::yes);
     Tensor logits;
     {
       auto autocast = context.amp.autocast();  // O1 only
       logits = model.forward(images);
     }
-    // The loss in f32 whatever the model's precision (16-bit logits under O2/O3).
-    logits = logits.to(DType::f32);
+    // The loss in f32 whatever the model's precision (16-bit logits under O2/O3), f64 under
+    // --float64.
+    if (!float64) logits = logits.to(DType::f32);
     Tensor loss = cross_entropy(logits, labels, Tensor(), Reduction::mean, -100, label_smoothing);
     return train::StepOutput{.loss = loss,
                              .samples = labels.numel(),
@@ -97,10 +102,11 @@ train::Task cifar_task(const TrainConfig& cfg, const parallel::DistributedSample
   const train::Metric accuracy{"accuracy", "acc", train::Display::percent};
   task.train_metrics = {accuracy};
   task.evaluation = [&test_sampler, counts, tta = cfg.tta, translate = cfg.tta_translate,
-                     last_only = cfg.tta_epochs == "last", format](const train::EvalPass& pass) {
+                     last_only = cfg.tta_epochs == "last", format,
+                     float64 = cfg.float64](const train::EvalPass& pass) {
     const bool augment = tta && (pass.last || !last_only);
     return std::make_unique<CifarEvaluation>(test_sampler, counts, augment, augment && translate,
-                                             format);
+                                             format, float64);
   };
   task.eval_metrics = {{"loss", "loss", train::Display::plain}, accuracy};
   task.best_metric = "accuracy";

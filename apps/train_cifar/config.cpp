@@ -185,6 +185,10 @@ train::RunOptions<TrainConfig> declare() {
         "capture the training step once in a CUDA graph and replay it for every full batch "
         "(after 2 eager steps; partial batches run eagerly): one launch per step. Needs a GPU, "
         "SGD, one process and no loss scaler (bf16 has none by default)");
+  o.add("float64", &C::float64,
+        "the model, its inputs and its loss in f64, on the CPU at --amp O0: a checking mode, as "
+        "PyTorch's model.double() (two runs that differ only in the order of their additions "
+        "then stay within f64's rounding of each other; in f32 a ReLU net can part at a kink)");
   o.add("memory_format", &C::memory_format,
         "contiguous (NCHW) or channels_last (NHWC) activations: the model's input is converted "
         "once at its entry; parameters and checkpoints stay NCHW f32. Default: channels_last for "
@@ -239,6 +243,10 @@ train::RunOptions<TrainConfig> declare() {
     RG_CHECK(!t.eval_only || !t.resume.empty(),
              "eval_only needs a checkpoint to evaluate: --resume PATH, or --resume auto for "
              "<out>/last.safetensors");
+    RG_CHECK(!t.float64 || (t.amp == "O0" && t.device.rfind("cpu", 0) == 0),
+             "float64 is a checking mode on the CPU without mixed precision: --amp O0 and --device "
+             "cpu, got --amp ",
+             t.amp, " --device ", t.device);
     RG_CHECK(t.warmup_epochs >= 0 && t.warmup_epochs < static_cast<double>(t.epochs),
              "warmup_epochs must be in [0, epochs), got ", t.warmup_epochs);
   });

@@ -58,6 +58,9 @@ struct TrainConfig : train::MachineOptions, train::PrecisionOptions, train::RunO
   bool warm_up = false;
   // Each full-batch training step captured once in a CUDA graph and replayed (train/step_graph.h)
   bool cuda_graphs = false;
+  // The model, its inputs and its loss in f64 (CPU, --amp O0): a checking mode whose rounding
+  // (~1e-16) no ReLU's kink notices, where f32's (~1e-7) flips one now and then
+  bool float64 = false;
   // contiguous | channels_last: the layout of the model's activations; the input is converted
   // once at the model's entry, parameters and checkpoints stay NCHW. Not given (or null):
   // channels_last for the quick, resnet18 and airbench94 presets on a GPU (gpu_preset_defaults)

@@ -112,6 +112,7 @@ int run(const TrainConfig& options) {
   // Under --dp, DataParallel converts its replicas instead (over its devices' threads).
   if (cfg.sync_bn && dp_devices.empty()) model = parallel::convert_sync_batchnorm(model, group);
   model->to(device);
+  if (cfg.float64) model->to(DType::f64);  // weights and BatchNorm statistics: a checking mode
   // Mixed precision converts the model (O2/O3) and, under O2, keeps f32 master weights that
   // the optimizer updates: before the optimizer and DDP, which must see the final dtypes.
   MixedPrecision amp(*model, cfg.amp_options());
@@ -144,7 +145,10 @@ int run(const TrainConfig& options) {
   // ---- resume and wrap: rank 0's state on every rank, then DP / DDP -------------------------
   std::map<std::string, std::string> recorded =  // what predict needs (train/model_card.h)
       train::model_card_metadata(cifar_model_card(cfg, *train_set, *test_set));
-  recorded["config"] = options.to_json().dump();
+  TrainConfig as_run = options;  // the options with the split this run trains with, resumed
+  as_run.batch_size = cfg.batch_size;
+  as_run.accumulate_steps = cfg.accumulate_steps;
+  recorded["config"] = as_run.to_json().dump();
   recorded.merge(train::global_batch_metadata(batch));  // what a resume on M ranks keeps
   const train::Task task =
       cifar_task(cfg, *test_sampler,

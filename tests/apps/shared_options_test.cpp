@@ -178,7 +178,7 @@ TEST(SharedOptions, CheckpointsRecordTheOptionsAsBeforeAndTheyReadBack) {
             R"("cudnn_benchmark":false,"data":"",)"
             R"("data_format":"auto","data_on_device":"auto","deterministic":false,"device":"cpu",)"
             R"("dp":0,"dp_devices":"","epochs":200,"eval_only":false,"explain":"",)"
-            R"("first_bucket_mb":1.0,"grad_compression":"none","init_from":"",)"
+            R"("first_bucket_mb":1.0,"float64":false,"grad_compression":"none","init_from":"",)"
             R"("label_smoothing":0.0,"lookahead":false,"loss_scale":"auto","lr":0.1,)"
             R"("lr_scaling":"none","memory_format":"contiguous","milestones":[100,150],)"
             R"("model":"resnet18","momentum":0.9,)"

@@ -244,6 +244,45 @@ TEST(TrainCifar, AccumulationStepsOncePerKBatches) {
                            {"train_cifar: --cuda-graphs", "--accumulate-steps 2", "drop one"}));
 }
 
+// Issue 53's `--batch-size 32 --accumulate-steps 4` against `--batch-size 128`, scaled down: 4
+// batches of 4 per step end where batches of 16 end, for a model without BatchNorm (LeNet), to
+// float order — in f64 (--float64), whose rounding no ReLU's kink notices: every weight and
+// momentum within 1e-12 relative after 4 steps (a step's samples or weights off moves them by
+// 1e-3). --float64 is the CPU's at --amp O0, and says so otherwise.
+TEST(TrainCifar, AccumulatedBatchesEqualTheLargerBatch) {
+  const std::string data = tiny_cifar("data", 8);
+  auto config = [&](const std::string& name, int64_t batch, int64_t accumulate) {
+    TrainConfig cfg = tiny_config(data, rg::testing::temp_path(name));
+    fs::remove_all(cfg.out);
+    cfg.model = "lenet";
+    cfg.float64 = true;
+    cfg.train_limit = 32;  // 2 steps an epoch either way
+    cfg.epochs = 2;
+    cfg.batch_size = batch;
+    cfg.accumulate_steps = accumulate;
+    return cfg;
+  };
+  const TrainConfig larger = config("acc_larger", 16, 1), micro = config("acc_micro", 4, 4);
+  ASSERT_EQ(run(larger), 0);
+  ASSERT_EQ(run(micro), 0);
+  const SafetensorsFile a = load_safetensors(larger.out + "/last.safetensors");
+  const SafetensorsFile b = load_safetensors(micro.out + "/last.safetensors");
+  EXPECT_EQ(b.metadata.at("train.step"), "4");
+  int64_t compared = 0;
+  for (auto& [name, t] : a.tensors) {
+    if (!is_floating(t.dtype())) continue;
+    EXPECT_EQ(t.dtype(), DType::f64) << name;
+    EXPECT_TRUE(all_close(b.tensors.at(name), t, 1e-14, 1e-12)) << name;
+    ++compared;
+  }
+  EXPECT_GE(compared, 20);  // LeNet's 10 parameters and their momenta
+
+  train::Json mixed = larger.to_json();
+  mixed["amp"] = "O1";
+  EXPECT_TRUE(throws_error([&] { train_cifar_options().read(mixed); },
+                           {"float64", "--amp O0", "got --amp O1"}));
+}
+
 // --cuda-graphs captures the step on a GPU: on the CPU, and with a loss scaler (fp16's default),
 // the run stops before its first step, naming why (tests/train/step_graph_test.cpp has the rest).
 TEST(TrainCifar, CudaGraphsSayWhatTheyNeed) {

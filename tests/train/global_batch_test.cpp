@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include "core/safetensors.h"
+#include "core/tensor.h"
+#include "parallel/single_group.h"
 #include "tests/support/fixtures.h"
 
 namespace rg::train {
@@ -86,7 +89,31 @@ TEST(GlobalBatch, AWorldSizeThatDividesNeitherIsRefusedListingTheOnesThatWork) {
       [] {
         continue_global_batch({1, 4, 3}, 5, {1, 4, 3}, "app");
       },
-      {"5 ranks", "12/15", "12/20"}));
+      {"5 ranks", "12/15", "12/20",
+       "Rank counts that work: 1, 2, 3, 4; with --batch-size B --accumulate-steps K such that "
+       "ranks × B × K = 12, also 6, 12."}));
+}
+
+TEST(GlobalBatch, AResumeReadsTheSplitFromTheCheckpointAndSaysWhatChanged) {
+  parallel::SingleGroup one;
+  const std::string path = rg::testing::temp_path("global_batch.safetensors");
+  std::map<std::string, std::string> meta = global_batch_metadata({2, 6, 1});
+  save_safetensors(path, {{"w", zeros({1})}}, meta);
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(resume_global_batch(path, {1, 6, 1}, one, "app"), (GlobalBatch{1, 12, 1}));
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(),
+            "resumed on 1 rank, was 2: per-rank batch 6 → 12, global 12 kept\n");
+  // A checkpoint from before the split was recorded: the split asked, said so.
+  save_safetensors(path, {{"w", zeros({1})}}, {{"config", "{}"}});
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(resume_global_batch(path, {1, 6, 2}, one, "app"), (GlobalBatch{1, 6, 2}));
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(),
+            "the checkpoint does not record its global batch (written before ringgrad recorded "
+            "it): resuming with the split asked, 1 rank × batch 6 × 2 accumulation steps = 12\n");
+  // A fresh start: nothing to say.
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(resume_global_batch("", {1, 6, 2}, one, "app"), (GlobalBatch{1, 6, 2}));
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "");
 }
 
 TEST(GlobalBatch, OptimizerStepsCountMicroBatches) {
