@@ -8,6 +8,7 @@
 //   128]
 //                          [--repeat 3] [--isa LEVEL] [--clock wall|cpu] [--verbose]
 //                          [--only NAME_PART] [--device cpu|cuda[:N]] [--dtype f32|f16|bf16]
+//                          [--bf16-kernels by_rule|tiles|widened]
 //
 // With --op NAME[,NAME...] it times instead forward and backward of any op that declares a bench
 // in its spec (ops/<op>/<op>_spec.cpp, tests/support/op_spec.h; `--op list` lists them), on inputs
@@ -18,7 +19,9 @@
 // FLOPs of each of forward, backward-data and backward-weight: 2·N·O·(C/G)·kH·kW·Ho·Wo (G groups)
 // (·kD·Do for conv3d). unet3d runs batch 1 unless --batch says otherwise; conv3d is CPU only.
 // --isa caps the CPU kernels at a level (core/cpu_features.h: e.g. --isa avx512 runs bf16 on the
-// f32 kernels instead of the bf16 tiles); --verbose lists the kernel that served each problem;
+// f32 kernels instead of the bf16 tiles); --bf16-kernels by_rule|tiles|widened runs bf16 by the
+// rule of ops/conv/conv2d/README.md (the default), or every pass on the tiles, or every pass on
+// the f32 kernels with widened operands; --verbose lists the kernel that served each problem;
 // --clock cpu times by the process's CPU time (robust to a shared machine's load).
 // Each time is the best of --repeat calls after one warm-up call (the machine is shared); the
 // sgemm runs before and after the convolutions and reports its best; a register-only FMA loop
@@ -429,6 +432,15 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "bench_ops: %s\n", e.what());
         return 2;
       }
+    } else if (!std::strcmp(argv[i], "--bf16-kernels") && i + 1 < argc) {
+      const std::string k = argv[++i];
+      if (k != "by_rule" && k != "tiles" && k != "widened") {
+        std::fprintf(stderr, "bench_ops: --bf16-kernels must be by_rule, tiles or widened\n");
+        return 2;
+      }
+      rg::set_bf16_conv_kernels(k == "tiles"     ? rg::Bf16ConvKernels::tiles
+                                : k == "widened" ? rg::Bf16ConvKernels::widened
+                                                 : rg::Bf16ConvKernels::by_rule);
     } else if (!std::strcmp(argv[i], "--verbose")) {
       verbose = true;
     } else if (!std::strcmp(argv[i], "--clock") && i + 1 < argc) {
@@ -464,7 +476,7 @@ int main(int argc, char** argv) {
           "[--batch 128] "
           "[--repeat 3] [--only NAME_PART] [--device cpu|cuda[:N]] "
           "[--dtype f32|f16|bf16] [--isa generic|avx2|avx512|avx512_bf16|amx] "
-          "[--clock wall|cpu] [--verbose]\n"
+          "[--bf16-kernels by_rule|tiles|widened] [--clock wall|cpu] [--verbose]\n"
           "       bench_ops --op NAME[,NAME...]|list [--shape N,N,...] [--threads N] "
           "[--repeat 3] [--device cpu|cuda[:N]] [--dtype f32|f16|bf16]\n");
       return 2;

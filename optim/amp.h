@@ -7,7 +7,9 @@
 //   level  model weights          forward                          optimizer updates
 //   O0     f32                    f32                              the model's f32 weights
 //   O1     f32                    autocast: conv/linear/matmul in  the model's f32 weights
-//                                 16 bits, softmax/losses/sums f32
+//                                 16 bits (a CPU's bf16 conv2d:
+//                                 f32 where that is faster),
+//                                 softmax/losses/sums f32
 //   O2     16-bit, BatchNorm f32  16 bits (BatchNorm stats in f64) f32 master copies, rounded
 //                                                                  back into the model
 //   O3     16-bit, BatchNorm too  16 bits                          the model's 16-bit weights

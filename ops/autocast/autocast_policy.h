@@ -22,6 +22,9 @@
 // 16 bits). batch_norm is not listed either: it accepts a 16-bit input with f32 parameters and
 // always computes its statistics in f64 (see ops/batch_norm). Outside autocast, mixing dtypes
 // in add/sub/mul/div stays an error: ringgrad never converts silently in a plain f32 program.
+// One exception to lower_precision, decided by the op from the machine and the shape: conv2d in
+// bf16 on a CPU stays f32 where its f32 kernels are faster than its bf16 ones on every pass
+// (ops/conv/conv2d/README.md, "bf16: the tiles or f32, by a rule") — the same result as O0 there.
 
 #include <array>
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/autograd.h"
+#include "core/kernel_log.h"
 #include "ops/autocast/autocast_policy.h"
 #include "ops/conv/conv_grads.h"
 #include "ops/conv/conv_kernel.h"
@@ -98,7 +99,20 @@ template <int N>
 Tensor convolution(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in,
                    const ConvParams<N>& p) {
   constexpr std::string_view op = kConvName<N>;
-  const auto cast = autocast_inputs(AutocastPolicy::lower_precision, x_in, weight_in, bias_in);
+  // Autocast's lower precision, unless the CPU's f32 kernels are faster for this shape than its
+  // bf16 ones on every pass (conv2d/README.md's rule): then the convolution runs as in f32.
+  bool keep_f32 = false;
+  if constexpr (N == 2) {
+    keep_f32 = autocast_dtype() == DType::bf16 && x_in.device().is_cpu() && x_in.dim() == 4 &&
+               weight_in.dim() == 4 &&
+               ConvCpuKernels<2>::bf16_autocast_keeps_f32(x_in.shape(), weight_in.shape(), p);
+    if (keep_f32)
+      note_kernel(op, conv2d_problem(x_in.shape(), weight_in.shape(), p, DType::bf16),
+                  "f32 kernels: autocast keeps f32 (the bf16 rule)");
+  }
+  const auto cast =
+      autocast_inputs(keep_f32 ? AutocastPolicy::float32 : AutocastPolicy::lower_precision, x_in,
+                      weight_in, bias_in);
   const Tensor &x = cast[0], &weight = cast[1], &bias = cast[2];
   check_same_float(op, {x, weight, bias});
   RG_CHECK(x.dim() == N + 2, op, ": input must be ", N + 2, "-D (N, C, ", kConvAxes<N>, "), got ",

@@ -16,7 +16,9 @@ namespace rg {
 // The CPU kernels of rank N, without autograd: forward, backward-data, backward-weight and
 // backward-bias, and backward_data_bf16 — bf16 backward-data with a bias added in f32 before the
 // one rounding (the transposed convolution's forward), or nullopt where the rank's bf16 kernels
-// do not take the problem.
+// do not take the problem; for rank 2, bf16_autocast_keeps_f32 — whether autocast in bf16 leaves
+// the convolution in f32, where the f32 kernels are the faster (conv2d's rule; conv3d keeps its
+// bf16 tile GEMM, not yet measured against f32 on AVX512-BF16).
 template <int N>
 struct ConvCpuKernels;
 
@@ -38,6 +40,9 @@ struct ConvCpuKernels<2> {
                                                   const Shape& x_shape, const Conv2dParams& p,
                                                   const Tensor& bias) {
     return conv2d_backward_data_tiles(gy, w, x_shape, p, bias);
+  }
+  static bool bf16_autocast_keeps_f32(const Shape& x, const Shape& w, const Conv2dParams& p) {
+    return conv2d_bf16_autocast_keeps_f32(x, w, p);
   }
 };
 

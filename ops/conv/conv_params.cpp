@@ -1,8 +1,22 @@
 #include "ops/conv/conv_params.h"
 
+#include <atomic>
+
 #include "core/error.h"
 
 namespace rg {
+
+namespace {
+std::atomic<Bf16ConvKernels> g_bf16_conv_kernels{Bf16ConvKernels::by_rule};
+}  // namespace
+
+void set_bf16_conv_kernels(Bf16ConvKernels kernels) {
+  g_bf16_conv_kernels.store(kernels, std::memory_order_relaxed);
+}
+
+Bf16ConvKernels bf16_conv_kernels() {
+  return g_bf16_conv_kernels.load(std::memory_order_relaxed);
+}
 
 template <int N>
 Shape conv_output_shape(std::string_view op, const Shape& x, const Shape& w,

@@ -59,6 +59,15 @@ using Conv2dParams = ConvParams<2>;
 using Conv3dTriple = ConvSize<3>;  // {depth, height, width}
 using Conv3dParams = ConvParams<3>;
 
+// Which kernels bf16 convolutions take on a CPU with bf16 dot products (AMX, AVX512-BF16):
+// by_rule, the default — conv2d/README.md's fixed rule per ISA and shape, so that a shape gets
+// the same kernel and bits in every run — or every pass on the tile kernels, or every pass on
+// the f32 kernels with the operands widened (exactly) to f32: what bench_ops --bf16-kernels and
+// the tests compare. Process-wide.
+enum class Bf16ConvKernels { by_rule, tiles, widened };
+void set_bf16_conv_kernels(Bf16ConvKernels kernels);
+Bf16ConvKernels bf16_conv_kernels();
+
 // Checks x_shape (B, C, S1..SN) against weight_shape (O, C/G, k1..kN) and the params, naming
 // `op` in errors; returns y's shape (B, O, T1..TN).
 template <int N>

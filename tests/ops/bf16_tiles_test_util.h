@@ -11,6 +11,7 @@
 #include "core/cpu_features.h"
 #include "core/rng.h"
 #include "core/tensor.h"
+#include "ops/conv/conv_params.h"
 
 namespace rg::testing {
 
@@ -21,6 +22,21 @@ inline bool machine_has(CpuIsa isa) {
 #define SKIP_WITHOUT(isa)               \
   if (!::rg::testing::machine_has(isa)) \
   GTEST_SKIP() << "this machine has no " << cpu_isa_name(isa) << " (" << cpu_isa_note() << ")"
+
+// While it lives, bf16 convolutions take `kernels` instead of the rule (set_bf16_conv_kernels):
+// the tile-kernel tests run every pass on the tiles, also where the rule would widen it.
+class Bf16KernelsScope {
+ public:
+  explicit Bf16KernelsScope(Bf16ConvKernels kernels) : previous_(bf16_conv_kernels()) {
+    set_bf16_conv_kernels(kernels);
+  }
+  ~Bf16KernelsScope() { set_bf16_conv_kernels(previous_); }
+  Bf16KernelsScope(const Bf16KernelsScope&) = delete;
+  Bf16KernelsScope& operator=(const Bf16KernelsScope&) = delete;
+
+ private:
+  Bf16ConvKernels previous_;
+};
 
 inline Tensor random_bf16(const Shape& s, uint64_t seed) {
   manual_seed(seed);

@@ -5,7 +5,8 @@
 // (phase planes), paddings 0 to 2 (shared and unshared layouts), dilation, kernels 1×1 to 5×5 and
 // non-square, images down to 1×1, ResNet18's and airbench94's shapes; and the kernels' rounding to
 // bf16, bit for bit. Each tile ISA runs where the machine has it (capped with CpuIsaCap to run the
-// lower one too) and skips, saying why, where it has not.
+// lower one too) and skips, saying why, where it has not; every pass on the tiles, also where
+// the rule (conv2d_bf16_rule_test.cpp) would run the f32 kernels.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -108,18 +109,21 @@ class TileConv2d : public ::testing::TestWithParam<CpuIsa> {};
 TEST_P(TileConv2d, ForwardMatchesF64OnEveryTail) {
   SKIP_WITHOUT(GetParam());
   CpuIsaCap cap(GetParam());
+  Bf16KernelsScope on_tiles(Bf16ConvKernels::tiles);
   for (const ConvCase& c : cases()) check_forward(c);
 }
 
 TEST_P(TileConv2d, BackwardDataMatchesF64OnEveryTail) {
   SKIP_WITHOUT(GetParam());
   CpuIsaCap cap(GetParam());
+  Bf16KernelsScope on_tiles(Bf16ConvKernels::tiles);
   for (const ConvCase& c : cases()) check_backward_data(c);
 }
 
 TEST_P(TileConv2d, BackwardWeightMatchesF64OnEveryTail) {
   SKIP_WITHOUT(GetParam());
   CpuIsaCap cap(GetParam());
+  Bf16KernelsScope on_tiles(Bf16ConvKernels::tiles);
   for (const ConvCase& c : cases()) check_backward_weight(c);
 }
 
@@ -128,6 +132,7 @@ TEST_P(TileConv2d, BackwardWeightMatchesF64OnEveryTail) {
 TEST_P(TileConv2d, ConvTransposeWithOutputPaddingMatchesF64) {
   SKIP_WITHOUT(GetParam());
   CpuIsaCap cap(GetParam());
+  Bf16KernelsScope on_tiles(Bf16ConvKernels::tiles);
   const Tensor x = random_bf16({2, 24, 5, 6}, 8), w = random_bf16({24, 16, 3, 3}, 9);
   const Tensor y = conv_transpose2d(x, w, Tensor(), {2, 2}, {1, 1}, {1, 1});
   const Tensor ref = conv_transpose2d(f64(x), f64(w), Tensor(), {2, 2}, {1, 1}, {1, 1});
@@ -151,6 +156,7 @@ TEST_P(TileConv2d, ConvTransposeWithOutputPaddingMatchesF64) {
 TEST_P(TileConv2d, ConvTransposeForwardWithBiasRunsOnTheTiles) {
   SKIP_WITHOUT(GetParam());
   CpuIsaCap cap(GetParam());
+  Bf16KernelsScope on_tiles(Bf16ConvKernels::tiles);
   const Tensor x = random_bf16({2, 24, 6, 7}, 17), w = random_bf16({24, 16, 3, 3}, 18);
   const Tensor b = random_bf16({16}, 19);
   for (const int64_t stride : {1, 2}) {
@@ -177,6 +183,7 @@ TEST_P(TileConv2d, ConvTransposeForwardWithBiasRunsOnTheTiles) {
 TEST_P(TileConv2d, ForwardIsIndependentOfThreadsAndBackwardWeightRepeats) {
   SKIP_WITHOUT(GetParam());
   CpuIsaCap cap(GetParam());
+  Bf16KernelsScope on_tiles(Bf16ConvKernels::tiles);
   const ConvCase c = make({7, 40, 9, 9}, {48, 40, 3, 3}, 1, 1, 1, true);
   const Tensor x = random_bf16(c.x, 11), w = random_bf16(c.w, 12), b = random_bf16({48}, 13);
   const int threads = num_threads();
@@ -195,6 +202,7 @@ TEST_P(TileConv2d, ForwardIsIndependentOfThreadsAndBackwardWeightRepeats) {
 TEST_P(TileConv2d, NanAndInfinityPropagate) {
   SKIP_WITHOUT(GetParam());
   CpuIsaCap cap(GetParam());
+  Bf16KernelsScope on_tiles(Bf16ConvKernels::tiles);
   std::vector<float> xs(2 * 32 * 4 * 4, 1.0f);
   xs[5] = std::numeric_limits<float>::quiet_NaN();           // image 0, channel 0
   xs[32 * 16 + 7] = std::numeric_limits<float>::infinity();  // image 1, channel 0
@@ -209,6 +217,7 @@ TEST_P(TileConv2d, NanAndInfinityPropagate) {
 TEST_P(TileConv2d, KernelChoiceIsNoted) {
   SKIP_WITHOUT(GetParam());
   CpuIsaCap cap(GetParam());
+  Bf16KernelsScope on_tiles(Bf16ConvKernels::tiles);
   const Tensor x = random_bf16({1, 8, 5, 5}, 15), w = random_bf16({8, 8, 3, 3}, 16);
   conv_forward<2>(x, w, Tensor(), Conv2dParams{{1, 1}, {1, 1}, {1, 1}, 1});
   const std::string expected =

@@ -43,6 +43,7 @@
 #include "core/thread_pool.h"
 #include "ops/conv/conv2d/conv2d_direct.h"
 #include "ops/conv/conv2d/conv2d_kernel.h"
+#include "ops/conv/conv2d/conv2d_tiles.h"
 #include "ops/conv/conv2d/im2col.h"
 #include "ops/conv/conv_eigen.h"
 #include "ops/conv/conv_params.h"
@@ -306,6 +307,25 @@ Tensor widen(const Tensor& t) {
   return t.defined() ? t.detach().to(DType::f32) : t;
 }
 
+// Whether the f32 kernels run x ⋆ w as Winograd F(4×4, 3×3) both forward and backward-weight, on
+// planes its 4×4 output tiles cover exactly: 4 times fewer multiplications than a direct
+// convolution, more than the 2 of bf16's dot products. (Where the tiles waste some of the plane,
+// as on airbench94's 15×15 and 7×7, f32 won by at most 7 % or lost, and its f32 output doubles
+// the memory traffic of the pooling and BatchNorm after it: measured slower over the step.)
+bool winograd_4x4_pays(const Shape& x, const Shape& w, const Conv2dParams& p) {
+  const Shape y = conv_output_shape<2>("conv2d", x, w, p);
+  const auto forward = direct_conv(x, w, y, p, detail::DirectKernel::forward);
+  const auto weight = direct_conv(x, w, y, p, detail::DirectKernel::backward_weight);
+  if (!forward || detail::direct_forward_kind(*forward) != detail::DirectForward::winograd_4x4 ||
+      !weight)
+    return false;
+  const auto kind = detail::direct_backward_weight_kind(*weight);
+  if (kind != detail::DirectBackwardWeight::winograd_4x4 &&
+      kind != detail::DirectBackwardWeight::winograd_4x4_shared_sums)
+    return false;
+  return y[2] % 4 == 0 && y[3] % 4 == 0;
+}
+
 std::string_view forward_kind_name(detail::DirectForward kind) {
   switch (kind) {
     case detail::DirectForward::by_outputs:
@@ -339,6 +359,34 @@ std::string_view weight_kind_name(detail::DirectBackwardWeight kind) {
 }
 
 }  // namespace
+
+// The rule for AVX512-BF16 without AMX (Zen 4/5), measured per ResNet18 and airbench94 layer
+// (README.md): the tiles everywhere but the strided 3×3 backward-data, whose tile form inserts
+// zeros between gy's pixels (3/4 of its products are 0 at stride 2), where the f32 kernels work
+// by phases; and under autocast, f32 for the layers where f32 Winograd F(4×4) pays. AMX: the
+// tiles everywhere (issue 41's measurements). Without either: the f32 kernels, widened.
+bool conv2d_tiles_run(const Shape& w, const Conv2dParams& p, ConvPass pass) {
+  detail::tiles::TileIsa isa;
+  if (p.groups != 1 || !detail::tiles::tile_isa_available(isa)) return false;
+  switch (bf16_conv_kernels()) {
+    case Bf16ConvKernels::tiles:
+      return true;
+    case Bf16ConvKernels::widened:
+      return false;
+    case Bf16ConvKernels::by_rule:
+      break;
+  }
+  if (isa == detail::tiles::TileIsa::amx) return true;
+  const bool strided = p.stride[0] > 1 || p.stride[1] > 1;
+  return !(pass == ConvPass::backward_data && strided && w[2] == 3 && w[3] == 3);
+}
+
+bool conv2d_bf16_autocast_keeps_f32(const Shape& x, const Shape& w, const Conv2dParams& p) {
+  if (bf16_conv_kernels() != Bf16ConvKernels::by_rule) return false;
+  detail::tiles::TileIsa isa;
+  if (p.groups != 1 || !detail::tiles::tile_isa_available(isa)) return true;  // all widened
+  return isa == detail::tiles::TileIsa::avx512_bf16 && winograd_4x4_pays(x, w, p);
+}
 
 Tensor conv2d_forward(OnCpu, const Tensor& x_in, const Tensor& w_in, const Tensor& b_in,
                       const Conv2dParams& p) {

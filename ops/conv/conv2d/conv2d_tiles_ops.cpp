@@ -25,12 +25,14 @@ std::string tile_kernel_name(detail::tiles::TileIsa isa) {
   return "bf16 tiles (" + std::string(detail::tiles::tile_isa_name(isa)) + ")";
 }
 
-// The tile kernels' description of the convolution x ⋆ w (groups 1, bf16, a machine with bf16
-// dot products), or nullopt.
+// The tile kernels' description of the convolution x ⋆ w for `pass` (forward or backward-weight),
+// or nullopt where they do not run it: not bf16, or not by the rule (conv2d_tiles_run: groups 1,
+// a machine with bf16 dot products, the shape).
 std::optional<detail::tiles::TileConv> tile_conv(const Shape& x, const Shape& w,
-                                                 const Conv2dParams& p, DType dtype,
+                                                 const Conv2dParams& p, DType dtype, ConvPass pass,
                                                  detail::tiles::TileIsa& isa) {
-  if (dtype != DType::bf16 || p.groups != 1 || !detail::tiles::tile_isa_available(isa))
+  if (dtype != DType::bf16 || !detail::tiles::tile_isa_available(isa) ||
+      !conv2d_tiles_run(w, p, pass))
     return std::nullopt;
   detail::tiles::TileConv g{.N = x[0],
                             .C = x[1],
@@ -57,7 +59,8 @@ std::optional<detail::tiles::TileConv> tile_backward_data_conv(const Shape& gy, 
                                                                const Shape& x,
                                                                const Conv2dParams& p, DType dtype,
                                                                detail::tiles::TileIsa& isa) {
-  if (dtype != DType::bf16 || p.groups != 1 || !detail::tiles::tile_isa_available(isa))
+  if (dtype != DType::bf16 || !detail::tiles::tile_isa_available(isa) ||
+      !conv2d_tiles_run(w, p, ConvPass::backward_data))
     return std::nullopt;
   const int64_t reach_h = p.dilation[0] * (w[2] - 1), reach_w = p.dilation[1] * (w[3] - 1);
   detail::tiles::TileConv g{.N = gy[0],
@@ -89,7 +92,7 @@ std::optional<detail::tiles::TileConv> tile_backward_data_conv(const Shape& gy, 
 std::optional<Tensor> conv2d_forward_tiles(const Tensor& x_in, const Tensor& w_in,
                                            const Tensor& b_in, const Conv2dParams& p) {
   detail::tiles::TileIsa isa;
-  if (auto g = tile_conv(x_in.shape(), w_in.shape(), p, x_in.dtype(), isa)) {
+  if (auto g = tile_conv(x_in.shape(), w_in.shape(), p, x_in.dtype(), ConvPass::forward, isa)) {
     const Tensor x = x_in.contiguous(), w = w_in.contiguous();
     const Tensor bias = b_in.defined() ? b_in.contiguous() : Tensor();
     Tensor y = empty({g->N, g->O, g->Ho, g->Wo}, {x.dtype(), x.device()});
@@ -127,7 +130,8 @@ std::optional<Tensor> conv2d_backward_weight_tiles(const Tensor& gy_in, const Te
                                                    const Shape& weight_shape,
                                                    const Conv2dParams& p) {
   detail::tiles::TileIsa isa;
-  if (auto g = tile_conv(x_in.shape(), weight_shape, p, x_in.dtype(), isa)) {
+  if (auto g =
+          tile_conv(x_in.shape(), weight_shape, p, x_in.dtype(), ConvPass::backward_weight, isa)) {
     const Tensor gy = gy_in.contiguous(), x = x_in.contiguous();
     g->Ho = gy.size(2);  // gy may cover only the first outputs (conv_transpose2d)
     g->Wo = gy.size(3);
