@@ -42,6 +42,7 @@
 #include "core/kernel_log.h"
 #include "core/thread_pool.h"
 #include "ops/conv/conv2d/conv2d_direct.h"
+#include "ops/conv/conv2d/conv2d_grouped.h"
 #include "ops/conv/conv2d/conv2d_kernel.h"
 #include "ops/conv/conv2d/conv2d_tiles.h"
 #include "ops/conv/conv2d/im2col.h"
@@ -269,27 +270,40 @@ void backward_bias(const T* gy, int64_t N, int64_t O, int64_t P, T* gb) {
   });
 }
 
-// The direct kernels' description of a convolution, when they are expected to pay.
+// The direct kernels' description of a convolution.
+detail::DirectConv describe(const Shape& x, const Shape& w, const Shape& y, const Conv2dParams& p) {
+  return {.N = x[0],
+          .G = p.groups,
+          .C = x[1] / p.groups,
+          .H = x[2],
+          .W = x[3],
+          .O = w[0] / p.groups,
+          .kH = w[2],
+          .kW = w[3],
+          .pH = p.padding[0],
+          .pW = p.padding[1],
+          .dH = p.dilation[0],
+          .dW = p.dilation[1],
+          .sH = p.stride[0],
+          .sW = p.stride[1],
+          .Ho = y[2],
+          .Wo = y[3]};
+}
+
+// ... when the direct kernels are expected to pay.
 std::optional<detail::DirectConv> direct_conv(const Shape& x, const Shape& w, const Shape& y,
                                               const Conv2dParams& p, detail::DirectKernel kernel) {
-  detail::DirectConv d{.N = x[0],
-                       .G = p.groups,
-                       .C = x[1] / p.groups,
-                       .H = x[2],
-                       .W = x[3],
-                       .O = w[0] / p.groups,
-                       .kH = w[2],
-                       .kW = w[3],
-                       .pH = p.padding[0],
-                       .pW = p.padding[1],
-                       .dH = p.dilation[0],
-                       .dW = p.dilation[1],
-                       .sH = p.stride[0],
-                       .sW = p.stride[1],
-                       .Ho = y[2],
-                       .Wo = y[3]};
+  const detail::DirectConv d = describe(x, w, y, p);
   return detail::direct_conv_pays(d, kernel) ? std::optional(d) : std::nullopt;
 }
+
+// ... when it has groups of few channels where their kernels pay (conv2d_grouped.h).
+std::optional<detail::DirectConv> grouped_conv(const Shape& x, const Shape& w, const Shape& y,
+                                               const Conv2dParams& p, detail::DirectKernel kernel) {
+  const detail::DirectConv d = describe(x, w, y, p);
+  return detail::grouped_direct_pays(d, kernel) ? std::optional(d) : std::nullopt;
+}
+constexpr std::string_view kGroupedDirect = "grouped direct";
 
 void check_kernel_inputs(std::string_view op, const std::vector<Tensor>& tensors) {
   check_same_float(op, tensors);
@@ -400,6 +414,15 @@ Tensor conv2d_forward(OnCpu, const Tensor& x_in, const Tensor& w_in, const Tenso
   const Tensor x = x_in.contiguous(), w = w_in.contiguous();
   const Tensor bias = b_in.defined() ? b_in.contiguous() : Tensor();
   Tensor y = empty(y_shape, {x.dtype(), x.device()});
+  if (auto d = grouped_conv(x.shape(), w.shape(), y_shape, p, detail::DirectKernel::forward)) {
+    note_kernel("conv2d", conv2d_problem(x.shape(), w.shape(), p, x.dtype()), kGroupedDirect);
+    dispatch_f32_f64(x.dtype(), "conv2d", [&](auto tag) {
+      using T = decltype(tag);
+      detail::grouped_forward<T>(*d, x.data<T>(), w.data<T>(),
+                                 bias.defined() ? bias.data<T>() : nullptr, y.data<T>());
+    });
+    return y;
+  }
   if (auto d = direct_conv(x.shape(), w.shape(), y_shape, p, detail::DirectKernel::forward)) {
     note_kernel("conv2d", conv2d_problem(x.shape(), w.shape(), p, x.dtype()),
                 forward_kind_name(detail::direct_forward_kind(*d)));
@@ -441,6 +464,17 @@ Tensor conv2d_backward_data(OnCpu, const Tensor& gy_in, const Tensor& w_in, cons
   if (is_half(gy_in.dtype()))
     return conv2d_backward_data(OnCpu{}, widen(gy_in), widen(w_in), x_shape, p).to(gy_in.dtype());
   const Tensor gy = gy_in.contiguous(), w = w_in.contiguous();
+  if (auto d = grouped_conv(x_shape, w.shape(), y_shape, p, detail::DirectKernel::backward_data);
+      d && gy.shape() == y_shape) {
+    note_kernel("conv2d_backward_data", conv2d_problem(x_shape, w.shape(), p, gy.dtype()),
+                kGroupedDirect);
+    Tensor gx = empty(x_shape, {gy.dtype(), gy.device()});
+    dispatch_f32_f64(gy.dtype(), "conv2d_backward_data", [&](auto tag) {
+      using T = decltype(tag);
+      detail::grouped_backward_data<T>(*d, gy.data<T>(), w.data<T>(), gx.data<T>());
+    });
+    return gx;
+  }
   // Stride 1: gx is the convolution of gy (padded by d·(k − 1) − p) with the flipped,
   // transposed kernel. That GEMM has O·kH·kW deep inner products, where Wᵀ·gy has only O,
   // and needs no col2im; it is the forward kernel, at the forward's speed.
@@ -493,6 +527,17 @@ Tensor conv2d_backward_weight(OnCpu, const Tensor& gy_in, const Tensor& x_in,
         .to(gy_in.dtype());
   const Tensor gy = gy_in.contiguous(), x = x_in.contiguous();
   Tensor gw = empty(weight_shape, {gy.dtype(), gy.device()});
+  if (auto d =
+          grouped_conv(x.shape(), weight_shape, y_shape, p, detail::DirectKernel::backward_weight);
+      d && gy.shape() == y_shape) {
+    note_kernel("conv2d_backward_weight", conv2d_problem(x.shape(), weight_shape, p, x.dtype()),
+                kGroupedDirect);
+    dispatch_f32_f64(x.dtype(), "conv2d_backward_weight", [&](auto tag) {
+      using T = decltype(tag);
+      detail::grouped_backward_weight<T>(*d, gy.data<T>(), x.data<T>(), gw.data<T>());
+    });
+    return gw;
+  }
   if (auto d =
           direct_conv(x.shape(), weight_shape, y_shape, p, detail::DirectKernel::backward_weight);
       d && gy.shape() == y_shape) {
