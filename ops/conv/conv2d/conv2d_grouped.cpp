@@ -120,7 +120,9 @@ struct PaddedInput {
 
 // Backward-data's view of gy: each plane with sH − 1 and sW − 1 zeros between its pixels,
 // padded by E = d·(k − 1) before, in planes of Hz × Qz; gx (ih, iw) is the stride-1
-// correlation of these planes with the flipped kernel, reading from (ih + pH, iw + pW).
+// correlation of these planes with the flipped kernel, reading from (ih + pH, iw + pW). (So an
+// infinite weight times an inserted zero makes a NaN where the sum over the real products has an
+// inf: as the forward's does with its padding. Weights are finite in any run that trains.)
 struct DilatedGradient {
   Plan plan;
   int64_t Hz, Qz, Eh, Ew;
