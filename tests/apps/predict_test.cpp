@@ -116,6 +116,37 @@ TEST(Predict, AClassifiersAnswersAreItsEvaluations) {
             std::string::npos);
 }
 
+// A checkpoint of a --float64 run (train_cifar's checking mode) predicts in f32, as any other:
+// its weights converted on load, its answers the evaluation's up to f32's rounding.
+TEST(Predict, AFloat64RunsCheckpointPredictsInF32) {
+  const std::string data = tiny_cifar("predict_cifar_f64", 8);
+  const std::string out = rg::testing::temp_path("predict_cifar_f64_run");
+  fs::remove_all(out);
+  TrainConfig cfg = tiny_config(data, out);
+  cfg.epochs = 1;
+  cfg.float64 = true;
+  ASSERT_EQ(apps::run(cfg), 0);
+  EXPECT_EQ(load_safetensors(out + "/last.safetensors").tensors.at("conv1.weight").dtype(),
+            DType::f64);
+  const std::string images = fresh_dir("predict_cifar_f64_pngs");
+  const std::vector<int64_t> labels = cifar_test_pngs(data, images);
+  const train::Predictor predictor({.checkpoint = out + "/last.safetensors"});
+  const Tensor logits =
+      predictor.classify(train::list_inputs({images}, predictor.card().task), 256);
+  EXPECT_EQ(logits.dtype(), DType::f32);
+  const std::vector<double> z = logits.to_vector<double>();
+  double loss = 0;
+  for (int64_t i = 0; i < 8; ++i) {
+    const double* row = z.data() + i * 10;
+    const double top = *std::max_element(row, row + 10);
+    double sum = 0;
+    for (int c = 0; c < 10; ++c) sum += std::exp(row[c] - top);
+    loss += top + std::log(sum) - row[labels[static_cast<std::size_t>(i)]];
+  }
+  const double recorded = std::stod(last_row(out + "/metrics.csv", "test_loss"));
+  EXPECT_NEAR(loss / 8, recorded, 1e-5 * recorded);
+}
+
 // A PyTorch user's ResNet18 — pytorch-cifar's names, its weights and BatchNorm statistics (the
 // formula's, tests/support/zoo_fill.h), saved as a plain state_dict, as DataParallel's, and as
 // tools/convert_pytorch_checkpoint.py writes one (with a card of pytorch-cifar's normalisation) —
