@@ -67,6 +67,24 @@ std::vector<int64_t> cifar_test_pngs(const std::string& data, const std::string&
   return labels;
 }
 
+// The mean cross-entropy of (N, 10) logits against labels, in f64, as the evaluation scores it;
+// and how many of the arg-maxes are right.
+std::pair<double, int64_t> score(const Tensor& logits, const std::vector<int64_t>& labels) {
+  const std::vector<double> z = logits.to_vector<double>();
+  double loss = 0;
+  int64_t correct = 0;
+  const auto n = static_cast<int64_t>(labels.size());
+  for (int64_t i = 0; i < n; ++i) {
+    const double* row = z.data() + i * 10;
+    const double top = *std::max_element(row, row + 10);
+    double sum = 0;
+    for (int c = 0; c < 10; ++c) sum += std::exp(row[c] - top);
+    loss += top + std::log(sum) - row[labels[static_cast<std::size_t>(i)]];
+    correct += std::max_element(row, row + 10) - row == labels[static_cast<std::size_t>(i)];
+  }
+  return {loss / static_cast<double>(n), correct};
+}
+
 TEST(Predict, AClassifiersAnswersAreItsEvaluations) {
   const std::string data = tiny_cifar("predict_cifar", 8);
   const std::string out = rg::testing::temp_path("predict_cifar_run");
@@ -83,19 +101,8 @@ TEST(Predict, AClassifiersAnswersAreItsEvaluations) {
   ASSERT_EQ(files.size(), 8u);
   EXPECT_EQ(predictor.card().class_names[3], "cat");
   const Tensor logits = predictor.classify(files, 256);
-  // Cross-entropy and accuracy in f64, as the evaluation scores them.
-  const std::vector<double> z = logits.to_vector<double>();
-  double loss = 0;
-  int64_t correct = 0;
-  for (int64_t i = 0; i < 8; ++i) {
-    const double* row = z.data() + i * 10;
-    const double top = *std::max_element(row, row + 10);
-    double sum = 0;
-    for (int c = 0; c < 10; ++c) sum += std::exp(row[c] - top);
-    loss += top + std::log(sum) - row[labels[static_cast<std::size_t>(i)]];
-    correct += std::max_element(row, row + 10) - row == labels[static_cast<std::size_t>(i)];
-  }
-  EXPECT_EQ(g6(loss / 8), last_row(out + "/metrics.csv", "test_loss"));
+  const auto [loss, correct] = score(logits, labels);
+  EXPECT_EQ(g6(loss), last_row(out + "/metrics.csv", "test_loss"));
   EXPECT_EQ(g6(static_cast<double>(correct) / 8), last_row(out + "/metrics.csv", "test_accuracy"));
 
   // The app prints each file's top-k, the arg-max first.
@@ -134,17 +141,9 @@ TEST(Predict, AFloat64RunsCheckpointPredictsInF32) {
   const Tensor logits =
       predictor.classify(train::list_inputs({images}, predictor.card().task), 256);
   EXPECT_EQ(logits.dtype(), DType::f32);
-  const std::vector<double> z = logits.to_vector<double>();
-  double loss = 0;
-  for (int64_t i = 0; i < 8; ++i) {
-    const double* row = z.data() + i * 10;
-    const double top = *std::max_element(row, row + 10);
-    double sum = 0;
-    for (int c = 0; c < 10; ++c) sum += std::exp(row[c] - top);
-    loss += top + std::log(sum) - row[labels[static_cast<std::size_t>(i)]];
-  }
+  const double loss = score(logits, labels).first;
   const double recorded = std::stod(last_row(out + "/metrics.csv", "test_loss"));
-  EXPECT_NEAR(loss / 8, recorded, 1e-5 * recorded);
+  EXPECT_NEAR(loss, recorded, 1e-5 * recorded);
 }
 
 // A PyTorch user's ResNet18 — pytorch-cifar's names, its weights and BatchNorm statistics (the
