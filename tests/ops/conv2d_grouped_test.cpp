@@ -5,7 +5,9 @@
 // planes, the zeros between gy's pixels), dilation, paddings 0 to beyond the kernel, 1×1 to 5×5
 // kernels, widths under one vector, at one and between vectors (4, 8 and 16 lanes); the same
 // bits at any thread count; a non-finite pixel that no output reads stays out of every result;
-// gradcheck in f64.
+// gradcheck in f64. Depthwise shapes with outputs narrower than 8 take the kernels vectorised
+// over channels (depthwise_by_lanes: 2 to 20 channels, one block of lanes partly empty), the
+// wider ones and those of several outputs per group the planes' kernels.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -42,6 +44,8 @@ const std::vector<std::pair<const char*, DirectConv>> kShapes = {
     {"32 wide (two AVX-512 vectors)", make(2, 3, 1, 6, 32, 1, 3, 3, 1, 1)},
     {"37 wide", make(1, 3, 1, 5, 37, 1, 3, 3, 1, 1)},
     {"stride (3, 2), dilation 2", make(2, 3, 1, 13, 12, 2, 3, 3, 2, 2, 2, 2, 3, 2)},
+    {"20 channels by lanes (MobileNetV2 @4)", make(2, 20, 1, 4, 4, 1, 3, 3, 1, 1)},
+    {"18 channels 5x5 by lanes, stride 2", make(2, 18, 1, 9, 8, 1, 5, 5, 2, 2, 1, 1, 2, 2)},
     {"4 channels a group (ResNeXt29_32x4d)", make(2, 3, 4, 9, 9, 4, 3, 3, 1, 1)},
     {"8 a group, stride 2 (RegNet)", make(2, 2, 8, 8, 8, 8, 3, 3, 1, 1, 1, 1, 2, 2)},
     {"3 in, 6 out a group (DPN)", make(2, 4, 3, 7, 10, 6, 3, 3, 1, 1)},
@@ -175,7 +179,8 @@ void expect_same_result_for_any_thread_count(const DirectConv& g) {
 
 TEST(Conv2dGrouped, SameResultForAnyThreadCount) {
   for (const DirectConv& g : {make(3, 7, 1, 13, 19, 2, 3, 3, 1, 1, 1, 1, 2, 1),
-                              make(2, 5, 6, 9, 16, 5, 3, 3, 1, 1, 1, 1, 2, 2)})
+                              make(2, 5, 6, 9, 16, 5, 3, 3, 1, 1, 1, 1, 2, 2),
+                              make(3, 20, 1, 9, 9, 1, 3, 3, 1, 1, 1, 1, 2, 2)})  // by lanes
     expect_same_result_for_any_thread_count(g);
 }
 

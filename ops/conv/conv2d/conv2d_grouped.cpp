@@ -279,6 +279,7 @@ bool grouped_direct_pays(const DirectConv& g, DirectKernel kernel) {
 
 template <class T>
 void grouped_forward(const DirectConv& g, const T* x, const T* w, const T* bias, T* y) {
+  if (depthwise_by_lanes(g)) return depthwise_lanes_forward(g, x, w, bias, y);
   with_lanes<T>(g.Wo, [&]<int L>() {
     const PaddedInput in = PaddedInput::of<L>(g);
     const int64_t K = g.kH * g.kW, x_group = g.C * g.H * g.W, y_group = g.O * g.Ho * g.Wo;
@@ -296,6 +297,7 @@ void grouped_forward(const DirectConv& g, const T* x, const T* w, const T* bias,
 
 template <class T>
 void grouped_backward_data(const DirectConv& g, const T* gy, const T* w, T* gx) {
+  if (depthwise_by_lanes(g)) return depthwise_lanes_backward_data(g, gy, w, gx);
   const int64_t K = g.kH * g.kW;
   // The flipped kernel with the channels' roles exchanged: wf[grp][c][o][K − 1 − k] = w[o][c][k].
   std::vector<T> wf(static_cast<std::size_t>(g.G * g.C * g.O * K));
@@ -322,6 +324,7 @@ void grouped_backward_data(const DirectConv& g, const T* gy, const T* w, T* gx) 
 
 template <class T>
 void grouped_backward_weight(const DirectConv& g, const T* gy, const T* x, T* gw) {
+  if (depthwise_by_lanes(g)) return depthwise_lanes_backward_weight(g, gy, x, gw);
   with_lanes<T>(g.Wo, [&]<int L>() {
     const PaddedInput in = PaddedInput::of<L>(g);
     const int64_t K = g.kH * g.kW, x_group = g.C * g.H * g.W, y_plane = g.Ho * g.Wo;
