@@ -235,14 +235,17 @@ if compgen -G "$work/chaos/.*.tmp.*" >/dev/null; then fail "temporaries left in 
 # (3 x 4 -> 2 x 6). It must end as a plain resume on 2 ranks of that same checkpoint ends (its
 # folder copied by RG_ELASTIC_ON_RESTART at the restart): both checkpoints bit for bit, the logs.
 elastic_trials=${CHAOS_ELASTIC_TRIALS:-2}
-elastic=(--data "$work/data" --model resnet20@0.25 --epochs 4 --batch-size 4 --train-limit 48
+elastic=(--data "$work/data" --model resnet20@0.25 --epochs 6 --batch-size 4 --train-limit 48
          --test-limit 16 --threads 1 --workers 1 --no-progress --seed 11 --bucket-mb 0.02
          --collective-timeout 10)
 for ((trial = 1; trial <= elastic_trials; ++trial)); do
   run=elastic$trial copy=$work/restart$trial
   rm -rf "${work:?}/$run" "$copy"
   rank=$((RANDOM % 3))
-  anchor=$((1 + RANDOM % 2))                      # killed within epoch anchor + 1 (of 4)
+  # Killed after epoch anchor's line, within one epoch of the 2-rank run (epoch_ms): 1 to 2 of
+  # this job's shorter 3-rank epochs. Of 6, so that the kill never lands after training (with 4,
+  # a kill drawn after epoch 2 once reached a rank in its shutdown: exit 137, no restart).
+  anchor=$((1 + RANDOM % 2))
   delay_ms=$(((RANDOM * 32768 + RANDOM) % epoch_ms))
   log=$work/$run.log
   job_start=$(date +%s%N)
