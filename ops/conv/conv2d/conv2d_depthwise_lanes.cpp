@@ -26,6 +26,16 @@ struct LaneBuffer {
   int64_t size(int64_t L) const { return rows * cols * L; }
 };
 
+// Where tap (i, j) of a pixel lies in a buffer of b's width, relative to the pixel.
+template <class T>
+std::vector<int64_t> tap_offsets(const DirectConv& g, const LaneBuffer& b) {
+  constexpr int64_t L = Simd<T>::L;
+  std::vector<int64_t> off;
+  for (int64_t i = 0; i < g.kH; ++i)
+    for (int64_t j = 0; j < g.kW; ++j) off.push_back((i * g.dH * b.cols + j * g.dW) * L);
+  return off;
+}
+
 // Zeroes buf, then copies `lanes` planes (H × W each, `stride` apart) into it, pixel (h, w) at
 // row r0 + h·rs, column q0 + w·cs; pixels that fall outside the buffer are left out (they reach
 // no output).
@@ -93,9 +103,7 @@ void depthwise_lanes_forward(const DirectConv& g, const T* x, const T* w, const 
   using V = typename Simd<T>::V;
   constexpr int64_t L = Simd<T>::L;
   const LaneBuffer b{g.H + 2 * g.pH, g.W + 2 * g.pW};
-  std::vector<int64_t> off;
-  for (int64_t i = 0; i < g.kH; ++i)
-    for (int64_t j = 0; j < g.kW; ++j) off.push_back((i * g.dH * b.cols + j * g.dW) * L);
+  const std::vector<int64_t> off = tap_offsets<T>(g, b);
   const auto wv = lane_weights(g, w, false);
   const int64_t K = g.kH * g.kW, blocks = (g.G + L - 1) / L;
   parallel_for(g.N * blocks, 1, [&](int64_t begin, int64_t end) {
@@ -118,9 +126,7 @@ void depthwise_lanes_backward_data(const DirectConv& g, const T* gy, const T* w,
   constexpr int64_t L = Simd<T>::L;
   const int64_t Eh = (g.kH - 1) * g.dH, Ew = (g.kW - 1) * g.dW;
   const LaneBuffer b{g.H + g.pH + Eh, g.W + g.pW + Ew};
-  std::vector<int64_t> off;
-  for (int64_t i = 0; i < g.kH; ++i)
-    for (int64_t j = 0; j < g.kW; ++j) off.push_back((i * g.dH * b.cols + j * g.dW) * L);
+  const std::vector<int64_t> off = tap_offsets<T>(g, b);
   const auto wv = lane_weights(g, w, true);
   const int64_t K = g.kH * g.kW, blocks = (g.G + L - 1) / L;
   parallel_for(g.N * blocks, 1, [&](int64_t begin, int64_t end) {
@@ -141,9 +147,7 @@ void depthwise_lanes_backward_weight(const DirectConv& g, const T* gy, const T* 
   using V = typename Simd<T>::V;
   constexpr int64_t L = Simd<T>::L;
   const LaneBuffer b{g.H + 2 * g.pH, g.W + 2 * g.pW}, gb{g.Ho, g.Wo};
-  std::vector<int64_t> off;
-  for (int64_t i = 0; i < g.kH; ++i)
-    for (int64_t j = 0; j < g.kW; ++j) off.push_back((i * g.dH * b.cols + j * g.dW) * L);
+  const std::vector<int64_t> off = tap_offsets<T>(g, b);
   const int64_t K = g.kH * g.kW, blocks = (g.G + L - 1) / L;
   // One thread per block of L channels sums its weights over the whole batch, image by image.
   parallel_for(blocks, 1, [&](int64_t begin, int64_t end) {
